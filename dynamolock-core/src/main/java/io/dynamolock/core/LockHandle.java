@@ -1,0 +1,54 @@
+package io.dynamolock.core;
+
+import java.util.function.Consumer;
+
+/**
+ * A held lock. Release it exactly once, best with try-with-resources; further
+ * releases do nothing. A handle may be released from any thread.
+ *
+ * <p>While held, the lease is renewed in the background. If it is lost (the entry
+ * was purged by others after it expired, or renewals kept failing until the lease
+ * ran out), {@link #isValid()} turns false and the lost-lease callbacks run once.
+ */
+public interface LockHandle extends AutoCloseable {
+
+    /** The locked entity (the item's partition key). */
+    String entity();
+
+    /** The lock's namespace (the item's sort key). */
+    String namespace();
+
+    /** The owner of this acquisition as stored in the queue: owner name plus a per-acquisition id. */
+    String owner();
+
+    /**
+     * The caller's ticket. Tickets of one lock strictly increase in grant order, also
+     * across idle periods and TTL clean-up, so a resource guarded by this lock can
+     * reject a write carrying a smaller token than one it has seen.
+     */
+    long fencingToken();
+
+    /**
+     * Whether the lease is still held: not released, not lost, and renewed recently
+     * enough on this JVM's monotonic clock.
+     */
+    boolean isValid();
+
+    /**
+     * Runs {@code callback} once if the lease is lost before release; at once if it is
+     * lost already. Callbacks run on a heartbeat thread and should return quickly.
+     */
+    void onLost(Consumer<LockHandle> callback);
+
+    /**
+     * Leaves the queue, handing the lock to the next waiter. Idempotent; for a
+     * re-entered lock, only the outermost release gives it up.
+     */
+    void release();
+
+    /** Same as {@link #release()}. */
+    @Override
+    default void close() {
+        release();
+    }
+}

@@ -1,0 +1,26 @@
+package io.dynamolock.core;
+
+import java.time.Duration;
+
+/**
+ * Hears what happens to this JVM's locks, for metrics and logs. Called on the
+ * thread that caused the event; keep it quick and do not throw.
+ */
+public interface LockListener {
+
+    /** The lock was granted after waiting {@code waited} (re-entries are not reported). */
+    default void onAcquired(LockHandle lock, Duration waited) {
+    }
+
+    /** The caller gave up after {@code waited}, or could not get in at once with no wait. */
+    default void onNotAcquired(String entity, String namespace, Duration waited) {
+    }
+
+    /** The lock was released after being held for {@code held}. */
+    default void onReleased(LockHandle lock, Duration held) {
+    }
+
+    /** The lease was lost while held. */
+    default void onLost(LockHandle lock) {
+    }
+}

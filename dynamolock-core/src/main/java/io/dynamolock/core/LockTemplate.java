@@ -1,0 +1,262 @@
+package io.dynamolock.core;
+
+import io.dynamolock.core.internal.LockEngine;
+import io.dynamolock.core.internal.LockSettings;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+
+/**
+ * FIFO-fair distributed locks on one DynamoDB table: callers of one lock are
+ * served in ticket order, wait at most a given time, and a crashed holder is
+ * replaced one lease after its last heartbeat. Thread-safe; build one per table
+ * and share it.
+ *
+ * <pre>{@code
+ * LockTemplate locks = LockTemplate.builder(dynamoDbClient).tableName("dynamolock").build();
+ * locks.execute("order-42", Duration.ofSeconds(60), lock -> addItem(order, item, lock.fencingToken()));
+ *
+ * try (LockHandle lock = locks.acquire("order-42", Duration.ofSeconds(5))) {
+ *     ...
+ * }
+ * }</pre>
+ *
+ * <p>A thread that holds a lock and asks for it again joins it (re-entry) unless the
+ * request says otherwise. {@link #close()} stops the heartbeats of this template;
+ * entries still held then expire after their lease.
+ */
+public final class LockTemplate implements AutoCloseable {
+
+    private final LockEngine engine;
+    private final LockSettings settings;
+
+    private LockTemplate(LockSettings settings, DynamoDbClient client) {
+        this.settings = settings;
+        this.engine = new LockEngine(client, settings);
+    }
+
+    public static Builder builder(DynamoDbClient dynamoDbClient) {
+        return new Builder(dynamoDbClient);
+    }
+
+    /**
+     * Waits up to {@code wait} for the lock on {@code entity} in the default namespace.
+     *
+     * @throws LockWaitTimeoutException if the wait ran out first
+     */
+    public LockHandle acquire(String entity, Duration wait) {
+        return acquire(LockRequest.builder(entity).wait(wait).build());
+    }
+
+    /**
+     * Waits for the lock as {@code request} says.
+     *
+     * @throws LockWaitTimeoutException  if the wait ran out first (also at once with no wait)
+     * @throws LockInterruptedException  if the thread was interrupted while waiting
+     * @throws LockQueueFullException    if the queue is at its maximum length
+     * @throws LockLostException         if the caller's queue entry expired while it waited
+     */
+    public LockHandle acquire(LockRequest request) {
+        return engine.acquire(request);
+    }
+
+    /** Takes the lock on {@code entity} if no live entry is ahead, without waiting. */
+    public Optional<LockHandle> tryAcquire(String entity) {
+        return tryAcquire(LockRequest.of(entity));
+    }
+
+    /** Takes the lock if no live entry is ahead, without waiting; the request's wait is ignored. */
+    public Optional<LockHandle> tryAcquire(LockRequest request) {
+        return engine.tryAcquire(request.withoutWait());
+    }
+
+    /** Runs {@code callback} holding the lock and releases it however the callback ends. */
+    public <T, E extends Throwable> T execute(LockRequest request, LockCallback<T, E> callback) throws E {
+        Objects.requireNonNull(callback, "callback must not be null");
+        try (LockHandle lock = acquire(request)) {
+            return callback.doWithLock(lock);
+        }
+    }
+
+    /** Runs {@code callback} holding the lock on {@code entity} and releases it however the callback ends. */
+    public <T, E extends Throwable> T execute(String entity, Duration wait, LockCallback<T, E> callback) throws E {
+        return execute(LockRequest.builder(entity).wait(wait).build(), callback);
+    }
+
+    /** Calls {@code work} holding the lock on {@code entity} and releases it however the work ends. */
+    public <T> T execute(String entity, Duration wait, Callable<T> work) throws Exception {
+        Objects.requireNonNull(work, "work must not be null");
+        return execute(entity, wait, lock -> work.call());
+    }
+
+    /** Runs {@code work} holding the lock on {@code entity} and releases it however the work ends. */
+    public void execute(String entity, Duration wait, Runnable work) {
+        Objects.requireNonNull(work, "work must not be null");
+        execute(entity, wait, lock -> {
+            work.run();
+            return null;
+        });
+    }
+
+    /** The locks this template holds or waits for now. */
+    public List<LockInfo> activeLocks() {
+        return engine.activeLocks();
+    }
+
+    /** The queue of a lock as stored in DynamoDB now (one strongly consistent read). */
+    public QueueSnapshot queue(String entity, String namespace) {
+        return engine.queue(entity, namespace == null ? settings.defaultNamespace() : namespace);
+    }
+
+    public String tableName() {
+        return settings.tableName();
+    }
+
+    public String ownerName() {
+        return settings.ownerName();
+    }
+
+    public String defaultNamespace() {
+        return settings.defaultNamespace();
+    }
+
+    public Duration leaseDuration() {
+        return settings.lease();
+    }
+
+    public Duration heartbeatInterval() {
+        return settings.heartbeatInterval();
+    }
+
+    public Duration defaultWait() {
+        return settings.defaultWait();
+    }
+
+    /**
+     * Stops this template's heartbeats and fails its waiters. Locks still held are not
+     * released: their entries expire after the lease, as if the process had died.
+     */
+    @Override
+    public void close() {
+        engine.close();
+    }
+
+    /**
+     * Options of a {@link LockTemplate}; every one has a default but the client.
+     */
+    public static final class Builder {
+
+        private final DynamoDbClient client;
+        private String tableName = "dynamolock";
+        private String defaultNamespace = "default";
+        private Duration lease = Duration.ofSeconds(60);
+        private Duration heartbeatInterval;
+        private Duration defaultWait = Duration.ofSeconds(60);
+        private String ownerName;
+        private Duration minPollInterval = Duration.ofMillis(50);
+        private Duration maxPollInterval = Duration.ofSeconds(1);
+        private int maxQueueLength = 1000;
+        private Clock clock = Clock.systemUTC();
+        private final List<LockListener> listeners = new ArrayList<>();
+
+        private Builder(DynamoDbClient client) {
+            this.client = Objects.requireNonNull(client, "dynamoDbClient must not be null");
+        }
+
+        /** The lock table (default {@code dynamolock}); see {@link TableBootstrap} for its shape. */
+        public Builder tableName(String tableName) {
+            this.tableName = tableName;
+            return this;
+        }
+
+        /** The namespace of requests that name none (default {@code default}). */
+        public Builder defaultNamespace(String defaultNamespace) {
+            this.defaultNamespace = defaultNamespace;
+            return this;
+        }
+
+        /** How long an entry stays valid without a heartbeat (default 60 s). */
+        public Builder leaseDuration(Duration lease) {
+            this.lease = lease;
+            return this;
+        }
+
+        /** How often holders and waiters renew their lease (default half the lease). */
+        public Builder heartbeatInterval(Duration heartbeatInterval) {
+            this.heartbeatInterval = heartbeatInterval;
+            return this;
+        }
+
+        /** The wait of requests that name none (default 60 s). */
+        public Builder defaultWait(Duration defaultWait) {
+            this.defaultWait = defaultWait;
+            return this;
+        }
+
+        /** Names this process in the queue (default host, pid and a random suffix). */
+        public Builder ownerName(String ownerName) {
+            this.ownerName = ownerName;
+            return this;
+        }
+
+        /**
+         * The shortest and longest pause between a waiter's reads of the queue (default 50 ms
+         * and 1 s). A waiter polls at the shortest interval times its position, capped at the
+         * longest, so a long queue costs about as much as a short one.
+         */
+        public Builder pollInterval(Duration min, Duration max) {
+            this.minPollInterval = min;
+            this.maxPollInterval = max;
+            return this;
+        }
+
+        /** The most entries one lock's queue may hold (default 1000; one item holds a few thousand at most). */
+        public Builder maxQueueLength(int maxQueueLength) {
+            this.maxQueueLength = maxQueueLength;
+            return this;
+        }
+
+        /** Adds a listener of lock events (metrics, logs). */
+        public Builder listener(LockListener listener) {
+            this.listeners.add(Objects.requireNonNull(listener, "listener must not be null"));
+            return this;
+        }
+
+        /** The wall clock used for lease expiry times (default UTC system clock). */
+        public Builder clock(Clock clock) {
+            this.clock = clock;
+            return this;
+        }
+
+        /** @throws IllegalArgumentException naming the bad option and the fix */
+        public LockTemplate build() {
+            Duration heartbeat = heartbeatInterval != null ? heartbeatInterval : (lease == null ? null : lease.dividedBy(2));
+            LockSettings settings = new LockSettings(tableName, defaultNamespace, lease, heartbeat, defaultWait,
+                    ownerName != null ? ownerName : defaultOwnerName(), minPollInterval, maxPollInterval,
+                    maxQueueLength, clock, listeners);
+            return new LockTemplate(settings, client);
+        }
+
+        private static String defaultOwnerName() {
+            String host = System.getenv("HOSTNAME");
+            if (host == null || host.isBlank()) {
+                try {
+                    host = InetAddress.getLocalHost().getHostName();
+                }
+                catch (Exception ex) {
+                    host = "unknown-host";
+                }
+            }
+            long pid = ManagementFactory.getRuntimeMXBean().getPid();
+            return host + ":" + pid + ":" + UUID.randomUUID().toString().substring(0, 8);
+        }
+    }
+}

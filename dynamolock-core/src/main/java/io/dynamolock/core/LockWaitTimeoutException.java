@@ -1,0 +1,53 @@
+package io.dynamolock.core;
+
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * The caller waited as long as it was allowed to and the lock was still taken.
+ * Its queue entry has been removed: nothing of it is left in the table.
+ */
+public class LockWaitTimeoutException extends DynamoLockException {
+
+    private final String entity;
+    private final String namespace;
+    private final Duration waited;
+    private final int position;
+    private final List<String> ownersAhead;
+
+    public LockWaitTimeoutException(String entity, String namespace, Duration waited, int position,
+            List<String> ownersAhead) {
+        super("Timed out after " + waited.toMillis() + " ms waiting for lock entity='" + entity + "' namespace='"
+                + namespace + "': " + position + " live " + (position == 1 ? "entry" : "entries")
+                + " still ahead in the queue " + ownersAhead
+                + ". Raise the wait, or shorten the work done under the lock.");
+        this.entity = entity;
+        this.namespace = namespace;
+        this.waited = waited;
+        this.position = position;
+        this.ownersAhead = List.copyOf(ownersAhead);
+    }
+
+    public String entity() {
+        return entity;
+    }
+
+    public String namespace() {
+        return namespace;
+    }
+
+    /** How long the caller waited before giving up. */
+    public Duration waited() {
+        return waited;
+    }
+
+    /** Number of live queue entries that were still ahead of the caller. */
+    public int position() {
+        return position;
+    }
+
+    /** Owners of the live entries ahead of the caller, the holder first. */
+    public List<String> ownersAhead() {
+        return ownersAhead;
+    }
+}

@@ -1,0 +1,38 @@
+package io.dynamolock.core.internal;
+
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Same-JVM handoff: every queue state this JVM learns from a write that removed
+ * entries goes to this JVM's waiters of that lock at once. Entries ahead of a ticket
+ * can only disappear, so a waiter that sees itself first in any such state holds the
+ * lock without another request.
+ */
+final class Handoff {
+
+    private final Map<LockKey, Set<QueueEntry>> waiting = new ConcurrentHashMap<>();
+
+    void register(QueueEntry entry) {
+        waiting.computeIfAbsent(entry.key(), key -> ConcurrentHashMap.newKeySet()).add(entry);
+    }
+
+    void unregister(QueueEntry entry) {
+        waiting.computeIfPresent(entry.key(), (key, entries) -> {
+            entries.remove(entry);
+            return entries.isEmpty() ? null : entries;
+        });
+    }
+
+    void publish(LockKey key, QueueState state) {
+        Set<QueueEntry> entries = waiting.get(key);
+        if (entries != null) {
+            entries.forEach(entry -> entry.offer(state));
+        }
+    }
+
+    void wakeAll() {
+        waiting.values().forEach(entries -> entries.forEach(QueueEntry::wake));
+    }
+}

@@ -1,0 +1,113 @@
+package io.dynamolock.core.internal;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Renews the leases of one template's live entries, holders and waiters alike, on one
+ * shared scheduler. A renewal that is refused means the entry was purged: the lease is
+ * lost at once. A renewal that fails (throttling, timeouts) is retried sooner, until
+ * the lease as last confirmed runs out; then the lease is lost.
+ */
+final class Heartbeats {
+
+    private static final Logger log = LoggerFactory.getLogger(Heartbeats.class);
+
+    /** Shortest pause before retrying a failed renewal. */
+    static final Duration MIN_RETRY = Duration.ofMillis(100);
+
+    private final QueueTable table;
+    private final Clock clock;
+    private final Duration interval;
+    private final Handoff handoff;
+    private final ScheduledExecutorService scheduler;
+    private final Map<QueueEntry, ScheduledFuture<?>> scheduled = new ConcurrentHashMap<>();
+
+    Heartbeats(QueueTable table, Clock clock, Duration interval, Handoff handoff) {
+        this.table = table;
+        this.clock = clock;
+        this.interval = interval;
+        this.handoff = handoff;
+        this.scheduler = Executors.newScheduledThreadPool(2, daemonThreads("dynamolock-heartbeat-"));
+    }
+
+    ScheduledExecutorService scheduler() {
+        return scheduler;
+    }
+
+    void start(QueueEntry entry) {
+        schedule(entry, interval);
+    }
+
+    void stop(QueueEntry entry) {
+        ScheduledFuture<?> future = scheduled.remove(entry);
+        if (future != null) {
+            future.cancel(false);
+        }
+    }
+
+    void shutdown() {
+        scheduler.shutdownNow();
+        scheduled.clear();
+    }
+
+    private void schedule(QueueEntry entry, Duration delay) {
+        if (!entry.isLive() || scheduler.isShutdown()) {
+            return;
+        }
+        scheduled.put(entry, scheduler.schedule(() -> renew(entry), delay.toNanos(), TimeUnit.NANOSECONDS));
+        if (!entry.isLive()) {
+            stop(entry);
+        }
+    }
+
+    private void renew(QueueEntry entry) {
+        if (!entry.isLive()) {
+            return;
+        }
+        long sentAt = System.nanoTime();
+        try {
+            QueueState state = table.renew(entry.key(), entry.owner(), clock.millis(), entry.lease());
+            if (state.entry(entry.owner()) == null) {
+                // Refused: another process judged the entry expired and purged it.
+                entry.markLost("the queue entry was purged by another process after its lease expired;"
+                        + " was this JVM paused, or its clock behind by more than the lease?");
+                return;
+            }
+            entry.renewed(sentAt);
+            // A free look at the queue for this JVM's waiters of the lock, this entry among them.
+            handoff.publish(entry.key(), state);
+            schedule(entry, interval);
+        }
+        catch (RuntimeException ex) {
+            long remaining = entry.confirmedUntilNanos() - System.nanoTime();
+            if (remaining <= 0) {
+                entry.markLost("the lease could not be renewed before it ran out: " + ex);
+                return;
+            }
+            Duration retry = Duration.ofNanos(Math.max(MIN_RETRY.toNanos(), Math.min(interval.toNanos(), remaining / 4)));
+            log.warn("Renewing the lease of {} failed; retrying in {} ms, {} ms of lease left", entry, retry.toMillis(),
+                    Duration.ofNanos(remaining).toMillis(), ex);
+            schedule(entry, retry);
+        }
+    }
+
+    static ThreadFactory daemonThreads(String prefix) {
+        AtomicInteger count = new AtomicInteger();
+        return runnable -> {
+            Thread thread = new Thread(runnable, prefix + count.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+        };
+    }
+}

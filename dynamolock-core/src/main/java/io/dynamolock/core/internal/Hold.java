@@ -1,0 +1,62 @@
+package io.dynamolock.core.internal;
+
+import io.dynamolock.core.LockHandle;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+
+/** What one acquire call returns: one hold on an entry, released at most once. */
+final class Hold implements LockHandle {
+
+    private final QueueEntry entry;
+    private final LockEngine engine;
+    private final AtomicBoolean released = new AtomicBoolean();
+
+    Hold(QueueEntry entry, LockEngine engine) {
+        this.entry = entry;
+        this.engine = engine;
+    }
+
+    @Override
+    public String entity() {
+        return entry.key().entity();
+    }
+
+    @Override
+    public String namespace() {
+        return entry.key().namespace();
+    }
+
+    @Override
+    public String owner() {
+        return entry.owner();
+    }
+
+    @Override
+    public long fencingToken() {
+        return entry.ticket();
+    }
+
+    @Override
+    public boolean isValid() {
+        return !released.get() && entry.isValid();
+    }
+
+    @Override
+    public void onLost(Consumer<LockHandle> callback) {
+        Objects.requireNonNull(callback, "callback must not be null");
+        entry.onLost(lost -> callback.accept(this));
+    }
+
+    @Override
+    public void release() {
+        if (released.compareAndSet(false, true)) {
+            engine.release(entry, this);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "LockHandle[" + entry + "]";
+    }
+}

@@ -1,0 +1,307 @@
+package io.dynamolock.core.internal;
+
+import io.dynamolock.core.DynamoLockException;
+import io.dynamolock.core.LockHandle;
+import io.dynamolock.core.LockInfo;
+import io.dynamolock.core.LockInterruptedException;
+import io.dynamolock.core.LockListener;
+import io.dynamolock.core.LockLostException;
+import io.dynamolock.core.LockQueueFullException;
+import io.dynamolock.core.LockRequest;
+import io.dynamolock.core.LockTableException;
+import io.dynamolock.core.LockWaitTimeoutException;
+import io.dynamolock.core.QueueSnapshot;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import software.amazon.awssdk.awscore.exception.AwsServiceException;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+
+/**
+ * Runs acquisitions for one {@code LockTemplate}: enqueue, wait, grant, re-entry,
+ * release, and the clean-up of every way an acquisition can fail. Internal: use
+ * {@code LockTemplate}.
+ */
+public final class LockEngine {
+
+    private static final Logger log = LoggerFactory.getLogger(LockEngine.class);
+
+    private final LockSettings settings;
+    private final QueueTable table;
+    private final Handoff handoff = new Handoff();
+    private final Heartbeats heartbeats;
+    private final WaitLoop waitLoop;
+    private final AtomicLong acquisitions = new AtomicLong();
+    private final Set<QueueEntry> live = ConcurrentHashMap.newKeySet();
+    private final Map<ThreadLock, QueueEntry> heldByThread = new ConcurrentHashMap<>();
+    private volatile boolean closed;
+
+    /** A lock held by one thread, for re-entry. */
+    private record ThreadLock(Thread thread, LockKey key) {
+    }
+
+    public LockEngine(DynamoDbClient client, LockSettings settings) {
+        this.settings = settings;
+        this.table = new QueueTable(client, settings.tableName());
+        this.heartbeats = new Heartbeats(table, settings.clock(), settings.heartbeatInterval(), handoff);
+        this.waitLoop = new WaitLoop(table, settings.clock(), handoff, settings.minPollInterval(),
+                settings.maxPollInterval());
+    }
+
+    public LockHandle acquire(LockRequest request) {
+        LockKey key = keyOf(request);
+        Duration wait = request.waitTime() == null ? settings.defaultWait() : Waits.requireValid(request.waitTime(), "wait");
+        return join(request, key).orElseGet(() -> {
+            long start = System.nanoTime();
+            QueueEntry entry = newEntry(request, key);
+            WaitLoop.GaveUp gaveUp = enqueueAndWait(entry, Waits.deadline(start, wait));
+            if (gaveUp == null) {
+                return granted(entry, request, start);
+            }
+            Duration waited = Duration.ofNanos(System.nanoTime() - start);
+            notify(listener -> listener.onNotAcquired(key.entity(), key.namespace(), waited));
+            throw new LockWaitTimeoutException(key.entity(), key.namespace(), waited, gaveUp.position(),
+                    gaveUp.ownersAhead());
+        });
+    }
+
+    public Optional<LockHandle> tryAcquire(LockRequest request) {
+        LockKey key = keyOf(request);
+        Optional<LockHandle> joined = join(request, key);
+        if (joined.isPresent()) {
+            return joined;
+        }
+        long start = System.nanoTime();
+        QueueEntry entry = newEntry(request, key);
+        if (enqueueAndWait(entry, start) == null) {
+            return Optional.of(granted(entry, request, start));
+        }
+        notify(listener -> listener.onNotAcquired(key.entity(), key.namespace(), Duration.ZERO));
+        return Optional.empty();
+    }
+
+    public List<LockInfo> activeLocks() {
+        return live.stream()
+                .filter(QueueEntry::isLive)
+                .map(e -> new LockInfo(e.key().entity(), e.key().namespace(), e.owner(), e.ticket(),
+                        e.phase() == QueueEntry.Phase.HELD, e.since()))
+                .toList();
+    }
+
+    public QueueSnapshot queue(String entity, String namespace) {
+        LockKey key = new LockKey(Keys.requireEntity(entity), Keys.requireNamespace(namespace, "namespace"));
+        return table.read(key).toSnapshot(key.entity(), key.namespace());
+    }
+
+    public void close() {
+        closed = true;
+        heartbeats.shutdown();
+        handoff.wakeAll();
+    }
+
+    private LockKey keyOf(LockRequest request) {
+        if (request == null) {
+            throw new IllegalArgumentException("request must not be null");
+        }
+        if (closed) {
+            throw new IllegalStateException("This LockTemplate is closed; build a new one");
+        }
+        String namespace = request.namespace() == null ? settings.defaultNamespace() : request.namespace();
+        return new LockKey(Keys.requireEntity(request.entity()), Keys.requireNamespace(namespace, "namespace"));
+    }
+
+    private Optional<LockHandle> join(LockRequest request, LockKey key) {
+        if (!request.reentrant()) {
+            return Optional.empty();
+        }
+        QueueEntry held = heldByThread.get(new ThreadLock(Thread.currentThread(), key));
+        if (held == null) {
+            return Optional.empty();
+        }
+        if (!held.join()) {
+            throw new LockLostException("This thread holds the lock " + key + " already, but its lease was lost ("
+                    + held.lostReason() + "); release it before acquiring again");
+        }
+        return Optional.of(held.newHold(this));
+    }
+
+    private QueueEntry newEntry(LockRequest request, LockKey key) {
+        Duration lease = request.lease() == null ? settings.lease() : request.lease();
+        LockSettings.requirePositive(lease, "lease");
+        LockSettings.requireLeaseLongerThanHeartbeat(lease, settings.heartbeatInterval());
+        String owner = settings.ownerName() + "/" + Long.toString(acquisitions.incrementAndGet(), 36);
+        return new QueueEntry(key, owner, lease);
+    }
+
+    /**
+     * Enqueues and waits; {@code null} once granted, else what was ahead. No way out but a grant leaves the
+     * entry in the queue.
+     */
+    private WaitLoop.GaveUp enqueueAndWait(QueueEntry entry, long deadlineNanos) {
+        if (Thread.currentThread().isInterrupted()) {
+            throw interrupted(entry, new InterruptedException());
+        }
+        boolean sent = false;
+        try {
+            long sentAt = System.nanoTime();
+            entry.enqueued(0, sentAt);
+            sent = true;
+            QueueState state = table.enqueue(entry.key(), entry.owner(), settings.clock().millis(), entry.lease());
+            QueueState.Entry self = state.entry(entry.owner());
+            if (self == null) {
+                throw new DynamoLockException("Enqueue of " + entry + " returned an item without the entry: " + state);
+            }
+            entry.enqueued(self.ticket(), sentAt);
+            live.add(entry);
+            if (state.entries().size() > settings.maxQueueLength()) {
+                throw new LockQueueFullException("The queue of " + entry.key() + " holds " + state.entries().size()
+                        + " entries, more than maxQueueLength " + settings.maxQueueLength()
+                        + "; raise it, or lock more finely");
+            }
+            handoff.register(entry);
+            heartbeats.start(entry);
+            WaitLoop.GaveUp gaveUp = waitLoop.await(entry, state, deadlineNanos, () -> closed);
+            if (gaveUp != null) {
+                leave(entry);
+            }
+            return gaveUp;
+        }
+        catch (InterruptedException ex) {
+            leave(entry);
+            throw interrupted(entry, ex);
+        }
+        catch (WaitLoop.EntryLostException ex) {
+            leave(entry);
+            throw new LockLostException("Lost the place in the queue of " + entry.key() + " while waiting: "
+                    + ex.getMessage());
+        }
+        catch (WaitLoop.TemplateClosedException ex) {
+            leave(entry);
+            throw new DynamoLockException("The LockTemplate was closed while waiting for " + entry.key());
+        }
+        catch (RuntimeException ex) {
+            if (sent && mayHaveLanded(ex)) {
+                // The enqueue may have landed even if its answer was lost: take the entry out again.
+                leave(entry);
+            }
+            if (Thread.currentThread().isInterrupted()) {
+                throw interrupted(entry, new InterruptedException());
+            }
+            throw ex;
+        }
+        finally {
+            handoff.unregister(entry);
+        }
+    }
+
+    /** Whether a failed request may still have been applied: anything but a refusal by the service. */
+    private static boolean mayHaveLanded(RuntimeException ex) {
+        if (ex instanceof LockTableException) {
+            return false;
+        }
+        if (ex instanceof LockQueueFullException && ex.getCause() instanceof AwsServiceException) {
+            return false;
+        }
+        return !(ex instanceof AwsServiceException service) || service.statusCode() >= 500;
+    }
+
+    private LockInterruptedException interrupted(QueueEntry entry, InterruptedException ex) {
+        Thread.currentThread().interrupt();
+        return new LockInterruptedException("Interrupted while waiting for " + entry.key() + "; left the queue", ex);
+    }
+
+    private LockHandle granted(QueueEntry entry, LockRequest request, long start) {
+        entry.granted();
+        if (request.reentrant()) {
+            ThreadLock threadLock = new ThreadLock(Thread.currentThread(), entry.key());
+            heldByThread.put(threadLock, entry);
+            entry.onLost(lost -> heldByThread.remove(threadLock, lost));
+        }
+        LockHandle hold = entry.newHold(this);
+        entry.onLost(lost -> {
+            log.warn("Lease lost: {} ({})", lost, lost.lostReason());
+            notify(listener -> listener.onLost(hold));
+        });
+        Duration waited = Duration.ofNanos(System.nanoTime() - start);
+        notify(listener -> listener.onAcquired(hold, waited));
+        return hold;
+    }
+
+    /** Gives up one hold; the last one takes the entry out of the queue. */
+    void release(QueueEntry entry, LockHandle hold) {
+        if (!entry.dropHold()) {
+            return;
+        }
+        heldByThread.values().remove(entry);
+        Duration held = Duration.ofNanos(System.nanoTime() - entry.grantedAtNanos());
+        boolean wasLost = entry.phase() == QueueEntry.Phase.LOST;
+        leave(entry);
+        if (!wasLost) {
+            notify(listener -> listener.onReleased(hold, held));
+        }
+    }
+
+    /**
+     * Takes the entry out of the queue and hands the resulting state to this JVM's waiters. Runs with the
+     * thread's interrupt status cleared, since the SDK aborts requests of interrupted threads; if the
+     * request fails, it is retried in the background until the lease would have run out anyway.
+     */
+    private void leave(QueueEntry entry) {
+        if (!entry.markReleased()) {
+            return;
+        }
+        heartbeats.stop(entry);
+        handoff.unregister(entry);
+        live.remove(entry);
+        boolean interrupted = Thread.interrupted();
+        try {
+            removeOrRetry(entry, Heartbeats.MIN_RETRY);
+        }
+        finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private void removeOrRetry(QueueEntry entry, Duration backoff) {
+        try {
+            handoff.publish(entry.key(), table.remove(entry.key(), entry.owner()));
+        }
+        catch (RuntimeException ex) {
+            long remaining = entry.confirmedUntilNanos() - System.nanoTime();
+            if (remaining <= 0 || closed) {
+                log.warn("Could not remove {} from the queue; it expires with its lease", entry, ex);
+                return;
+            }
+            log.warn("Could not remove {} from the queue; retrying in {} ms", entry, backoff.toMillis(), ex);
+            try {
+                heartbeats.scheduler().schedule(() -> removeOrRetry(entry, backoff.multipliedBy(2)),
+                        backoff.toNanos(), TimeUnit.NANOSECONDS);
+            }
+            catch (RejectedExecutionException closing) {
+                log.warn("Template closing: {} expires with its lease", entry);
+            }
+        }
+    }
+
+    private void notify(Consumer<LockListener> event) {
+        for (LockListener listener : settings.listeners()) {
+            try {
+                event.accept(listener);
+            }
+            catch (RuntimeException ex) {
+                log.warn("LockListener {} failed", listener, ex);
+            }
+        }
+    }
+}

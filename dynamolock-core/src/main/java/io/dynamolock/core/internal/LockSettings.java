@@ -1,0 +1,59 @@
+package io.dynamolock.core.internal;
+
+import io.dynamolock.core.LockListener;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * A {@code LockTemplate}'s options, checked once when the template is built.
+ * Internal: built by {@code LockTemplate.Builder}.
+ */
+public record LockSettings(String tableName, String defaultNamespace, Duration lease, Duration heartbeatInterval,
+        Duration defaultWait, String ownerName, Duration minPollInterval, Duration maxPollInterval,
+        int maxQueueLength, Clock clock, List<LockListener> listeners) {
+
+    /** Owner attribute names stay well inside DynamoDB's limits and keep the item small. */
+    static final int MAX_OWNER_NAME_LENGTH = 200;
+
+    public LockSettings {
+        Keys.requireTableName(tableName);
+        Keys.requireNamespace(defaultNamespace, "defaultNamespace");
+        requirePositive(lease, "leaseDuration");
+        requirePositive(heartbeatInterval, "heartbeatInterval");
+        requireLeaseLongerThanHeartbeat(lease, heartbeatInterval);
+        Waits.requireValid(defaultWait, "defaultWait");
+        if (ownerName == null || ownerName.isBlank() || ownerName.length() > MAX_OWNER_NAME_LENGTH) {
+            throw new IllegalArgumentException("ownerName '" + ownerName + "' must be 1 to " + MAX_OWNER_NAME_LENGTH
+                    + " characters and not blank; leave it unset for host:pid:random");
+        }
+        requirePositive(minPollInterval, "minPollInterval");
+        requirePositive(maxPollInterval, "maxPollInterval");
+        if (maxPollInterval.compareTo(minPollInterval) < 0) {
+            throw new IllegalArgumentException("maxPollInterval " + maxPollInterval + " is shorter than minPollInterval "
+                    + minPollInterval + "; the longest pause between polls must be at least the shortest");
+        }
+        if (maxQueueLength < 1) {
+            throw new IllegalArgumentException("maxQueueLength " + maxQueueLength + " must be at least 1");
+        }
+        if (clock == null) {
+            throw new IllegalArgumentException("clock must not be null");
+        }
+        listeners = List.copyOf(listeners);
+    }
+
+    /** Checks a lease against this template's heartbeat interval (per-request leases too). */
+    static void requireLeaseLongerThanHeartbeat(Duration lease, Duration heartbeatInterval) {
+        if (lease.compareTo(heartbeatInterval) <= 0) {
+            throw new IllegalArgumentException("lease " + lease + " must be longer than the heartbeat interval "
+                    + heartbeatInterval + ", or every entry would expire before it is renewed; a lease of twice the"
+                    + " heartbeat interval or more is usual");
+        }
+    }
+
+    static void requirePositive(Duration value, String name) {
+        if (value == null || value.isZero() || value.isNegative()) {
+            throw new IllegalArgumentException(name + " " + value + " must be a positive duration");
+        }
+    }
+}

@@ -1,0 +1,195 @@
+package io.dynamolock.core.internal;
+
+import io.dynamolock.core.LockHandle;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One acquisition's entry in a lock's queue, from enqueue to release: its ticket,
+ * its lease as this JVM last confirmed it, and the mailbox through which heartbeats
+ * and same-JVM releases hand fresh queue states to its waiting thread.
+ */
+final class QueueEntry {
+
+    private static final Logger log = LoggerFactory.getLogger(QueueEntry.class);
+
+    enum Phase { WAITING, HELD, RELEASED, LOST }
+
+    private final LockKey key;
+    private final String owner;
+    private final Duration lease;
+    private final Thread waiter;
+    private final AtomicReference<Phase> phase = new AtomicReference<>(Phase.WAITING);
+    private final AtomicReference<QueueState> offered = new AtomicReference<>();
+    private final AtomicInteger holds = new AtomicInteger();
+    private final List<Consumer<QueueEntry>> lostCallbacks = new ArrayList<>();
+    private volatile long ticket;
+    private volatile long confirmedUntilNanos;
+    private volatile Instant since = Instant.now();
+    private volatile long grantedAtNanos;
+    private volatile String lostReason;
+
+    QueueEntry(LockKey key, String owner, Duration lease) {
+        this.key = key;
+        this.owner = owner;
+        this.lease = lease;
+        this.waiter = Thread.currentThread();
+    }
+
+    LockKey key() {
+        return key;
+    }
+
+    String owner() {
+        return owner;
+    }
+
+    Duration lease() {
+        return lease;
+    }
+
+    long ticket() {
+        return ticket;
+    }
+
+    Phase phase() {
+        return phase.get();
+    }
+
+    Instant since() {
+        return since;
+    }
+
+    long grantedAtNanos() {
+        return grantedAtNanos;
+    }
+
+    String lostReason() {
+        return lostReason;
+    }
+
+    void enqueued(long ticket, long sentAtNanos) {
+        this.ticket = ticket;
+        this.confirmedUntilNanos = sentAtNanos + lease.toNanos();
+    }
+
+    /** A renewal sent at {@code sentAtNanos} succeeded: the lease runs at least a lease from then. */
+    void renewed(long sentAtNanos) {
+        this.confirmedUntilNanos = sentAtNanos + lease.toNanos();
+    }
+
+    long confirmedUntilNanos() {
+        return confirmedUntilNanos;
+    }
+
+    boolean isLive() {
+        Phase current = phase.get();
+        return current == Phase.WAITING || current == Phase.HELD;
+    }
+
+    boolean isValid() {
+        return phase.get() == Phase.HELD && System.nanoTime() - confirmedUntilNanos < 0;
+    }
+
+    void granted() {
+        grantedAtNanos = System.nanoTime();
+        since = Instant.now();
+        holds.set(1);
+        phase.compareAndSet(Phase.WAITING, Phase.HELD);
+    }
+
+    /** Re-entry: one more hold on a held, valid entry. */
+    boolean join() {
+        while (isValid()) {
+            int current = holds.get();
+            if (current > 0 && holds.compareAndSet(current, current + 1)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Drops one hold; {@code true} when it was the last and the entry must leave the queue. */
+    boolean dropHold() {
+        return holds.decrementAndGet() == 0;
+    }
+
+    /** Marks the entry released (from held, lost or waiting); {@code false} if it was already. */
+    boolean markReleased() {
+        return phase.getAndSet(Phase.RELEASED) != Phase.RELEASED;
+    }
+
+    /**
+     * The lease is gone. Runs the lost-lease callbacks once, and wakes the waiting thread,
+     * if any, so it can stop waiting.
+     */
+    void markLost(String reason) {
+        Phase previous = phase.get();
+        if ((previous != Phase.HELD && previous != Phase.WAITING) || !phase.compareAndSet(previous, Phase.LOST)) {
+            return;
+        }
+        lostReason = reason;
+        List<Consumer<QueueEntry>> callbacks;
+        synchronized (lostCallbacks) {
+            callbacks = List.copyOf(lostCallbacks);
+        }
+        for (Consumer<QueueEntry> callback : callbacks) {
+            runCallback(callback);
+        }
+        LockSupport.unpark(waiter);
+    }
+
+    void onLost(Consumer<QueueEntry> callback) {
+        synchronized (lostCallbacks) {
+            if (phase.get() != Phase.LOST) {
+                lostCallbacks.add(callback);
+                return;
+            }
+        }
+        runCallback(callback);
+    }
+
+    private void runCallback(Consumer<QueueEntry> callback) {
+        try {
+            callback.accept(this);
+        }
+        catch (RuntimeException ex) {
+            log.warn("Lost-lease callback of {} owner={} failed", key, owner, ex);
+        }
+    }
+
+    /** Hands a fresh queue state to the waiting thread and wakes it. */
+    void offer(QueueState state) {
+        if (phase.get() == Phase.WAITING) {
+            offered.set(state);
+            LockSupport.unpark(waiter);
+        }
+    }
+
+    /** The latest state offered since the last call, or {@code null}. */
+    QueueState takeOffered() {
+        return offered.getAndSet(null);
+    }
+
+    /** Wakes the waiting thread without a state, e.g. when the template closes. */
+    void wake() {
+        LockSupport.unpark(waiter);
+    }
+
+    LockHandle newHold(LockEngine engine) {
+        return new Hold(this, engine);
+    }
+
+    @Override
+    public String toString() {
+        return key + " owner=" + owner + " ticket=" + ticket + " " + phase.get();
+    }
+}

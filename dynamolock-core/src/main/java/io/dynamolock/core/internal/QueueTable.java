@@ -1,0 +1,197 @@
+package io.dynamolock.core.internal;
+
+import io.dynamolock.core.LockQueueFullException;
+import io.dynamolock.core.LockTableException;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.ConditionalCheckFailedException;
+import software.amazon.awssdk.services.dynamodb.model.DynamoDbException;
+import software.amazon.awssdk.services.dynamodb.model.ResourceNotFoundException;
+import software.amazon.awssdk.services.dynamodb.model.ReturnValue;
+import software.amazon.awssdk.services.dynamodb.model.ReturnValuesOnConditionCheckFailure;
+import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
+
+/**
+ * Every DynamoDB request of the ticket-queue protocol, and nothing else.
+ *
+ * <h2>Item layout</h2>
+ * One item per lock; the counter and the whole queue live in it, so DynamoDB's
+ * serialisation of writes to one item orders every step of the protocol.
+ * <pre>
+ * pk         S  the entity
+ * sk         S  the namespace
+ * next       N  the next ticket
+ * t#&lt;owner&gt;  N  an entry's ticket        (one pair per holder or waiter;
+ * e#&lt;owner&gt;  N  its lease expiry, epoch ms  owner = owner name + "/" + acquisition id)
+ * expiresAt  N  TTL, epoch seconds, past every entry's expiry
+ * </pre>
+ *
+ * <h2>Requests (each one UpdateItem or GetItem, returning the whole item)</h2>
+ * <ol>
+ * <li><b>Enqueue</b>: {@code SET next = if_not_exists(next, :floor) + 1, t#o = if_not_exists(next, :floor),
+ * e#o = :exp, expiresAt = :ttl} if {@code attribute_not_exists(t#o)}. Every operand reads the item before the
+ * update, so the caller's ticket and its place in the queue are taken in one step: there is no window in
+ * which a lower ticket can appear after a higher one was granted. {@code :floor} comes from the clock
+ * (epoch ms &times; 1000), so a counter that TTL removed restarts above every ticket it gave. A retried
+ * enqueue whose first attempt landed fails its condition and returns the item with the entry in it.</li>
+ * <li><b>Read</b>: a strongly consistent GetItem, for waiters that poll.</li>
+ * <li><b>Renew</b> (heartbeat): {@code SET e#o = :exp, expiresAt = :ttl} if {@code attribute_exists(t#o)}. A
+ * failed condition means the entry was purged: the lease is lost.</li>
+ * <li><b>Remove</b> (release, or giving up a wait): {@code REMOVE t#o, e#o} if {@code attribute_exists(t#o)};
+ * a failed condition means the entry was gone already.</li>
+ * <li><b>Purge</b>: {@code REMOVE t#x, e#x, ...} for expired entries ahead of the caller, if each
+ * {@code e#x} still equals the value the caller saw expire and the caller's own entry exists. An entry
+ * renewed in the meantime is never purged.</li>
+ * </ol>
+ * Every conditional write asks for the old item when its condition fails, so a failure tells the state
+ * without another read. Each method returns the item after its request: after the write, or as it stood
+ * when the condition failed.
+ */
+final class QueueTable {
+
+    static final String PARTITION_KEY = "pk";
+    static final String SORT_KEY = "sk";
+    static final String TTL_ATTRIBUTE = "expiresAt";
+
+    /**
+     * How long an item outlives its latest entry's expiry before TTL may delete it. Longer than any
+     * heartbeat interval, so a writer with a short lease cannot set a TTL that ends before a live entry
+     * with a long lease renews; and longer than the clock skew the fencing-token floor tolerates.
+     */
+    static final Duration ITEM_TTL_MARGIN = Duration.ofHours(1);
+
+    /** Tickets per millisecond of the floor: far more than the ~1,000 writes/s one item takes. */
+    static final long TICKETS_PER_MILLI = 1000;
+
+    private static final AttributeValue ONE = AttributeValue.fromN("1");
+
+    private final DynamoDbClient client;
+    private final String tableName;
+
+    QueueTable(DynamoDbClient client, String tableName) {
+        this.client = client;
+        this.tableName = tableName;
+    }
+
+    String tableName() {
+        return tableName;
+    }
+
+    /** Request 1: takes a ticket and joins the queue. */
+    QueueState enqueue(LockKey key, String owner, long nowMillis, Duration lease) {
+        long expiresAt = nowMillis + lease.toMillis();
+        return update(key, UpdateItemRequest.builder()
+                .updateExpression("SET #next = if_not_exists(#next, :floor) + :one, #t = if_not_exists(#next, :floor),"
+                        + " #e = :exp, #ttl = :ttl")
+                .conditionExpression("attribute_not_exists(#t)")
+                .expressionAttributeNames(Map.of("#next", QueueState.NEXT, "#t", ticket(owner), "#e", expiry(owner),
+                        "#ttl", TTL_ATTRIBUTE))
+                .expressionAttributeValues(Map.of(":floor", number(nowMillis * TICKETS_PER_MILLI), ":one", ONE,
+                        ":exp", number(expiresAt), ":ttl", number(ttlFor(expiresAt)))));
+    }
+
+    /** Request 2: the item as it is now. */
+    QueueState read(LockKey key) {
+        try {
+            return QueueState.of(client.getItem(b -> b.tableName(tableName).key(key(key)).consistentRead(true)).item());
+        }
+        catch (ResourceNotFoundException ex) {
+            throw missingTable(ex);
+        }
+    }
+
+    /** Request 3: extends the owner's lease; the returned item lacks the entry if it was purged. */
+    QueueState renew(LockKey key, String owner, long nowMillis, Duration lease) {
+        long expiresAt = nowMillis + lease.toMillis();
+        return update(key, UpdateItemRequest.builder()
+                .updateExpression("SET #e = :exp, #ttl = :ttl")
+                .conditionExpression("attribute_exists(#t)")
+                .expressionAttributeNames(Map.of("#t", ticket(owner), "#e", expiry(owner), "#ttl", TTL_ATTRIBUTE))
+                .expressionAttributeValues(Map.of(":exp", number(expiresAt), ":ttl", number(ttlFor(expiresAt)))));
+    }
+
+    /** Request 4: leaves the queue. */
+    QueueState remove(LockKey key, String owner) {
+        return update(key, UpdateItemRequest.builder()
+                .updateExpression("REMOVE #t, #e")
+                .conditionExpression("attribute_exists(#t)")
+                .expressionAttributeNames(Map.of("#t", ticket(owner), "#e", expiry(owner))));
+    }
+
+    /** Request 5: removes {@code stale} entries, each only if not renewed since it was seen. */
+    QueueState purge(LockKey key, String self, List<QueueState.Entry> stale) {
+        Map<String, String> names = new HashMap<>();
+        Map<String, AttributeValue> values = new HashMap<>();
+        StringBuilder remove = new StringBuilder("REMOVE ");
+        StringBuilder condition = new StringBuilder("attribute_exists(#self)");
+        names.put("#self", ticket(self));
+        for (int i = 0; i < stale.size(); i++) {
+            QueueState.Entry entry = stale.get(i);
+            names.put("#t" + i, ticket(entry.owner()));
+            names.put("#e" + i, expiry(entry.owner()));
+            values.put(":e" + i, number(entry.expiresAtMillis()));
+            remove.append(i == 0 ? "" : ", ").append("#t").append(i).append(", #e").append(i);
+            condition.append(" AND #e").append(i).append(" = :e").append(i);
+        }
+        return update(key, UpdateItemRequest.builder()
+                .updateExpression(remove.toString())
+                .conditionExpression(condition.toString())
+                .expressionAttributeNames(names)
+                .expressionAttributeValues(values));
+    }
+
+    private QueueState update(LockKey key, UpdateItemRequest.Builder request) {
+        try {
+            return QueueState.of(client.updateItem(request.tableName(tableName).key(key(key))
+                    .returnValues(ReturnValue.ALL_NEW)
+                    .returnValuesOnConditionCheckFailure(ReturnValuesOnConditionCheckFailure.ALL_OLD)
+                    .build()).attributes());
+        }
+        catch (ConditionalCheckFailedException ex) {
+            // The old item says why: our entry is there already (a retried enqueue), or gone (purged), or a
+            // stale entry was renewed. Callers decide from the state.
+            return QueueState.of(ex.item());
+        }
+        catch (ResourceNotFoundException ex) {
+            throw missingTable(ex);
+        }
+        catch (DynamoDbException ex) {
+            if (ex.awsErrorDetails() != null && "ValidationException".equals(ex.awsErrorDetails().errorCode())
+                    && String.valueOf(ex.getMessage()).toLowerCase().contains("size")) {
+                throw new LockQueueFullException("The lock item of entity='" + key.entity() + "' namespace='"
+                        + key.namespace() + "' in table '" + tableName + "' reached DynamoDB's 400 KB item limit;"
+                        + " lower maxQueueLength or shorten the owner name", ex);
+            }
+            throw ex;
+        }
+    }
+
+    private LockTableException missingTable(ResourceNotFoundException ex) {
+        return new LockTableException("Lock table '" + tableName + "' does not exist. Create it with"
+                + " TableBootstrap (or dynamolock.create-table=true): " + TableShape.DESCRIPTION, ex);
+    }
+
+    private static long ttlFor(long expiresAtMillis) {
+        return (expiresAtMillis + ITEM_TTL_MARGIN.toMillis()) / 1000 + 1;
+    }
+
+    private static Map<String, AttributeValue> key(LockKey key) {
+        return Map.of(PARTITION_KEY, AttributeValue.fromS(key.entity()), SORT_KEY, AttributeValue.fromS(key.namespace()));
+    }
+
+    static String ticket(String owner) {
+        return QueueState.TICKET_PREFIX + owner;
+    }
+
+    static String expiry(String owner) {
+        return QueueState.EXPIRY_PREFIX + owner;
+    }
+
+    private static AttributeValue number(long value) {
+        return AttributeValue.fromN(Long.toString(value));
+    }
+}
