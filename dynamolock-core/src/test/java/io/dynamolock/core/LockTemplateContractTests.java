@@ -17,11 +17,16 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import software.amazon.awssdk.core.exception.SdkClientException;
+import software.amazon.awssdk.core.interceptor.Context;
+import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
+import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
@@ -305,6 +310,34 @@ class LockTemplateContractTests {
         lock.onLost(handle -> late.countDown());
         assertThat(late.getCount()).as("a callback registered after the loss runs at once").isZero();
         lock.release();
+    }
+
+    @Test
+    void holderLearnsOfAnExpiredLeaseWhenRenewalsKeepFailing() throws Exception {
+        AtomicBoolean unreachable = new AtomicBoolean();
+        ExecutionInterceptor network = new ExecutionInterceptor() {
+            @Override
+            public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {
+                if (unreachable.get()) {
+                    throw SdkClientException.create("injected: network unreachable");
+                }
+            }
+        };
+        LockTemplate locks = fixture.template(b -> { }, network);
+        LockHandle lock = locks.acquire("order-16", Duration.ofSeconds(5));
+        CountDownLatch lost = new CountDownLatch(1);
+        lock.onLost(handle -> lost.countDown());
+        long cutAt = System.nanoTime();
+        unreachable.set(true);
+
+        assertThat(lost.await(LockFixture.LEASE.toMillis() + LockFixture.HEARTBEAT.toMillis() + 2_000, TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(Duration.ofNanos(System.nanoTime() - cutAt))
+                .as("renewals failing for less than the lease are tolerated")
+                .isGreaterThanOrEqualTo(LockFixture.LEASE.minus(LockFixture.HEARTBEAT));
+        assertThat(lock.isValid()).isFalse();
+        unreachable.set(false);
+        lock.release();
+        assertThat(fixture.queue("order-16")).as("the release still removes the entry").isEmpty();
     }
 
     @Test
