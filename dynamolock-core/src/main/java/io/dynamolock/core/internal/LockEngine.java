@@ -127,11 +127,14 @@ public final class LockEngine {
         if (held == null) {
             return Optional.empty();
         }
-        if (!held.join()) {
+        if (held.join()) {
+            return Optional.of(held.newHold(this));
+        }
+        if (held.phase() == QueueEntry.Phase.LOST || !held.isValid() && held.phase() == QueueEntry.Phase.HELD) {
             throw new LockLostException("This thread holds the lock " + key + " already, but its lease was lost ("
                     + held.lostReason() + "); release it before acquiring again");
         }
-        return Optional.of(held.newHold(this));
+        return Optional.empty(); // released by another thread meanwhile: queue as anyone would
     }
 
     private QueueEntry newEntry(LockRequest request, LockKey key) {

@@ -73,7 +73,7 @@ final class QueueEntry {
     }
 
     String lostReason() {
-        return lostReason;
+        return lostReason != null ? lostReason : "not renewed within the lease";
     }
 
     void enqueued(long ticket, long sentAtNanos) {
@@ -106,11 +106,14 @@ final class QueueEntry {
         phase.compareAndSet(Phase.WAITING, Phase.HELD);
     }
 
-    /** Re-entry: one more hold on a held, valid entry. */
+    /** Re-entry: one more hold on a held, valid entry; {@code false} once it is released or lost. */
     boolean join() {
         while (isValid()) {
             int current = holds.get();
-            if (current > 0 && holds.compareAndSet(current, current + 1)) {
+            if (current <= 0) {
+                return false;
+            }
+            if (holds.compareAndSet(current, current + 1)) {
                 return true;
             }
         }
