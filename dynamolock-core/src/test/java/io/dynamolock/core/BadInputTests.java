@@ -12,6 +12,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.BillingMode;
+import software.amazon.awssdk.services.dynamodb.model.KeyType;
+import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
 
 /** Bad input fails before any request, naming the bad value and the fix. */
 class BadInputTests {
@@ -107,6 +110,22 @@ class BadInputTests {
                     .hasMessageContaining("'no-such-table' does not exist")
                     .hasMessageContaining("partition key 'pk' (S), sort key 'sk' (S)");
             assertThat(locks.activeLocks()).isEmpty();
+        }
+    }
+
+    @Test
+    void namesATableWithTheWrongKeySchema() {
+        try (DynamoDbClient client = DynamoDbLocal.shared().client()) {
+            String table = "wrong-keys-" + System.nanoTime();
+            client.createTable(b -> b.tableName(table).billingMode(BillingMode.PAY_PER_REQUEST)
+                    .attributeDefinitions(a -> a.attributeName("id").attributeType(ScalarAttributeType.S))
+                    .keySchema(k -> k.attributeName("id").keyType(KeyType.HASH)));
+            try (LockTemplate locks = LockTemplate.builder(client).tableName(table).build()) {
+                assertThatThrownBy(() -> locks.acquire("order", Duration.ofSeconds(1)))
+                        .isInstanceOf(LockTableException.class)
+                        .hasMessageContaining("'" + table + "' has another key schema")
+                        .hasMessageContaining("partition key 'pk' (S), sort key 'sk' (S)");
+            }
         }
     }
 

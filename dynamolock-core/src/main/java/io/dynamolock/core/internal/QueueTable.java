@@ -102,6 +102,9 @@ final class QueueTable {
         catch (ResourceNotFoundException ex) {
             throw missingTable(ex);
         }
+        catch (DynamoDbException ex) {
+            throw wrongSchemaOr(ex);
+        }
     }
 
     /** Request 3: extends the owner's lease; the returned item lacks the entry if it was purged. */
@@ -160,14 +163,29 @@ final class QueueTable {
             throw missingTable(ex);
         }
         catch (DynamoDbException ex) {
-            if (ex.awsErrorDetails() != null && "ValidationException".equals(ex.awsErrorDetails().errorCode())
-                    && String.valueOf(ex.getMessage()).toLowerCase().contains("size")) {
+            if (isValidationError(ex, "size")) {
                 throw new LockQueueFullException("The lock item of entity='" + key.entity() + "' namespace='"
                         + key.namespace() + "' in table '" + tableName + "' reached DynamoDB's 400 KB item limit;"
                         + " lower maxQueueLength or shorten the owner name", ex);
             }
-            throw ex;
+            throw wrongSchemaOr(ex);
         }
+    }
+
+    private RuntimeException wrongSchemaOr(DynamoDbException ex) {
+        // DynamoDB and DynamoDB Local word it differently.
+        if (isValidationError(ex, "key element does not match the schema")
+                || isValidationError(ex, "number of conditions on the keys is invalid")) {
+            return new LockTableException("Lock table '" + tableName + "' has another key schema than dynamolock needs: "
+                    + TableShape.DESCRIPTION + ". Point dynamolock at another table; TableBootstrap.verify() says what"
+                    + " is wrong", ex);
+        }
+        return ex;
+    }
+
+    private static boolean isValidationError(DynamoDbException ex, String messagePart) {
+        return ex.awsErrorDetails() != null && "ValidationException".equals(ex.awsErrorDetails().errorCode())
+                && String.valueOf(ex.getMessage()).toLowerCase().contains(messagePart);
     }
 
     private LockTableException missingTable(ResourceNotFoundException ex) {
