@@ -151,6 +151,7 @@ public final class LockEngine {
             throw interrupted(entry, new InterruptedException());
         }
         boolean sent = false;
+        boolean queued = false;
         try {
             long sentAt = System.nanoTime();
             entry.enqueued(0, sentAt);
@@ -161,6 +162,7 @@ public final class LockEngine {
                 throw new DynamoLockException("Enqueue of " + entry + " returned an item without the entry: " + state);
             }
             entry.enqueued(self.ticket(), sentAt);
+            queued = true;
             live.add(entry);
             if (state.entries().size() > settings.maxQueueLength()) {
                 throw new LockQueueFullException("The queue of " + entry.key() + " holds " + state.entries().size()
@@ -189,8 +191,9 @@ public final class LockEngine {
             throw new DynamoLockException("The LockTemplate was closed while waiting for " + entry.key());
         }
         catch (RuntimeException ex) {
-            if (sent && mayHaveLanded(ex)) {
-                // The enqueue may have landed even if its answer was lost: take the entry out again.
+            if (queued || (sent && mayHaveLanded(ex))) {
+                // The entry is in the queue (a poll or purge failed), or the enqueue may have landed even if
+                // its answer was lost: take the entry out again, or its heartbeat would keep it there.
                 leave(entry);
             }
             if (Thread.currentThread().isInterrupted()) {

@@ -195,6 +195,46 @@ class InjectedFaultTest {
     }
 
     @ParameterizedTest
+    @EnumSource(value = Fault.class, names = {"THROTTLE_BEFORE", "THROTTLING_BEFORE", "SERVER_ERROR_BEFORE",
+            "TIMEOUT_BEFORE"})
+    void waiterWhosePollsKeepFailingLeavesTheQueue(Fault fault) throws Exception {
+        LockHandle holder = clean.acquire(entity, LONG);
+        CountDownLatch enqueued = faults.awaitAttempts(Step.ENQUEUE, 1);
+        faults.failAlways(Step.READ, fault);
+        CompletableFuture<LockHandle> waiter = CompletableFuture.supplyAsync(() -> faulty.acquire(entity, LONG));
+
+        assertThatThrownBy(() -> waiter.get(30, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
+                .cause().isInstanceOf(SdkException.class);
+        assertThat(enqueued.getCount()).isZero();
+        assertThat(faultyEntries()).as("no entry of the failed waiter, and none kept alive by its heartbeat")
+                .isEmpty();
+        assertThat(faulty.activeLocks()).isEmpty();
+        holder.release();
+        // Nothing left to block the lock: the next caller gets it at once.
+        try (LockHandle next = clean.acquire(entity, Duration.ZERO)) {
+            assertThat(next.fencingToken()).isGreaterThan(holder.fencingToken());
+        }
+        assertThat(item().entries()).isEmpty();
+    }
+
+    @Test
+    void waiterWhosePurgesKeepFailingLeavesTheQueueAndTheNextOneTakesOver() {
+        LockTemplate crashed = template(cleanClient, "crashed", LEASE);
+        crashed.acquire(entity, LONG);
+        crashed.close(); // stops heartbeating, as a crash does; its entry expires after the lease
+        faults.failAlways(Step.PURGE, Fault.THROTTLE_BEFORE);
+
+        assertThatThrownBy(() -> faulty.acquire(entity, LONG)).isInstanceOf(SdkException.class);
+
+        assertThat(faults.attempts(Step.PURGE)).isEqualTo(ATTEMPTS);
+        assertThat(faultyEntries()).isEmpty();
+        try (LockHandle lock = clean.acquire(entity, LONG)) {
+            assertThat(item().entries()).hasSize(1);
+        }
+        assertThat(item().entries()).isEmpty();
+    }
+
+    @ParameterizedTest
     @EnumSource(value = Fault.class, names = {"THROTTLE_BEFORE", "LOST_RESPONSE", "SERVER_ERROR_AFTER"})
     void purgeThatFailsFewerTimesThanTheSdkRetriesStillTakesOver(Fault fault) {
         LockTemplate crashed = template(cleanClient, "crashed", LEASE);
