@@ -206,7 +206,10 @@ public final class LockEngine {
         }
     }
 
-    /** Whether a failed request may still have been applied: anything but a refusal by the service. */
+    /**
+     * Whether a failed request may still have been applied: anything but a refusal by the service. A throttled
+     * answer counts as maybe applied: the SDK may have retried after an earlier attempt landed and lost its answer.
+     */
     private static boolean mayHaveLanded(RuntimeException ex) {
         if (ex instanceof LockTableException) {
             return false;
@@ -214,7 +217,8 @@ public final class LockEngine {
         if (ex instanceof LockQueueFullException && ex.getCause() instanceof AwsServiceException) {
             return false;
         }
-        return !(ex instanceof AwsServiceException service) || service.statusCode() >= 500;
+        return !(ex instanceof AwsServiceException service) || service.statusCode() >= 500
+                || service.isThrottlingException();
     }
 
     private LockInterruptedException interrupted(QueueEntry entry, InterruptedException ex) {

@@ -164,7 +164,7 @@ class InjectedFaultTest {
     }
 
     @ParameterizedTest
-    @EnumSource(value = Fault.class, names = {"LOST_RESPONSE", "SERVER_ERROR_AFTER", "TIMEOUT_AFTER"})
+    @EnumSource(value = Fault.class, names = {"LOST_RESPONSE", "SERVER_ERROR_AFTER", "THROTTLE_AFTER", "TIMEOUT_AFTER"})
     void enqueueWhoseAnswersAreAllLostFailsCleanly(Fault fault) {
         faults.failAlways(Step.ENQUEUE, fault);
 
@@ -172,6 +172,19 @@ class InjectedFaultTest {
 
         assertThat(faultyEntries()).as("the applied enqueue was taken out again").isEmpty();
         assertThat(faulty.activeLocks()).isEmpty();
+    }
+
+    @Test
+    void enqueueAppliedThenThrottledOnTheRetryFailsCleanly() {
+        // The first attempt lands but its answer is lost; the SDK's retries are throttled. The error the caller
+        // sees is a 400, yet the entry is in the item.
+        faults.fail(Step.ENQUEUE, Fault.LOST_RESPONSE, 1);
+        faults.failAlways(Step.ENQUEUE, Fault.THROTTLE_BEFORE);
+
+        assertThatThrownBy(() -> faulty.acquire(entity, LONG)).isInstanceOf(SdkException.class);
+
+        assertThat(faults.attempts(Step.ENQUEUE)).isEqualTo(ATTEMPTS);
+        assertThat(faultyEntries()).as("the landed enqueue was taken out again").isEmpty();
     }
 
     // ---- waiting: polls and purges ---------------------------------------------------------------------------
