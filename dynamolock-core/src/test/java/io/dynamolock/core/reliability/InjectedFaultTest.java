@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockListener;
 import io.dynamolock.core.LockTemplate;
+import io.dynamolock.core.LockWaitTimeoutException;
 import io.dynamolock.core.test.Await;
 import io.dynamolock.core.test.DynamoDbLocal;
 import io.dynamolock.core.test.FaultInjector;
@@ -317,6 +318,24 @@ class InjectedFaultTest {
             }
             lock.release(); // after loss: nothing to remove, no error
         }
+        assertThat(item().entries()).isEmpty();
+    }
+
+    @Test
+    void slowEnqueueAnswerDoesNotLetTheEntryLapseBeforeItsFirstHeartbeat() {
+        // The enqueue lands at once, but its answer takes 1.8 s of the 2 s lease (a cold JVM, a slow network).
+        faults.onAnswer(Step.ENQUEUE, request -> FaultInjector.delay(Duration.ofMillis(1800)));
+        AtomicReference<String> lost = new AtomicReference<>();
+        LockHandle lock = faulty.acquire(entity, LONG);
+        lock.onLost(l -> lost.set("lost"));
+        faults.clear();
+
+        // A caller arriving now must find the lease renewed, not one that runs out 0.2 s later.
+        assertThatThrownBy(() -> clean.acquire(entity, Duration.ofSeconds(2)).release())
+                .isInstanceOf(LockWaitTimeoutException.class);
+        assertThat(lost.get()).isNull();
+        assertThat(lock.isValid()).isTrue();
+        lock.release();
         assertThat(item().entries()).isEmpty();
     }
 

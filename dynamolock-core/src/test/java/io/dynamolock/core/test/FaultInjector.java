@@ -115,6 +115,7 @@ public final class FaultInjector implements ExecutionInterceptor {
     private final Map<Step, AtomicInteger> attempts = new ConcurrentHashMap<>();
     private final Map<Step, AtomicInteger> injected = new ConcurrentHashMap<>();
     private final Map<Step, List<Consumer<SdkRequest>>> hooks = new ConcurrentHashMap<>();
+    private final Map<Step, List<Consumer<SdkRequest>>> answerHooks = new ConcurrentHashMap<>();
 
     /**
      * A client of {@code local} with this injector in front and an explicit retry policy:
@@ -189,11 +190,20 @@ public final class FaultInjector implements ExecutionInterceptor {
     public void clear() {
         rules.clear();
         hooks.clear();
+        answerHooks.clear();
     }
 
     /** Runs {@code hook} on the sending thread before each attempt of {@code step} (before any fault). */
     public void onAttempt(Step step, Consumer<SdkRequest> hook) {
         hooks.computeIfAbsent(step, s -> new CopyOnWriteArrayList<>()).add(hook);
+    }
+
+    /**
+     * Runs {@code hook} on the sending thread once DynamoDB answered an attempt of {@code step}, before the
+     * caller sees the answer: the request is applied. Blocking here delays the answer, like a slow network.
+     */
+    public void onAnswer(Step step, Consumer<SdkRequest> hook) {
+        answerHooks.computeIfAbsent(step, s -> new CopyOnWriteArrayList<>()).add(hook);
     }
 
     /** Attempts of {@code step} seen so far, SDK retries included. */
@@ -240,6 +250,9 @@ public final class FaultInjector implements ExecutionInterceptor {
 
     @Override
     public void afterTransmission(Context.AfterTransmission context, ExecutionAttributes attributes) {
+        for (Consumer<SdkRequest> hook : answerHooks.getOrDefault(Step.of(context.request()), List.of())) {
+            hook.accept(context.request());
+        }
         Fault fault = attributes.getAttribute(PENDING);
         if (fault == Fault.LOST_RESPONSE) {
             throw SdkClientException.create("Injected: connection reset after the request was applied",
@@ -300,6 +313,16 @@ public final class FaultInjector implements ExecutionInterceptor {
 
     private static AwsErrorDetails details(String code, String message) {
         return AwsErrorDetails.builder().errorCode(code).errorMessage(message).serviceName("DynamoDb").build();
+    }
+
+    /** Delays the calling thread, for {@link #onAnswer} hooks that play a slow network. */
+    public static void delay(Duration delay) {
+        try {
+            Thread.sleep(delay.toMillis());
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** Blocks the calling thread on {@code latch}, for hooks; fails the request if it takes too long. */
