@@ -46,7 +46,7 @@ final class Heartbeats {
     }
 
     void start(QueueEntry entry) {
-        schedule(entry, interval);
+        schedule(entry, nextRenewal(entry));
     }
 
     void stop(QueueEntry entry) {
@@ -87,7 +87,7 @@ final class Heartbeats {
             entry.renewed(sentAt);
             // A free look at the queue for this JVM's waiters of the lock, this entry among them.
             handoff.publish(entry.key(), state);
-            schedule(entry, interval);
+            schedule(entry, nextRenewal(entry));
         }
         catch (RuntimeException ex) {
             long remaining = entry.confirmedUntilNanos() - System.nanoTime();
@@ -100,6 +100,15 @@ final class Heartbeats {
                     Duration.ofNanos(remaining).toMillis(), ex);
             schedule(entry, retry);
         }
+    }
+
+    /**
+     * One interval after the request that last confirmed the lease was <em>sent</em>, however long its answer
+     * took: the lease runs from the send, so a slow answer must not push the renewal past its end.
+     */
+    private Duration nextRenewal(QueueEntry entry) {
+        long confirmedSentAt = entry.confirmedUntilNanos() - entry.lease().toNanos();
+        return Duration.ofNanos(Math.max(0, confirmedSentAt + interval.toNanos() - System.nanoTime()));
     }
 
     static ThreadFactory daemonThreads(String prefix) {

@@ -154,6 +154,7 @@ public final class LockEngine {
             throw interrupted(entry, new InterruptedException());
         }
         boolean sent = false;
+        boolean queued = false;
         try {
             long sentAt = System.nanoTime();
             entry.enqueued(0, sentAt);
@@ -164,6 +165,7 @@ public final class LockEngine {
                 throw new DynamoLockException("Enqueue of " + entry + " returned an item without the entry: " + state);
             }
             entry.enqueued(self.ticket(), sentAt);
+            queued = true;
             live.add(entry);
             if (state.entries().size() > settings.maxQueueLength()) {
                 throw new LockQueueFullException("The queue of " + entry.key() + " holds " + state.entries().size()
@@ -192,8 +194,9 @@ public final class LockEngine {
             throw new DynamoLockException("The LockTemplate was closed while waiting for " + entry.key());
         }
         catch (RuntimeException ex) {
-            if (sent && mayHaveLanded(ex)) {
-                // The enqueue may have landed even if its answer was lost: take the entry out again.
+            if (queued || (sent && mayHaveLanded(ex))) {
+                // The entry is in the queue (a poll or purge failed), or the enqueue may have landed even if
+                // its answer was lost: take the entry out again, or its heartbeat would keep it there.
                 leave(entry);
             }
             if (Thread.currentThread().isInterrupted()) {
@@ -206,7 +209,10 @@ public final class LockEngine {
         }
     }
 
-    /** Whether a failed request may still have been applied: anything but a refusal by the service. */
+    /**
+     * Whether a failed request may still have been applied: anything but a refusal by the service. A throttled
+     * answer counts as maybe applied: the SDK may have retried after an earlier attempt landed and lost its answer.
+     */
     private static boolean mayHaveLanded(RuntimeException ex) {
         if (ex instanceof LockTableException) {
             return false;
@@ -214,7 +220,8 @@ public final class LockEngine {
         if (ex instanceof LockQueueFullException && ex.getCause() instanceof AwsServiceException) {
             return false;
         }
-        return !(ex instanceof AwsServiceException service) || service.statusCode() >= 500;
+        return !(ex instanceof AwsServiceException service) || service.statusCode() >= 500
+                || service.isThrottlingException();
     }
 
     private LockInterruptedException interrupted(QueueEntry entry, InterruptedException ex) {

@@ -13,6 +13,7 @@ import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClientBuilder;
 
 /**
  * DynamoDB Local as a server on 127.0.0.1 (a free port), one per test JVM, with real SDK
@@ -61,12 +62,20 @@ public final class DynamoDbLocal {
     }
 
     public DynamoDbClient client(ExecutionInterceptor... interceptors) {
+        return clientBuilder()
+                .overrideConfiguration(c -> c.executionInterceptors(List.of(interceptors)))
+                .build();
+    }
+
+    /**
+     * A client builder aimed at this server (endpoint, region, credentials set), for tests that
+     * also set retries, timeouts or interceptors themselves.
+     */
+    public DynamoDbClientBuilder clientBuilder() {
         return DynamoDbClient.builder()
                 .endpointOverride(endpoint())
                 .region(Region.US_EAST_1)
-                .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create("local", "local")))
-                .overrideConfiguration(c -> c.executionInterceptors(List.of(interceptors)))
-                .build();
+                .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create("local", "local")));
     }
 
     /** A new lock table with a unique name, so tests do not see each other's locks. */

@@ -1,0 +1,388 @@
+package io.dynamolock.core.reliability;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.dynamolock.core.LockHandle;
+import io.dynamolock.core.LockListener;
+import io.dynamolock.core.LockTemplate;
+import io.dynamolock.core.LockWaitTimeoutException;
+import io.dynamolock.core.test.Await;
+import io.dynamolock.core.test.DynamoDbLocal;
+import io.dynamolock.core.test.FaultInjector;
+import io.dynamolock.core.test.FaultInjector.Fault;
+import io.dynamolock.core.test.FaultInjector.Step;
+import io.dynamolock.core.test.LockItems;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import software.amazon.awssdk.core.exception.SdkException;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+
+/**
+ * Throttling, 5xx and timeouts on every step of the protocol, refused before they reach
+ * DynamoDB or applied with the answer lost, through {@link FaultInjector} in front of
+ * DynamoDB Local. The faulty client makes exactly {@value #ATTEMPTS} attempts per call.
+ *
+ * <p>Acquire either succeeds or fails with nothing of the caller left in the item; a retried
+ * enqueue never takes two tickets; a failed release is retried and otherwise expires;
+ * heartbeat failures shorter than the lease are tolerated and longer ones lose the lease.
+ */
+class InjectedFaultTest {
+
+    static final int ATTEMPTS = 3;
+    static final Duration LEASE = Duration.ofSeconds(2);
+    static final Duration HEARTBEAT = Duration.ofMillis(500);
+    static final Duration LONG = Duration.ofSeconds(30);
+
+    static DynamoDbLocal dynamo;
+    static String table;
+    static DynamoDbClient cleanClient;
+    static LockItems items;
+
+    final FaultInjector faults = new FaultInjector();
+    DynamoDbClient faultyClient;
+    LockTemplate faulty;
+    LockTemplate clean;
+    String faultyOwner;
+    String entity;
+
+    @BeforeAll
+    static void startDynamo() {
+        dynamo = DynamoDbLocal.shared();
+        table = dynamo.newLockTable();
+        cleanClient = dynamo.client();
+        items = new LockItems(cleanClient, table);
+    }
+
+    @AfterAll
+    static void closeClient() {
+        cleanClient.close();
+    }
+
+    @BeforeEach
+    void templates() {
+        faultyClient = faults.clientFor(dynamo, ATTEMPTS);
+        faultyOwner = "faulty-" + UUID.randomUUID().toString().substring(0, 8);
+        faulty = template(faultyClient, faultyOwner, LEASE);
+        clean = template(cleanClient, "clean-" + UUID.randomUUID().toString().substring(0, 8), LEASE);
+        entity = "entity-" + UUID.randomUUID();
+    }
+
+    @AfterEach
+    void close() {
+        faults.clear();
+        faulty.close();
+        clean.close();
+        faultyClient.close();
+    }
+
+    static LockTemplate template(DynamoDbClient client, String owner, Duration lease) {
+        return template(client, owner, lease, HEARTBEAT, null);
+    }
+
+    static LockTemplate template(DynamoDbClient client, String owner, Duration lease, Duration heartbeat,
+            LockListener listener) {
+        LockTemplate.Builder builder = LockTemplate.builder(client).tableName(table).ownerName(owner)
+                .leaseDuration(lease).heartbeatInterval(heartbeat)
+                .pollInterval(Duration.ofMillis(50), Duration.ofSeconds(1));
+        if (listener != null) {
+            builder.listener(listener);
+        }
+        return builder.build();
+    }
+
+    LockItems.Item item() {
+        return items.read(entity, "default");
+    }
+
+    List<LockItems.Entry> faultyEntries() {
+        return item().of(faultyOwner);
+    }
+
+    // ---- enqueue ---------------------------------------------------------------------------------------------
+
+    @ParameterizedTest
+    @EnumSource(value = Fault.class, names = {"THROTTLE_BEFORE", "THROTTLING_BEFORE", "SERVER_ERROR_BEFORE",
+            "TIMEOUT_BEFORE"})
+    void enqueueRefusedFewerTimesThanTheSdkRetriesStillAcquires(Fault fault) {
+        faults.fail(Step.ENQUEUE, fault, ATTEMPTS - 1);
+
+        try (LockHandle lock = faulty.acquire(entity, LONG)) {
+            assertThat(faults.attempts(Step.ENQUEUE)).isEqualTo(ATTEMPTS);
+            LockItems.Item item = item();
+            assertThat(item.entries()).hasSize(1);
+            assertThat(item.next()).as("exactly one ticket taken").isEqualTo(lock.fencingToken() + 1);
+        }
+        assertThat(item().entries()).isEmpty();
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Fault.class, names = {"THROTTLE_BEFORE", "THROTTLING_BEFORE", "SERVER_ERROR_BEFORE",
+            "TIMEOUT_BEFORE"})
+    void enqueueRefusedOnEveryAttemptFailsCleanly(Fault fault) {
+        faults.failAlways(Step.ENQUEUE, fault);
+
+        assertThatThrownBy(() -> faulty.acquire(entity, LONG)).isInstanceOf(SdkException.class)
+                .hasMessageContaining("Injected");
+
+        assertThat(faults.attempts(Step.ENQUEUE)).isEqualTo(ATTEMPTS);
+        assertThat(faultyEntries()).isEmpty();
+        assertThat(faulty.activeLocks()).isEmpty();
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Fault.class, names = {"LOST_RESPONSE", "SERVER_ERROR_AFTER", "THROTTLE_AFTER", "TIMEOUT_AFTER"})
+    void retriedEnqueueAfterALostAnswerTakesOneTicketAndOneEntry(Fault fault) {
+        faults.fail(Step.ENQUEUE, fault, 1);
+
+        try (LockHandle lock = faulty.acquire(entity, LONG)) {
+            assertThat(faults.attempts(Step.ENQUEUE)).as("the SDK retried the applied enqueue").isEqualTo(2);
+            LockItems.Item item = item();
+            assertThat(item.entries()).hasSize(1);
+            assertThat(item.byTicket().get(0).ticket()).isEqualTo(lock.fencingToken());
+            assertThat(item.next()).as("exactly one ticket taken").isEqualTo(lock.fencingToken() + 1);
+
+            // The next caller queues right behind: no phantom entry between them.
+            assertThat(clean.tryAcquire(entity)).isEmpty();
+        }
+        try (LockHandle next = clean.acquire(entity, LONG)) {
+            assertThat(item().entries()).hasSize(1);
+        }
+        assertThat(item().entries()).isEmpty();
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Fault.class, names = {"LOST_RESPONSE", "SERVER_ERROR_AFTER", "THROTTLE_AFTER", "TIMEOUT_AFTER"})
+    void enqueueWhoseAnswersAreAllLostFailsCleanly(Fault fault) {
+        faults.failAlways(Step.ENQUEUE, fault);
+
+        assertThatThrownBy(() -> faulty.acquire(entity, LONG)).isInstanceOf(SdkException.class);
+
+        assertThat(faultyEntries()).as("the applied enqueue was taken out again").isEmpty();
+        assertThat(faulty.activeLocks()).isEmpty();
+    }
+
+    @Test
+    void enqueueAppliedThenThrottledOnTheRetryFailsCleanly() {
+        // The first attempt lands but its answer is lost; the SDK's retries are throttled. The error the caller
+        // sees is a 400, yet the entry is in the item.
+        faults.fail(Step.ENQUEUE, Fault.LOST_RESPONSE, 1);
+        faults.failAlways(Step.ENQUEUE, Fault.THROTTLE_BEFORE);
+
+        assertThatThrownBy(() -> faulty.acquire(entity, LONG)).isInstanceOf(SdkException.class);
+
+        assertThat(faults.attempts(Step.ENQUEUE)).isEqualTo(ATTEMPTS);
+        assertThat(faultyEntries()).as("the landed enqueue was taken out again").isEmpty();
+    }
+
+    // ---- waiting: polls and purges ---------------------------------------------------------------------------
+
+    @ParameterizedTest
+    @EnumSource(value = Fault.class, names = {"THROTTLE_BEFORE", "SERVER_ERROR_BEFORE", "TIMEOUT_BEFORE",
+            "LOST_RESPONSE"})
+    void pollsFailingFewerTimesThanTheSdkRetriesDoNotDisturbTheWait(Fault fault) throws Exception {
+        LockHandle holder = clean.acquire(entity, LONG);
+        faults.fail(Step.READ, fault, ATTEMPTS - 1);
+        CountDownLatch polledThroughFaults = faults.awaitAttempts(Step.READ, ATTEMPTS + 1);
+        CompletableFuture<LockHandle> waiter = CompletableFuture.supplyAsync(() -> faulty.acquire(entity, LONG));
+
+        assertThat(polledThroughFaults.await(30, TimeUnit.SECONDS)).isTrue();
+        holder.release();
+
+        try (LockHandle lock = waiter.get(30, TimeUnit.SECONDS)) {
+            assertThat(lock.fencingToken()).isGreaterThan(holder.fencingToken());
+        }
+        assertThat(item().entries()).isEmpty();
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Fault.class, names = {"THROTTLE_BEFORE", "THROTTLING_BEFORE", "SERVER_ERROR_BEFORE",
+            "TIMEOUT_BEFORE"})
+    void waiterWhosePollsKeepFailingLeavesTheQueue(Fault fault) throws Exception {
+        LockHandle holder = clean.acquire(entity, LONG);
+        CountDownLatch enqueued = faults.awaitAttempts(Step.ENQUEUE, 1);
+        faults.failAlways(Step.READ, fault);
+        CompletableFuture<LockHandle> waiter = CompletableFuture.supplyAsync(() -> faulty.acquire(entity, LONG));
+
+        assertThatThrownBy(() -> waiter.get(30, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
+                .cause().isInstanceOf(SdkException.class);
+        assertThat(enqueued.getCount()).isZero();
+        assertThat(faultyEntries()).as("no entry of the failed waiter, and none kept alive by its heartbeat")
+                .isEmpty();
+        assertThat(faulty.activeLocks()).isEmpty();
+        holder.release();
+        // Nothing left to block the lock: the next caller gets it at once.
+        try (LockHandle next = clean.acquire(entity, Duration.ZERO)) {
+            assertThat(next.fencingToken()).isGreaterThan(holder.fencingToken());
+        }
+        assertThat(item().entries()).isEmpty();
+    }
+
+    @Test
+    void waiterWhosePurgesKeepFailingLeavesTheQueueAndTheNextOneTakesOver() {
+        LockTemplate crashed = template(cleanClient, "crashed", LEASE);
+        crashed.acquire(entity, LONG);
+        crashed.close(); // stops heartbeating, as a crash does; its entry expires after the lease
+        faults.failAlways(Step.PURGE, Fault.THROTTLE_BEFORE);
+
+        assertThatThrownBy(() -> faulty.acquire(entity, LONG)).isInstanceOf(SdkException.class);
+
+        assertThat(faults.attempts(Step.PURGE)).isEqualTo(ATTEMPTS);
+        assertThat(faultyEntries()).isEmpty();
+        try (LockHandle lock = clean.acquire(entity, LONG)) {
+            assertThat(item().entries()).hasSize(1);
+        }
+        assertThat(item().entries()).isEmpty();
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Fault.class, names = {"THROTTLE_BEFORE", "LOST_RESPONSE", "SERVER_ERROR_AFTER"})
+    void purgeThatFailsFewerTimesThanTheSdkRetriesStillTakesOver(Fault fault) {
+        LockTemplate crashed = template(cleanClient, "crashed", LEASE);
+        crashed.acquire(entity, LONG);
+        crashed.close();
+        faults.fail(Step.PURGE, fault, 1);
+
+        try (LockHandle lock = faulty.acquire(entity, LONG)) {
+            assertThat(faults.attempts(Step.PURGE)).isEqualTo(2);
+            assertThat(item().entries()).hasSize(1);
+        }
+        assertThat(item().entries()).isEmpty();
+    }
+
+    // ---- heartbeats ------------------------------------------------------------------------------------------
+
+    @ParameterizedTest
+    @EnumSource(value = Fault.class, names = {"THROTTLE_BEFORE", "SERVER_ERROR_BEFORE", "TIMEOUT_BEFORE",
+            "LOST_RESPONSE", "SERVER_ERROR_AFTER"})
+    void heartbeatFailuresShorterThanTheLeaseAreTolerated(Fault fault) throws Exception {
+        // Lease 3 s, heartbeat 0.5 s: two failed renewals (every SDK attempt of each) then success,
+        // about 1.5 s after the last good one.
+        AtomicReference<String> lost = new AtomicReference<>();
+        try (LockTemplate locks = template(faultyClient, faultyOwner, Duration.ofSeconds(3), HEARTBEAT, null)) {
+            LockHandle lock = locks.acquire(entity, LONG);
+            lock.onLost(l -> lost.set("lost"));
+            faults.fail(Step.RENEW, fault, 2 * ATTEMPTS);
+            CountDownLatch renewedAfterFaults = faults.awaitAttempts(Step.RENEW, 2 * ATTEMPTS + 2);
+
+            assertThat(renewedAfterFaults.await(30, TimeUnit.SECONDS)).isTrue();
+
+            assertThat(faults.injected(Step.RENEW)).isEqualTo(2 * ATTEMPTS);
+            assertThat(lost.get()).isNull();
+            assertThat(lock.isValid()).isTrue();
+            assertThat(clean.tryAcquire(entity)).isEmpty();
+            lock.release();
+        }
+        assertThat(item().entries()).isEmpty();
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Fault.class, names = {"THROTTLE_BEFORE", "TIMEOUT_BEFORE", "SERVER_ERROR_AFTER"})
+    void heartbeatFailuresPastTheLeaseReportTheLeaseLost(Fault fault) throws Exception {
+        CountDownLatch listenerHeard = new CountDownLatch(1);
+        LockListener listener = new LockListener() {
+            @Override
+            public void onLost(LockHandle lock) {
+                listenerHeard.countDown();
+            }
+        };
+        try (LockTemplate locks = template(faultyClient, faultyOwner, LEASE, HEARTBEAT, listener)) {
+            long start = System.nanoTime();
+            LockHandle lock = locks.acquire(entity, LONG);
+            CompletableFuture<Long> lostAfter = new CompletableFuture<>();
+            lock.onLost(l -> lostAfter.complete(System.nanoTime() - start));
+            faults.failAlways(Step.RENEW, fault);
+
+            long lostNanos = lostAfter.get(30, TimeUnit.SECONDS);
+
+            assertThat(Duration.ofNanos(lostNanos)).as("not lost before the lease ran out").isGreaterThanOrEqualTo(LEASE);
+            assertThat(lock.isValid()).isFalse();
+            assertThat(listenerHeard.await(5, TimeUnit.SECONDS)).isTrue();
+            // Nobody purged it yet: the entry is still there, expired, and the next caller takes over.
+            try (LockHandle next = clean.acquire(entity, LONG)) {
+                assertThat(next.fencingToken()).isGreaterThan(lock.fencingToken());
+                assertThat(item().entries()).hasSize(1);
+            }
+            lock.release(); // after loss: nothing to remove, no error
+        }
+        assertThat(item().entries()).isEmpty();
+    }
+
+    @Test
+    void slowEnqueueAnswerDoesNotLetTheEntryLapseBeforeItsFirstHeartbeat() {
+        // The enqueue lands at once, but its answer takes 1.8 s of the 2 s lease (a cold JVM, a slow network).
+        faults.onAnswer(Step.ENQUEUE, request -> FaultInjector.delay(Duration.ofMillis(1800)));
+        AtomicReference<String> lost = new AtomicReference<>();
+        LockHandle lock = faulty.acquire(entity, LONG);
+        lock.onLost(l -> lost.set("lost"));
+        faults.clear();
+
+        // A caller arriving now must find the lease renewed, not one that runs out 0.2 s later.
+        assertThatThrownBy(() -> clean.acquire(entity, Duration.ofSeconds(2)).release())
+                .isInstanceOf(LockWaitTimeoutException.class);
+        assertThat(lost.get()).isNull();
+        assertThat(lock.isValid()).isTrue();
+        lock.release();
+        assertThat(item().entries()).isEmpty();
+    }
+
+    // ---- release ---------------------------------------------------------------------------------------------
+
+    @ParameterizedTest
+    @EnumSource(value = Fault.class, names = {"THROTTLE_BEFORE", "SERVER_ERROR_BEFORE", "TIMEOUT_BEFORE"})
+    void failedReleaseIsRetriedInTheBackground(Fault fault) {
+        LockHandle lock = faulty.acquire(entity, LONG);
+        faults.fail(Step.REMOVE, fault, ATTEMPTS);
+
+        lock.release(); // does not throw
+
+        Await.until(Duration.ofSeconds(10), "the entry removed by a background retry", () -> item().entries().isEmpty());
+        assertThat(faults.attempts(Step.REMOVE)).isEqualTo(ATTEMPTS + 1);
+        assertThat(lock.isValid()).isFalse();
+    }
+
+    @Test
+    void releaseThatKeepsFailingLeavesTheEntryToExpire() {
+        LockHandle lock = faulty.acquire(entity, LONG);
+        faults.failAlways(Step.REMOVE, Fault.THROTTLE_BEFORE);
+
+        lock.release();
+        LockItems.Entry left = faultyEntries().get(0);
+
+        try (LockHandle next = clean.acquire(entity, LONG)) {
+            assertThat(System.currentTimeMillis()).as("taken over only once the lease ran out")
+                    .isGreaterThanOrEqualTo(left.expiresAtMillis());
+            assertThat(faultyEntries()).isEmpty();
+        }
+        assertThat(item().entries()).isEmpty();
+        assertThat(faults.attempts(Step.REMOVE)).isGreaterThan(ATTEMPTS);
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Fault.class, names = {"LOST_RESPONSE", "SERVER_ERROR_AFTER", "THROTTLE_AFTER"})
+    void releaseWhoseAnswerIsLostIsRetriedHarmlessly(Fault fault) {
+        LockHandle lock = faulty.acquire(entity, LONG);
+        LockHandle[] next = new LockHandle[1];
+        faults.fail(Step.REMOVE, fault, 1);
+
+        lock.release();
+
+        assertThat(faults.attempts(Step.REMOVE)).isEqualTo(2);
+        assertThat(item().entries()).isEmpty();
+        next[0] = clean.acquire(entity, Duration.ZERO);
+        next[0].release();
+    }
+}

@@ -1,0 +1,312 @@
+package io.dynamolock.core.reliability;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.dynamolock.core.test.Await;
+import io.dynamolock.core.test.DynamoDbLocal;
+import io.dynamolock.core.test.LockHistory;
+import io.dynamolock.core.test.LockItems;
+import io.dynamolock.core.test.LockWorkerMain;
+import io.dynamolock.core.test.WorkerProcess;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+
+/**
+ * Worker JVMs ({@link LockWorkerMain}) contend for locks on DynamoDB Local; the test kills
+ * (SIGKILL) or stops (SIGSTOP) some of them and {@link LockHistory} checks the logs: no overlapping
+ * critical sections, counters equal to the completed sections, tokens increasing in grant order,
+ * no waiter skipped. Lease 2 s, heartbeat 0.5 s, polls 50 ms to 1 s.
+ *
+ * <p>Takeover times are measured on the wall clock of this one machine (all processes share
+ * it) and printed; the assertions allow a generous margin for a loaded 2-core box.
+ */
+class MultiProcessLockTest {
+
+    static final long LEASE_MS = 2000;
+    static final long MAX_POLL_MS = 1000;
+    /** Slack for a loaded 2-core machine, on top of what the protocol promises. */
+    static final long MARGIN_MS = 3000;
+    static final Duration START = Duration.ofSeconds(90);
+    static final Duration STEP = Duration.ofSeconds(30);
+
+    static DynamoDbLocal dynamo;
+    static DynamoDbClient client;
+    static String table;
+    static String data;
+    static LockItems items;
+
+    @TempDir
+    Path dir;
+    final List<WorkerProcess> workers = new ArrayList<>();
+    final String entity = "order-" + UUID.randomUUID().toString().substring(0, 8);
+
+    @BeforeAll
+    static void tables() {
+        dynamo = DynamoDbLocal.shared();
+        client = dynamo.client();
+        table = dynamo.newLockTable();
+        data = "data-" + UUID.randomUUID().toString().substring(0, 8);
+        LockWorkerMain.createDataTable(client, data);
+        items = new LockItems(client, table);
+    }
+
+    @AfterAll
+    static void closeClient() {
+        client.close();
+    }
+
+    @AfterEach
+    void stopWorkers() {
+        workers.forEach(WorkerProcess::close);
+    }
+
+    WorkerProcess start(String id, Map<String, String> extra) {
+        Map<String, String> args = new HashMap<>(Map.of("port", Integer.toString(dynamo.port()), "table", table,
+                "data", data, "lease", Long.toString(LEASE_MS), "heartbeat", "500", "minPoll", "50",
+                "maxPoll", Long.toString(MAX_POLL_MS)));
+        args.putAll(extra);
+        WorkerProcess worker = WorkerProcess.start(id, dir, args);
+        workers.add(worker);
+        return worker;
+    }
+
+    List<WorkerProcess> startScripted(String... ids) {
+        List<WorkerProcess> started = new ArrayList<>();
+        for (String id : ids) {
+            started.add(start(id, Map.of("mode", "script")));
+        }
+        started.forEach(w -> w.await("READY", START));
+        return started;
+    }
+
+    LockItems.Item item() {
+        return items.read(entity, "default");
+    }
+
+    void awaitEntries(int count) {
+        Await.until(STEP, count + " entries in the queue of " + entity, () -> item().entries().size() == count);
+    }
+
+    long seq() {
+        return LockWorkerMain.nextSeq(client, data);
+    }
+
+    LockHistory history() {
+        return LockHistory.read(workers.stream().map(WorkerProcess::log).toList());
+    }
+
+    Map<String, long[]> counters(String... entities) {
+        Map<String, long[]> counters = new HashMap<>();
+        for (String e : entities) {
+            counters.put(e, new long[] {LockWorkerMain.counter(client, data, e, "fenced"),
+                    LockWorkerMain.counter(client, data, e, "plain")});
+        }
+        return counters;
+    }
+
+    static long field(String event, String name) {
+        return Long.parseLong(LockHistoryFields.get(event, name));
+    }
+
+    String allOutput() {
+        StringBuilder all = new StringBuilder();
+        workers.forEach(w -> all.append("\n--- worker ").append(w.id()).append(":\n").append(w.output()));
+        return all.toString();
+    }
+
+    void exitAll() {
+        for (WorkerProcess worker : workers) {
+            if (worker.isAlive()) {
+                worker.send("EXIT");
+                assertThat(worker.waitForExit(STEP)).isZero();
+            }
+        }
+    }
+
+    @Test
+    void contendingWorkersKeepExclusionOrderAndCounts() {
+        String alpha = entity + "-alpha";
+        String beta = entity + "-beta";
+        int perWorker = 12;
+        for (int i = 0; i < 4; i++) {
+            start(Integer.toString(i), Map.of("mode", "loop", "entities", alpha + "," + beta, "iterations",
+                    Integer.toString(perWorker), "holdMinMs", "5", "holdMaxMs", "25", "seed", Integer.toString(i)));
+        }
+        workers.forEach(w -> w.await("READY", START));
+        workers.forEach(w -> w.send("GO"));
+        workers.forEach(w -> assertThat(w.waitForExit(Duration.ofSeconds(180))).as(w.output()).isZero());
+
+        LockHistory history = history();
+        LockHistory.Report report = history.check(counters(alpha, beta));
+        System.out.println("contention: " + report.summary() + " waitingSeen=" + history.waitingSeen());
+
+        assertThat(report.violations()).isEmpty();
+        assertThat(report.completed()).isEqualTo(4 * perWorker);
+        assertThat(report.failures()).isEmpty();
+        assertThat(report.lost()).as(allOutput()).isZero();
+        assertThat(history.waitingSeen()).as("the workers did contend").isPositive();
+        assertThat(counters(alpha, beta).values().stream().mapToLong(c -> c[0]).sum()).isEqualTo(4 * perWorker);
+        assertThat(items.read(alpha, "default").entries()).isEmpty();
+        assertThat(items.read(beta, "default").entries()).isEmpty();
+    }
+
+    @Test
+    void killedHolderIsReplacedByTheNextWaiterOneLeaseAfterItsLastHeartbeat() {
+        List<WorkerProcess> started = startScripted("k", "a", "b");
+        WorkerProcess holder = started.get(0);
+        WorkerProcess first = started.get(1);
+        WorkerProcess second = started.get(2);
+        holder.send("ACQUIRE " + entity + " 30000");
+        holder.await("READ ", STEP);
+        holder.send("HANG " + entity);
+        holder.await("HANG ", STEP);
+        first.send("ACQUIRE " + entity + " 30000");
+        awaitEntries(2);
+        second.send("ACQUIRE " + entity + " 30000");
+        awaitEntries(3);
+
+        long killWall = System.currentTimeMillis();
+        holder.kill();
+        long killSeq = seq();
+        LockItems.Entry dead = item().of("wk-").get(0);
+        String granted = first.await("ACQUIRED ", STEP);
+
+        long grantWall = field(granted, "wall");
+        long afterKill = grantWall - killWall;
+        long afterExpiry = grantWall - dead.expiresAtMillis();
+        System.out.printf("killed holder: lease %d ms; takeover %d ms after the kill, %d ms after the entry's expiry%n",
+                LEASE_MS, afterKill, afterExpiry);
+        assertThat(afterExpiry).as("not before the dead holder's lease ran out").isGreaterThanOrEqualTo(0);
+        assertThat(afterExpiry).as("within a poll interval of the expiry (+margin)").isLessThan(MAX_POLL_MS + MARGIN_MS);
+        assertThat(afterKill).as("within lease + poll (+margin)").isLessThan(LEASE_MS + MAX_POLL_MS + MARGIN_MS);
+        assertThat(second.events()).noneMatch(e -> e.startsWith("ACQUIRED"));
+        assertThat(item().of("wk-")).as("the dead holder's entry was purged").isEmpty();
+
+        first.send("WRITE " + entity);
+        first.send("RELEASE " + entity);
+        second.await("ACQUIRED ", STEP);
+        second.send("WRITE " + entity);
+        second.send("RELEASE " + entity);
+        second.await("RELEASED ", STEP);
+        exitAll();
+
+        LockHistory history = history();
+        history.killed("k", killSeq);
+        LockHistory.Report report = history.check(counters(entity));
+        System.out.println("killed holder: " + report.summary());
+        assertThat(report.violations()).isEmpty();
+        assertThat(report.completed()).isEqualTo(2);
+        assertThat(counters(entity).get(entity)).containsExactly(2, 2);
+        assertThat(history.sections(entity)).extracting(s -> s.worker).containsExactly("k", "a", "b");
+        assertThat(item().entries()).isEmpty();
+    }
+
+    @Test
+    void killedWaiterIsSkippedOnceItsLeaseRunsOut() {
+        List<WorkerProcess> started = startScripted("h", "d", "w");
+        WorkerProcess holder = started.get(0);
+        WorkerProcess dying = started.get(1);
+        WorkerProcess waiter = started.get(2);
+        holder.send("ACQUIRE " + entity + " 30000");
+        holder.await("READ ", STEP);
+        dying.send("ACQUIRE " + entity + " 30000");
+        awaitEntries(2);
+        waiter.send("ACQUIRE " + entity + " 30000");
+        awaitEntries(3);
+
+        dying.kill();
+        long killSeq = seq();
+        LockItems.Entry dead = item().of("wd-").get(0);
+        holder.send("WRITE " + entity);
+        holder.send("RELEASE " + entity);
+        long releaseWall = field(holder.await("RELEASED ", STEP), "wall");
+        long grantWall = field(waiter.await("ACQUIRED ", STEP), "wall");
+
+        long due = Math.max(releaseWall, dead.expiresAtMillis());
+        System.out.printf("killed waiter: holder released %d ms before the dead waiter's expiry; next waiter granted"
+                + " %d ms after both%n", dead.expiresAtMillis() - releaseWall, grantWall - due);
+        assertThat(grantWall).as("not before the dead waiter's lease ran out").isGreaterThanOrEqualTo(dead.expiresAtMillis());
+        assertThat(grantWall - due).isLessThan(MAX_POLL_MS + MARGIN_MS);
+        assertThat(item().of("wd-")).as("the dead waiter's entry was purged").isEmpty();
+
+        waiter.send("WRITE " + entity);
+        waiter.send("RELEASE " + entity);
+        waiter.await("RELEASED ", STEP);
+        exitAll();
+
+        LockHistory history = history();
+        history.killed("d", killSeq);
+        LockHistory.Report report = history.check(counters(entity));
+        System.out.println("killed waiter: " + report.summary());
+        assertThat(report.violations()).isEmpty();
+        assertThat(report.completed()).isEqualTo(2);
+        assertThat(counters(entity).get(entity)).containsExactly(2, 2);
+        assertThat(item().entries()).isEmpty();
+    }
+
+    @Test
+    void pausedHolderLearnsItsLeaseIsLostAndItsStaleWriteIsFenced() {
+        List<WorkerProcess> started = startScripted("p", "n");
+        WorkerProcess paused = started.get(0);
+        WorkerProcess next = started.get(1);
+        paused.send("ACQUIRE " + entity + " 30000");
+        paused.await("READ ", STEP);
+
+        long pauseSeq = seq();
+        paused.pause();
+        next.send("ACQUIRE " + entity + " 30000");
+        next.await("ACQUIRED ", STEP);
+        assertThat(item().of("wp-")).as("the stopped holder's expired entry was purged").isEmpty();
+        next.send("WRITE " + entity);
+        assertThat(next.await("WROTE ", STEP)).contains("fenced=OK");
+        next.send("RELEASE " + entity);
+        next.await("RELEASED ", STEP);
+
+        long contSeq = seq();
+        long resumeWall = System.currentTimeMillis();
+        paused.resume();
+        String lost = paused.await("LOST ", STEP);
+        System.out.printf("paused holder: lost-lease callback %d ms after SIGCONT%n", field(lost, "wall") - resumeWall);
+        assertThat(lost).contains("valid=false");
+        paused.send("STATUS " + entity);
+        assertThat(paused.await("STATUS ", STEP)).contains("valid=false");
+        paused.send("WRITE " + entity);
+        assertThat(paused.await("WROTE ", STEP)).as("the stale holder's write is rejected by the fence")
+                .contains("fenced=REJECTED").contains("plain=SKIPPED");
+        paused.send("RELEASE " + entity);
+        paused.await("RELEASED ", STEP);
+        exitAll();
+
+        LockHistory history = history();
+        history.paused("p", pauseSeq, contSeq);
+        LockHistory.Report report = history.check(counters(entity));
+        System.out.println("paused holder: " + report.summary());
+        assertThat(report.violations()).isEmpty();
+        assertThat(report.lost()).isEqualTo(1);
+        assertThat(counters(entity).get(entity)).containsExactly(1, 1);
+        assertThat(item().entries()).isEmpty();
+    }
+
+    /** Reads {@code name=value} fields of an event line. */
+    static final class LockHistoryFields {
+        static String get(String event, String name) {
+            for (String part : event.split(" ")) {
+                if (part.startsWith(name + "=")) {
+                    return part.substring(name.length() + 1);
+                }
+            }
+            throw new AssertionError("no " + name + " in " + event);
+        }
+    }
+}
