@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Flow;
 import java.util.concurrent.Future;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
@@ -24,6 +25,7 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.env.PropertyResolver;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
+import org.springframework.util.ClassUtils;
 
 /**
  * Finds, parses and checks {@link QueueLocked} methods, once per method and target class.
@@ -33,6 +35,8 @@ final class QueueLockedMethods {
 
     /** {@code #root}, {@code #this} and the positional {@code #p0} / {@code #a0} are always defined. */
     private static final Pattern BUILT_IN_VARIABLE = Pattern.compile("root|this|[pa]\\d+");
+
+    private static final String REACTIVE_STREAMS_PUBLISHER = "org.reactivestreams.Publisher";
 
     private static final LockedMethod NOT_LOCKED = new LockedMethod(null, null, null, null, null, null, null, false);
 
@@ -165,6 +169,7 @@ final class QueueLockedMethods {
             return true;
         }
         if (CompletionStage.class.isAssignableFrom(type) || Future.class.isAssignableFrom(type)
+                || Flow.Publisher.class.isAssignableFrom(type) || isReactiveStreamsPublisher(type)
                 || ReactiveAdapterRegistry.getSharedInstance().getAdapter(type) != null) {
             throw invalid(description, "returns " + type.getName() + ", whose work goes on after the method"
                     + " returns: the lock would be released before it is done. Return CompletableFuture or"
@@ -172,6 +177,14 @@ final class QueueLockedMethods {
                     + " asynchronous work with LockTemplate");
         }
         return false;
+    }
+
+    private static boolean isReactiveStreamsPublisher(Class<?> type) {
+        ClassLoader classLoader = type.getClassLoader();
+        if (classLoader == null || !ClassUtils.isPresent(REACTIVE_STREAMS_PUBLISHER, classLoader)) {
+            return false;
+        }
+        return ClassUtils.resolveClassName(REACTIVE_STREAMS_PUBLISHER, classLoader).isAssignableFrom(type);
     }
 
     static String describe(Method method, Class<?> targetClass) {
