@@ -66,6 +66,13 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
         if (locked.lease() != null) {
             request.lease(locked.lease());
         }
+        if (find(entity, namespace, false) != null && find(entity, namespace, true) == null) {
+            throw new IllegalStateException("@QueueLocked method " + locked.description() + " needs lock entity='"
+                    + entity + "' namespace='" + namespace + "', which this thread holds for an enclosing method"
+                    + " returning a CompletableFuture. That lock is released only after the enclosing method has"
+                    + " returned and its future completed, so waiting for it here would never end; call this"
+                    + " method from the future's work instead");
+        }
         return locked.async()
                 ? invokeAsync(invocation, locked, locks, request, entity, namespace)
                 : invokeSync(invocation, locked, locks, request.build(), entity, namespace);
@@ -73,12 +80,6 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
 
     private Object invokeSync(MethodInvocation invocation, LockedMethod locked, LockTemplate locks,
             LockRequest request, String entity, String namespace) throws Throwable {
-        if (find(entity, namespace, false) != null && find(entity, namespace, true) == null) {
-            throw new IllegalStateException("@QueueLocked method " + locked.description() + " needs lock entity='"
-                    + entity + "' namespace='" + namespace + "', which this thread holds for an enclosing method"
-                    + " returning a CompletableFuture; that lock belongs to the future, not the thread, and"
-                    + " waiting for it here would never end. Lock the inner work inside the future instead");
-        }
         LockHandle lock = locks.acquire(request);
         Object result;
         push(new ThreadHold(entity, namespace, true));
