@@ -81,17 +81,7 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
     private Object invokeSync(MethodInvocation invocation, LockedMethod locked, LockTemplate locks,
             LockRequest request, String entity, String namespace) throws Throwable {
         LockHandle lock = locks.acquire(request);
-        Object result;
-        push(new ThreadHold(entity, namespace, true));
-        try {
-            result = invocation.proceed();
-        }
-        catch (Throwable ex) {
-            pop();
-            finish(lock, locked, ex);
-            throw ex;
-        }
-        pop();
+        Object result = proceed(invocation, locked, lock, new ThreadHold(entity, namespace, true));
         finish(lock, locked, null);
         return result;
     }
@@ -102,17 +92,7 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
         // the thread as holder, as it goes on to other work while the future runs.
         boolean join = find(entity, namespace, true) != null;
         LockHandle lock = locks.acquire(request.reentrant(join).build());
-        Object returned;
-        push(new ThreadHold(entity, namespace, false));
-        try {
-            returned = invocation.proceed();
-        }
-        catch (Throwable ex) {
-            pop();
-            finish(lock, locked, ex);
-            throw ex;
-        }
-        pop();
+        Object returned = proceed(invocation, locked, lock, new ThreadHold(entity, namespace, false));
         if (returned == null) {
             finish(lock, locked, null);
             return null;
@@ -138,6 +118,22 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
             }
         });
         return result;
+    }
+
+    /** Runs the method, known to this thread as {@code hold}; releases the lock if it throws. */
+    private Object proceed(MethodInvocation invocation, LockedMethod locked, LockHandle lock, ThreadHold hold)
+            throws Throwable {
+        push(hold);
+        try {
+            return invocation.proceed();
+        }
+        catch (Throwable ex) {
+            finish(lock, locked, ex);
+            throw ex;
+        }
+        finally {
+            pop();
+        }
     }
 
     private String entity(LockedMethod locked, MethodInvocation invocation, Class<?> targetClass) {

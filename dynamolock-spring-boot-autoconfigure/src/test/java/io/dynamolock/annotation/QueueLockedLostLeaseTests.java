@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
+import io.dynamolock.autoconfigure.DynamoDbLocalProperties;
 import io.dynamolock.autoconfigure.DynamoLockAutoConfiguration;
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockListener;
@@ -37,13 +38,9 @@ class QueueLockedLostLeaseTests {
 
     private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
             .withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, DynamoLockAutoConfiguration.class))
-            .withPropertyValues("dynamolock.table-name=" + TABLE,
-                    "dynamolock.dynamodb.endpoint=" + LOCAL.endpoint(),
-                    "dynamolock.dynamodb.region=us-east-1",
-                    "dynamolock.dynamodb.access-key-id=local",
-                    "dynamolock.dynamodb.secret-access-key=local",
+            .withPropertyValues(DynamoDbLocalProperties.of(TABLE,
                     "dynamolock.lease-duration=5s",
-                    "dynamolock.heartbeat-interval=100ms")
+                    "dynamolock.heartbeat-interval=100ms"))
             .withBean(LostLeases.class)
             .withBean(Saboteur.class);
 

@@ -1,5 +1,6 @@
 package io.dynamolock.annotation;
 
+import static io.dynamolock.autoconfigure.DynamoDbLocalProperties.race;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
@@ -17,14 +18,11 @@ import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.LockWaitTimeoutException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -53,27 +51,10 @@ class QueueLockedTests extends QueueLockedTestSupport {
     void eightThreadsLoseNoUpdateOfOneItem() throws Exception {
         int threads = 8;
         int incrementsPerThread = 10;
-        ExecutorService pool = Executors.newFixedThreadPool(threads);
-        try {
-            CountDownLatch start = new CountDownLatch(1);
-            List<Future<?>> done = new ArrayList<>();
-            for (int t = 0; t < threads; t++) {
-                done.add(pool.submit(() -> {
-                    start.await();
-                    for (int i = 0; i < incrementsPerThread; i++) {
-                        counter.increment("shared");
-                    }
-                    return null;
-                }));
-            }
-            start.countDown();
-            for (Future<?> future : done) {
-                future.get(2, TimeUnit.MINUTES);
-            }
-        }
-        finally {
-            pool.shutdownNow();
-        }
+        race(threads, incrementsPerThread, () -> {
+            counter.increment("shared");
+            return null;
+        });
         assertThat(counter.get("shared")).isEqualTo(threads * incrementsPerThread);
     }
 

@@ -1,19 +1,14 @@
 package io.dynamolock.annotation;
 
+import static io.dynamolock.autoconfigure.DynamoDbLocalProperties.race;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 import io.dynamolock.annotation.app.AccountService;
 import io.dynamolock.annotation.app.LockTestApplication.AcquireProbe;
 import io.dynamolock.core.LockTemplate;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.framework.Advised;
@@ -77,27 +72,10 @@ class QueueLockedTransactionTests extends QueueLockedTestSupport {
         accounts.open("a-3");
         int threads = 4;
         int deposits = 5;
-        ExecutorService pool = Executors.newFixedThreadPool(threads);
-        try {
-            CountDownLatch start = new CountDownLatch(1);
-            List<Future<?>> done = new ArrayList<>();
-            for (int t = 0; t < threads; t++) {
-                done.add(pool.submit(() -> {
-                    start.await();
-                    for (int i = 0; i < deposits; i++) {
-                        accounts.deposit("a-3", 1);
-                    }
-                    return null;
-                }));
-            }
-            start.countDown();
-            for (Future<?> future : done) {
-                future.get(2, TimeUnit.MINUTES);
-            }
-        }
-        finally {
-            pool.shutdownNow();
-        }
+        race(threads, deposits, () -> {
+            accounts.deposit("a-3", 1);
+            return null;
+        });
         assertThat(accounts.balance("a-3")).isEqualTo(threads * deposits);
     }
 

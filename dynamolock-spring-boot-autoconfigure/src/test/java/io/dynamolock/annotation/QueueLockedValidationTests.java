@@ -2,6 +2,7 @@ package io.dynamolock.annotation;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.dynamolock.autoconfigure.DynamoDbLocalProperties;
 import io.dynamolock.autoconfigure.DynamoLockAutoConfiguration;
 import io.dynamolock.core.test.DynamoDbLocal;
 import java.util.concurrent.CompletableFuture;
@@ -27,14 +28,10 @@ class QueueLockedValidationTests {
 
     private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
             .withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, DynamoLockAutoConfiguration.class))
-            .withPropertyValues("dynamolock.table-name=" + TABLE,
-                    "dynamolock.dynamodb.endpoint=" + LOCAL.endpoint(),
-                    "dynamolock.dynamodb.region=us-east-1",
-                    "dynamolock.dynamodb.access-key-id=local",
-                    "dynamolock.dynamodb.secret-access-key=local",
+            .withPropertyValues(DynamoDbLocalProperties.of(TABLE,
                     "dynamolock.lease-duration=10s",
                     "dynamolock.heartbeat-interval=5s",
-                    "orders.wait=5s");
+                    "orders.wait=5s"));
 
     @Test
     void startsWithValidMethods() {

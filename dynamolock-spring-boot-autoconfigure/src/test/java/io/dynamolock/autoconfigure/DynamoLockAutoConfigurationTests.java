@@ -36,11 +36,7 @@ class DynamoLockAutoConfigurationTests {
             .withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, DynamoLockAutoConfiguration.class,
                     DynamoLockMetricsAutoConfiguration.class, DynamoLockHealthAutoConfiguration.class,
                     DynamoLockEndpointAutoConfiguration.class))
-            .withPropertyValues("dynamolock.table-name=" + TABLE,
-                    "dynamolock.dynamodb.endpoint=" + LOCAL.endpoint(),
-                    "dynamolock.dynamodb.region=us-east-1",
-                    "dynamolock.dynamodb.access-key-id=local",
-                    "dynamolock.dynamodb.secret-access-key=local");
+            .withPropertyValues(DynamoDbLocalProperties.of(TABLE));
 
     @Test
     void configuresLockTemplateOnClientBuiltFromProperties() {
