@@ -52,10 +52,11 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
     public void afterSingletonsInstantiated() {
         List<String> problems = new ArrayList<>();
         Set<Class<?>> seen = new HashSet<>();
+        boolean found = false;
         for (String name : beanFactory.getBeanDefinitionNames()) {
             Class<?> type = beanClass(name);
             if (type != null && seen.add(type) && AnnotationUtils.isCandidateClass(type, QueueLocked.class)) {
-                check(type, problems);
+                found |= check(type, problems);
             }
         }
         if (!problems.isEmpty()) {
@@ -63,7 +64,7 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
                     : problems.size() + " @QueueLocked methods are declared wrongly:\n - "
                             + String.join("\n - ", problems));
         }
-        if (!seen.isEmpty()) {
+        if (found) {
             warnIfTransactionsRunOutside();
         }
     }
@@ -80,7 +81,8 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
         return type == null ? null : ClassUtils.getUserClass(type);
     }
 
-    private void check(Class<?> type, List<String> problems) {
+    /** Checks the annotated methods of {@code type}; {@code true} if it has any. */
+    private boolean check(Class<?> type, List<String> problems) {
         Map<Method, QueueLocked> annotated = MethodIntrospector.selectMethods(type,
                 (MethodIntrospector.MetadataLookup<QueueLocked>) method ->
                         AnnotatedElementUtils.findMergedAnnotation(method, QueueLocked.class));
@@ -99,6 +101,7 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
                 problems.add(ex.getMessage());
             }
         }
+        return !annotated.isEmpty();
     }
 
     private void warnIfTransactionsRunOutside() {

@@ -9,7 +9,20 @@ import io.dynamolock.annotation.app.LockTestApplication.AcquireProbe;
 import io.dynamolock.core.LockTemplate;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import io.dynamolock.autoconfigure.DynamoDbLocalProperties;
+import io.dynamolock.autoconfigure.DynamoLockAutoConfiguration;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
+import org.springframework.core.Ordered;
+import org.springframework.jdbc.datasource.embedded.EmbeddedDatabaseBuilder;
+import org.springframework.jdbc.datasource.embedded.EmbeddedDatabaseType;
+import org.springframework.jdbc.support.JdbcTransactionManager;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.framework.Advised;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -20,6 +33,7 @@ import org.springframework.transaction.interceptor.TransactionInterceptor;
  * {@code JdbcTransactionManager}): the lock is taken before the transaction begins and
  * released after it commits or rolls back.
  */
+@ExtendWith(OutputCaptureExtension.class)
 class QueueLockedTransactionTests extends QueueLockedTestSupport {
 
     @Autowired
@@ -77,6 +91,24 @@ class QueueLockedTransactionTests extends QueueLockedTestSupport {
             return null;
         });
         assertThat(accounts.balance("a-3")).isEqualTo(threads * deposits);
+    }
+
+    @Test
+    void warnsWhenTheTransactionAdvisorWouldRunOutsideTheLock(CapturedOutput output) {
+        ApplicationContextRunner runner = new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, TransactionAutoConfiguration.class,
+                        DynamoLockAutoConfiguration.class))
+                .withPropertyValues(DynamoDbLocalProperties.of(LOCK_TABLE, "orders.wait=5s"))
+                .withBean(JdbcTransactionManager.class, () -> new JdbcTransactionManager(new EmbeddedDatabaseBuilder()
+                        .setType(EmbeddedDatabaseType.H2).generateUniqueName(true).build()))
+                .withUserConfiguration(QueueLockedValidationTests.Valid.class);
+        runner.run(context -> assertThat(context).hasNotFailed());
+        assertThat(output).doesNotContain("The @Transactional advisor has order");
+        runner.withPropertyValues("dynamolock.advisor-order=" + Ordered.LOWEST_PRECEDENCE)
+                .run(context -> assertThat(context).hasNotFailed());
+        assertThat(output).contains("The @Transactional advisor has order 2147483647 and the @QueueLocked advisor"
+                + " 2147483647: where both apply, the lock is taken inside the transaction and released before it"
+                + " commits");
     }
 
     private long heldAccountLocks() {
