@@ -15,6 +15,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.core.NamedThreadLocal;
+import org.springframework.expression.EvaluationException;
 
 /**
  * Runs a {@link QueueLocked} method holding its lock: evaluates the entity, acquires
@@ -102,10 +103,6 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
             try {
                 finish(lock, locked, failure);
             }
-            catch (LockLostException lost) {
-                result.completeExceptionally(lost);
-                return;
-            }
             catch (RuntimeException | Error ex) {
                 result.completeExceptionally(ex);
                 return;
@@ -137,8 +134,16 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
     }
 
     private String entity(LockedMethod locked, MethodInvocation invocation, Class<?> targetClass) {
-        Object value = methods.evaluator().evaluate(locked.entity(), locked.method(), invocation.getArguments(),
-                invocation.getThis(), targetClass);
+        Object value;
+        try {
+            value = methods.evaluator().evaluate(locked.entity(), locked.method(), invocation.getArguments(),
+                    invocation.getThis(), targetClass);
+        }
+        catch (EvaluationException ex) {
+            throw new IllegalArgumentException("@QueueLocked entity expression '" + locked.entitySource() + "' of "
+                    + locked.description() + " could not be evaluated: " + ex.getMessage()
+                    + ". No lock was taken and the method did not run", ex);
+        }
         String entity = value == null ? null : value.toString();
         if (entity == null || entity.isBlank()) {
             throw new IllegalArgumentException("@QueueLocked entity expression '" + locked.entitySource() + "' of "

@@ -21,7 +21,7 @@ public class DynamoLockProperties implements Validator {
     /** Default of {@link #getAdvisorOrder()}: inside Boot's security advisors, outside its transaction advisor. */
     public static final int DEFAULT_ADVISOR_ORDER = Ordered.LOWEST_PRECEDENCE - 100;
 
-    /** Whether to configure dynamolock: the LockTemplate bean and @QueueLocked. */
+    /** Whether to configure dynamolock: the LockTemplate bean and @QueueLocked (when false, annotated methods run without a lock). */
     private boolean enabled = true;
 
     /** Name of the DynamoDB lock table: partition key 'pk' (S), sort key 'sk' (S), TTL on 'expiresAt'. */

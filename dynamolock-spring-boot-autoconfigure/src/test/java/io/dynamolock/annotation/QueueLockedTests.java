@@ -159,6 +159,15 @@ class QueueLockedTests extends QueueLockedTestSupport {
     }
 
     @Test
+    void entityThatCannotBeEvaluatedFailsWithoutLockingOrRunning() {
+        assertThatIllegalArgumentException().isThrownBy(() -> service.place(new Order("o-2", null), 1))
+                .withMessageContaining("@QueueLocked entity expression '#order.customer.id + '/' + #order.id' of "
+                        + LockedService.class.getName() + ".place(Order, int) could not be evaluated")
+                .withMessageContaining("No lock was taken");
+        assertThat(locks.activeLocks()).isEmpty();
+    }
+
+    @Test
     void nestedMethodOfSameThreadJoinsTheHeldLock() {
         // inner() has maxWait=0: it would fail at once if it queued behind its caller.
         assertThat(service.outer("re-1")).singleElement()

@@ -14,10 +14,20 @@ import io.dynamolock.core.test.DynamoDbLocal;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.springframework.aop.support.AopUtils;
+import org.springframework.boot.actuate.endpoint.InvocationContext;
+import org.springframework.boot.actuate.endpoint.SecurityContext;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.invoke.convert.ConversionServiceParameterValueMapper;
+import org.springframework.boot.actuate.endpoint.web.EndpointMediaTypes;
+import org.springframework.boot.actuate.endpoint.web.ExposableWebEndpoint;
+import org.springframework.boot.actuate.endpoint.web.WebOperation;
+import org.springframework.boot.actuate.endpoint.web.annotation.WebEndpointDiscoverer;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.health.contributor.HealthIndicator;
@@ -113,7 +123,7 @@ class DynamoLockAutoConfigurationTests {
 
     @Test
     void appliesLockListenersAndCustomizers() {
-        java.util.List<String> events = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<String> events = new java.util.concurrent.CopyOnWriteArrayList<>();
         LockListener listener = new LockListener() {
             @Override
             public void onAcquired(LockHandle lock, Duration waited) {
@@ -290,6 +300,30 @@ class DynamoLockAutoConfigurationTests {
                         .satisfies(entry -> assertThat(entry.ticket()).isEqualTo(lock.fencingToken()));
                 assertThat(endpoint.queue("shown").entries()).isEmpty();
             }
+        });
+    }
+
+    @Test
+    void endpointMapsWebPathsForLocksAndQueues() {
+        contextRunner.withPropertyValues("management.endpoints.web.exposure.include=dynamolock").run(context -> {
+            WebEndpointDiscoverer discoverer = new WebEndpointDiscoverer(context,
+                    new ConversionServiceParameterValueMapper(), EndpointMediaTypes.DEFAULT, List.of(), List.of(),
+                    List.of(), List.of(), List.of());
+            ExposableWebEndpoint endpoint = discoverer.getEndpoints().stream()
+                    .filter(candidate -> candidate.getEndpointId().toString().equals("dynamolock")).findFirst()
+                    .orElseThrow();
+            Map<String, WebOperation> byPath = new HashMap<>();
+            endpoint.getOperations().forEach(operation -> byPath.put(operation.getRequestPredicate().getPath(),
+                    operation));
+            assertThat(byPath).containsOnlyKeys("dynamolock", "dynamolock/{entity}",
+                    "dynamolock/{entity}/{namespace}");
+            Object queue = byPath.get("dynamolock/{entity}/{namespace}").invoke(new InvocationContext(
+                    SecurityContext.NONE, Map.of("entity", "mapped", "namespace", "web")));
+            assertThat(queue).isInstanceOfSatisfying(DynamoLockEndpoint.QueueDescriptor.class, descriptor -> {
+                assertThat(descriptor.entity()).isEqualTo("mapped");
+                assertThat(descriptor.namespace()).isEqualTo("web");
+                assertThat(descriptor.entries()).isEmpty();
+            });
         });
     }
 
