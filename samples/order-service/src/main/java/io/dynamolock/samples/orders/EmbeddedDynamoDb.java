@@ -9,17 +9,18 @@ import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.boot.context.event.ApplicationEnvironmentPreparedEvent;
+import org.springframework.beans.factory.support.DefaultSingletonBeanRegistry;
 import org.springframework.boot.context.event.ApplicationFailedEvent;
+import org.springframework.boot.context.event.ApplicationPreparedEvent;
 import org.springframework.context.ApplicationEvent;
 import org.springframework.context.ApplicationListener;
-import org.springframework.context.event.ContextClosedEvent;
 import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.MapPropertySource;
 
 /**
  * Starts DynamoDB Local as a server on 127.0.0.1 when no {@code dynamolock.dynamodb.endpoint} is
  * configured, before the application context exists, and points dynamolock at it; stops it when the
- * context closes. A server rather than the embedded client, so that a second copy of the app can
+ * context closes, after every bean. A server rather than the embedded client, so that a second copy of the app can
  * share it. Registered in {@code META-INF/spring.factories}.
  */
 public class EmbeddedDynamoDb implements ApplicationListener<ApplicationEvent> {
@@ -35,7 +36,13 @@ public class EmbeddedDynamoDb implements ApplicationListener<ApplicationEvent> {
         if (event instanceof ApplicationEnvironmentPreparedEvent prepared) {
             startUnlessConfigured(prepared.getEnvironment());
         }
-        else if (event instanceof ContextClosedEvent || event instanceof ApplicationFailedEvent) {
+        else if (event instanceof ApplicationPreparedEvent prepared && server != null) {
+            // Registered before any bean, so destroyed after all of them: the web server drains its
+            // requests before the database they use goes away.
+            ((DefaultSingletonBeanRegistry) prepared.getApplicationContext().getBeanFactory())
+                    .registerDisposableBean("embeddedDynamoDb", this::stop);
+        }
+        else if (event instanceof ApplicationFailedEvent) {
             stop();
         }
     }
