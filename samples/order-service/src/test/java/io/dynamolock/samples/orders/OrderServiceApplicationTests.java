@@ -3,13 +3,6 @@ package io.dynamolock.samples.orders;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.dynamolock.core.LockTemplate;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -35,24 +28,7 @@ class OrderServiceApplicationTests {
         api.create("http-order");
         int threads = 8;
         int perThread = 3;
-        ExecutorService callers = Executors.newFixedThreadPool(threads);
-        CountDownLatch start = new CountDownLatch(1);
-        List<Future<?>> calls = new ArrayList<>();
-        for (int t = 0; t < threads; t++) {
-            int caller = t;
-            calls.add(callers.submit(() -> {
-                start.await();
-                for (int i = 0; i < perThread; i++) {
-                    api.addItem("http-order", "item-" + caller + "-" + i, 100);
-                }
-                return null;
-            }));
-        }
-        start.countDown();
-        for (Future<?> call : calls) {
-            call.get(120, TimeUnit.SECONDS);
-        }
-        callers.shutdown();
+        Callers.run(threads, perThread, (caller, i) -> api.addItem("http-order", "item-" + caller + "-" + i, 100));
 
         assertThat(api.itemCount("http-order")).isEqualTo(threads * perThread);
         assertThat(api.get("http-order")).contains("\"totalCents\":" + threads * perThread * 100);

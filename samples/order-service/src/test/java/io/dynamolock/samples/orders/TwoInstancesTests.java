@@ -4,11 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -32,25 +27,8 @@ class TwoInstancesTests {
 
                 int perInstanceThreads = 4;
                 int perThread = 3;
-                ExecutorService callers = Executors.newFixedThreadPool(2 * perInstanceThreads);
-                CountDownLatch start = new CountDownLatch(1);
-                List<Future<?>> calls = new ArrayList<>();
-                for (int t = 0; t < 2 * perInstanceThreads; t++) {
-                    OrderApi api = instances.get(t % 2);
-                    int caller = t;
-                    calls.add(callers.submit(() -> {
-                        start.await();
-                        for (int i = 0; i < perThread; i++) {
-                            api.addItem("shared-order", "item-" + caller + "-" + i, 100);
-                        }
-                        return null;
-                    }));
-                }
-                start.countDown();
-                for (Future<?> call : calls) {
-                    call.get(120, TimeUnit.SECONDS);
-                }
-                callers.shutdown();
+                Callers.run(2 * perInstanceThreads, perThread,
+                        (caller, i) -> instances.get(caller % 2).addItem("shared-order", "item-" + caller + "-" + i, 100));
 
                 int total = 2 * perInstanceThreads * perThread;
                 assertThat(instances.get(1).itemCount("shared-order")).isEqualTo(total);
