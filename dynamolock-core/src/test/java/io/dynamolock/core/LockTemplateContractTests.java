@@ -29,6 +29,7 @@ import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
 import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
 
 /** The guarantees of the lock, each against DynamoDB Local. */
 @Timeout(120)
@@ -338,6 +339,100 @@ class LockTemplateContractTests {
         unreachable.set(false);
         lock.release();
         assertThat(fixture.queue("order-16")).as("the release still removes the entry").isEmpty();
+    }
+
+    @Test
+    void purgesALongTailOfDeadEntries() {
+        // A crashed JVM left 300 waiters: more than one request's expression can name.
+        Map<String, AttributeValue> item = new java.util.HashMap<>(Map.of("pk", AttributeValue.fromS("order-17"),
+                "sk", AttributeValue.fromS("default"), "next", AttributeValue.fromN("1300")));
+        long expired = System.currentTimeMillis() - 1;
+        for (int i = 0; i < 300; i++) {
+            String owner = "ip-10-0-0-1.ec2.internal:12345:abcdef12/" + Long.toString(i, 36);
+            item.put("t#" + owner, AttributeValue.fromN(Long.toString(1000 + i)));
+            item.put("e#" + owner, AttributeValue.fromN(Long.toString(expired)));
+        }
+        fixture.admin().putItem(b -> b.tableName(fixture.table()).item(item));
+
+        LockTemplate locks = fixture.template();
+        try (LockHandle lock = locks.acquire("order-17", Duration.ofSeconds(30))) {
+            assertThat(lock.fencingToken()).isEqualTo(1300);
+        }
+        assertThat(fixture.queue("order-17")).isEmpty();
+    }
+
+    @Test
+    void aWaiterWhoseLeaseRanOutIsNeverGranted() throws Exception {
+        AtomicBoolean renewalsFail = new AtomicBoolean();
+        ExecutionInterceptor network = new ExecutionInterceptor() {
+            @Override
+            public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {
+                if (renewalsFail.get() && context.request() instanceof UpdateItemRequest update
+                        && update.updateExpression().startsWith("SET #e")) {
+                    throw SdkClientException.create("injected: renewal lost in the network");
+                }
+            }
+        };
+        LockTemplate cutOff = fixture.template(b -> { }, network);
+        LockHandle holder = fixture.template().acquire("order-18", Duration.ofSeconds(5));
+        Future<LockHandle> waiter = pool.submit(() -> cutOff.acquire("order-18", Duration.ofSeconds(60)));
+        fixture.awaitQueueLength("order-18", 2);
+        renewalsFail.set(true);
+
+        assertThatThrownBy(() -> waiter.get(LockFixture.LEASE.toMillis() + 5_000, TimeUnit.MILLISECONDS))
+                .as("the wait ends when the lease runs out, before any grant")
+                .hasCauseInstanceOf(LockLostException.class);
+        holder.release();
+        try (LockHandle next = fixture.template().acquire("order-18", Duration.ofSeconds(10))) {
+            assertThat(next.isValid()).isTrue();
+        }
+    }
+
+    @Test
+    void hungRenewalsOfOtherLocksDoNotCostALeaseItsLife() throws Exception {
+        CountDownLatch hung = new CountDownLatch(1);
+        ExecutionInterceptor network = new ExecutionInterceptor() {
+            @Override
+            public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {
+                Object request = context.request();
+                if (request instanceof UpdateItemRequest update
+                        && update.updateExpression().startsWith("SET #e") && !update.key().get("pk").s().equals("k3")) {
+                    try {
+                        hung.await(); // renewals of k1 and k2 never get an answer...
+                    }
+                    catch (InterruptedException ex) {
+                        Thread.currentThread().interrupt(); // ...until their time limit aborts them
+                    }
+                }
+            }
+        };
+        LockTemplate locks = fixture.template(b -> { }, network);
+        List<LockHandle> held = new ArrayList<>();
+        for (String entity : List.of("k1", "k2", "k3")) {
+            held.add(locks.acquire(entity, Duration.ofSeconds(5)));
+        }
+        LockHandle k3 = held.get(2);
+        CountDownLatch k3Lost = new CountDownLatch(1);
+        k3.onLost(lock -> k3Lost.countDown());
+
+        // Three leases' worth of time: k3's renewals must get through between the stuck ones.
+        assertThat(k3Lost.await(LockFixture.LEASE.toMillis() * 3, TimeUnit.MILLISECONDS)).isFalse();
+        assertThat(k3.isValid()).isTrue();
+        assertThat(fixture.template().tryAcquire("k3")).isEmpty();
+        hung.countDown();
+        held.forEach(LockHandle::release);
+    }
+
+    @Test
+    void aThreadStopsJoiningOnceItsOwnHoldIsReleased() throws Exception {
+        LockTemplate locks = fixture.template();
+        LockHandle outer = locks.acquire("order-19", Duration.ofSeconds(5));
+        LockHandle inner = locks.acquire("order-19", Duration.ofSeconds(5)); // joins: e.g. handed to an async task
+        outer.release();
+        assertThat(inner.isValid()).as("the joined hold keeps the lock").isTrue();
+        assertThat(locks.tryAcquire("order-19")).as("the thread no longer holds it: no re-entry").isEmpty();
+        inner.release();
+        assertThat(fixture.queue("order-19")).isEmpty();
     }
 
     @Test

@@ -53,7 +53,7 @@ public class DynamoLockProperties implements Validator {
     private final PollInterval pollInterval = new PollInterval();
 
     /** Most entries one lock's queue may hold; further callers fail with LockQueueFullException. */
-    private int maxQueueLength = 1000;
+    private int maxQueueLength = 100;
 
     /**
      * Order of the @QueueLocked advisor among a bean's advisors: lower runs outside. The

@@ -2,6 +2,7 @@ package io.dynamolock.annotation;
 
 import static io.dynamolock.autoconfigure.DynamoDbLocalProperties.race;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
@@ -197,6 +198,19 @@ class QueueLockedTests extends QueueLockedTestSupport {
             lock.release();
             return true;
         }))).contains(true);
+    }
+
+    @Test
+    void aLaterCallOfTheThreadQueuesBehindALockAPendingFutureJoined() throws Exception {
+        CompletableFuture<String> gate = new CompletableFuture<>();
+        CompletableFuture<String> pending = service.syncStartsAsync("cf-6", gate).future();
+        assertThat(pending).isNotDone();
+        assertThat(heldEntities()).contains("cf-6");
+        // maxWait=0: joining would run a second critical section beside the future's
+        assertThatThrownBy(() -> service.noWait("cf-6")).isInstanceOf(LockWaitTimeoutException.class);
+        gate.complete("done");
+        assertThat(pending.get(10, TimeUnit.SECONDS)).isEqualTo("done");
+        assertThat(heldEntities()).doesNotContain("cf-6");
     }
 
     @Test

@@ -93,6 +93,16 @@ public class LockedService implements Inventory {
         return gate.thenApply(value -> value + "!");
     }
 
+    /** A future handed out by a synchronous method (a future return type would make the method asynchronous). */
+    public record Started(CompletableFuture<String> future) {
+    }
+
+    /** Starts an asynchronous method that joins this method's lock and outlives this method. */
+    @QueueLocked(entity = "#id")
+    public Started syncStartsAsync(String id, CompletableFuture<String> gate) {
+        return new Started(nested.asyncGate(id, gate));
+    }
+
     @QueueLocked(entity = "#id")
     public CompletableFuture<String> asyncNull(String id) {
         return null;

@@ -30,6 +30,11 @@ public class NestedService {
         return CompletableFuture.completedFuture(held());
     }
 
+    @QueueLocked(entity = "#id", maxWait = "0")
+    public CompletableFuture<String> asyncGate(String id, CompletableFuture<String> gate) {
+        return gate;
+    }
+
     /** An asynchronous method whose body calls a synchronous one for the same lock. */
     @QueueLocked(entity = "#id", maxWait = "0")
     public CompletableFuture<List<LockInfo>> syncInsideAsync(String id) {
