@@ -273,6 +273,17 @@ class BadInputTest {
     }
 
     @Test
+    void absurdLeasesAreRejectedWithTheirValue() {
+        for (Duration lease : List.of(Duration.ofSeconds(Long.MAX_VALUE), Duration.ofDays(365L * 1000))) {
+            rejected(() -> locks.acquire(LockRequest.builder("order-1").lease(lease).wait(Duration.ZERO).build()),
+                    "lease " + lease, "at most");
+            assertThatThrownBy(() -> builder().leaseDuration(lease).heartbeatInterval(Duration.ofSeconds(30)).build())
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("leaseDuration " + lease)
+                    .hasMessageContaining("at most");
+        }
+    }
+
+    @Test
     void otherBadOptionsNameTheirValue() {
         assertThatThrownBy(() -> builder().tableName("ab").build()).hasMessageContaining("tableName 'ab'");
         assertThatThrownBy(() -> builder().tableName("bad name!").build()).hasMessageContaining("tableName 'bad name!'");
