@@ -5,6 +5,7 @@ import io.dynamolock.core.LockTableException;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
@@ -102,6 +103,9 @@ final class QueueTable {
         catch (ResourceNotFoundException ex) {
             throw missingTable(ex);
         }
+        catch (DynamoDbException ex) {
+            throw isWrongKeySchema(ex) ? wrongKeySchema(ex) : ex;
+        }
     }
 
     /** Request 3: extends the owner's lease; the returned item lacks the entry if it was purged. */
@@ -160,6 +164,9 @@ final class QueueTable {
             throw missingTable(ex);
         }
         catch (DynamoDbException ex) {
+            if (isWrongKeySchema(ex)) {
+                throw wrongKeySchema(ex);
+            }
             if (ex.awsErrorDetails() != null && "ValidationException".equals(ex.awsErrorDetails().errorCode())
                     && String.valueOf(ex.getMessage()).toLowerCase().contains("size")) {
                 throw new LockQueueFullException("The lock item of entity='" + key.entity() + "' namespace='"
@@ -173,6 +180,22 @@ final class QueueTable {
     private LockTableException missingTable(ResourceNotFoundException ex) {
         return new LockTableException("Lock table '" + tableName + "' does not exist. Create it with"
                 + " TableBootstrap (or dynamolock.create-table=true): " + TableShape.DESCRIPTION, ex);
+    }
+
+    /** DynamoDB's answers when a request's key does not fit the table's key schema. */
+    private static boolean isWrongKeySchema(DynamoDbException ex) {
+        if (ex.awsErrorDetails() == null || !"ValidationException".equals(ex.awsErrorDetails().errorCode())) {
+            return false;
+        }
+        String message = String.valueOf(ex.awsErrorDetails().errorMessage()).toLowerCase(Locale.ROOT);
+        return message.contains("key element does not match the schema") || message.contains("conditions on the keys")
+                || message.contains("type mismatch for key") || message.contains("missing the key");
+    }
+
+    private LockTableException wrongKeySchema(DynamoDbException ex) {
+        return new LockTableException("Lock table '" + tableName + "' does not have the keys dynamolock needs (DynamoDB: "
+                + ex.awsErrorDetails().errorMessage() + "). Expected " + TableShape.DESCRIPTION + "; check it with"
+                + " TableBootstrap.verify(), and point dynamolock at another table or recreate this one", ex);
     }
 
     private static long ttlFor(long expiresAtMillis) {

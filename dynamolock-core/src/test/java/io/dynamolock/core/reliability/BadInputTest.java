@@ -321,8 +321,21 @@ class BadInputTest {
                 Arguments.of("no sort key", List.of(key("pk", ScalarAttributeType.S, KeyType.HASH))),
                 Arguments.of("numeric sort key", List.of(key("pk", ScalarAttributeType.S, KeyType.HASH),
                         key("sk", ScalarAttributeType.N, KeyType.RANGE))),
-                Arguments.of("swapped keys", List.of(key("sk", ScalarAttributeType.S, KeyType.HASH),
-                        key("pk", ScalarAttributeType.S, KeyType.RANGE))));
+                Arguments.of("other key types", List.of(key("pk", ScalarAttributeType.B, KeyType.HASH),
+                        key("sk", ScalarAttributeType.S, KeyType.RANGE))));
+    }
+
+    @Test
+    void tableWithSwappedKeysFailsVerificationThoughRequestsWouldWork() {
+        // pk as sort key and sk as partition key: every request still names an item, so only verify() can tell.
+        String name = "swapped-" + UUID.randomUUID().toString().substring(0, 8);
+        plain.createTable(b -> b.tableName(name).billingMode(BillingMode.PAY_PER_REQUEST)
+                .attributeDefinitions(AttributeDefinition.builder().attributeName("pk").attributeType(ScalarAttributeType.S)
+                        .build(), AttributeDefinition.builder().attributeName("sk").attributeType(ScalarAttributeType.S).build())
+                .keySchema(KeySchemaElement.builder().attributeName("sk").keyType(KeyType.HASH).build(),
+                        KeySchemaElement.builder().attributeName("pk").keyType(KeyType.RANGE).build()));
+        assertThatThrownBy(() -> TableBootstrap.of(plain, name).verify()).isInstanceOf(LockTableException.class)
+                .hasMessageContaining("no partition key 'pk' of type S").hasMessageContaining("no sort key 'sk' of type S");
     }
 
     record Key(String name, ScalarAttributeType type, KeyType keyType) {
@@ -330,6 +343,30 @@ class BadInputTest {
 
     static Key key(String name, ScalarAttributeType type, KeyType keyType) {
         return new Key(name, type, keyType);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("wrongTables")
+    void tableWithTheWrongKeySchemaIsNamedWithTheFix(String described, List<Key> keys) {
+        String name = "wrong-" + UUID.randomUUID().toString().substring(0, 8);
+        plain.createTable(b -> b.tableName(name).billingMode(BillingMode.PAY_PER_REQUEST)
+                .attributeDefinitions(keys.stream().map(k -> AttributeDefinition.builder().attributeName(k.name())
+                        .attributeType(k.type()).build()).toList())
+                .keySchema(keys.stream().map(k -> KeySchemaElement.builder().attributeName(k.name())
+                        .keyType(k.keyType()).build()).toList()));
+
+        assertThatThrownBy(() -> TableBootstrap.of(plain, name).verify()).isInstanceOf(LockTableException.class)
+                .hasMessageContaining("'" + name + "' cannot hold locks")
+                .hasMessageContaining("partition key 'pk' (S), sort key 'sk' (S)");
+        try (LockTemplate wrong = builder().tableName(name).build()) {
+            assertThatThrownBy(() -> wrong.acquire("order-1", Duration.ZERO)).isInstanceOf(LockTableException.class)
+                    .hasMessageContaining("'" + name + "'").hasMessageContaining("partition key 'pk' (S), sort key 'sk' (S)")
+                    .hasMessageContaining("TableBootstrap");
+            assertThatThrownBy(() -> wrong.tryAcquire("order-1")).isInstanceOf(LockTableException.class);
+            assertThatThrownBy(() -> wrong.queue("order-1", null)).isInstanceOf(LockTableException.class);
+            assertThat(wrong.activeLocks()).isEmpty();
+        }
+        assertThat(plain.scan(b -> b.tableName(name)).count()).isZero();
     }
 
     @Test
