@@ -10,7 +10,8 @@ import java.util.concurrent.locks.LockSupport;
  * The waiting of one acquisition, from its enqueue response to a grant or a give-up.
  *
  * <ol>
- * <li>Look at the latest queue state: if no entry is ahead of ours, we hold the lock.</li>
+ * <li>Look at the latest queue state: if no entry is ahead of ours, we hold the lock, provided our lease
+ * has not run out since (else renew it first: the answer says whether the entry is still ours).</li>
  * <li>If entries are ahead but every one has expired by our clock, purge them (each only if not
  * renewed since) and look again at the state the purge returns.</li>
  * <li>Otherwise wait, unless there is no time left: until a same-JVM release or a heartbeat hands us a
@@ -68,7 +69,17 @@ final class WaitLoop {
             }
             List<QueueState.Entry> ahead = state.ahead(self.ticket());
             if (ahead.isEmpty()) {
-                return null;
+                if (System.nanoTime() - entry.confirmedUntilNanos() < 0) {
+                    return null;
+                }
+                // The lease ran out since this state was read (the JVM stopped, an answer came late): others may
+                // have purged the entry and taken the lock. Renew it first; the answer says whether it is still ours.
+                long sentAt = System.nanoTime();
+                state = table.renew(entry.key(), entry.owner(), clock.millis(), entry.lease());
+                if (state.entry(entry.owner()) != null) {
+                    entry.renewed(sentAt);
+                }
+                continue;
             }
             long nowMillis = clock.millis();
             if (ahead.stream().allMatch(e -> e.isExpiredAt(nowMillis))) {

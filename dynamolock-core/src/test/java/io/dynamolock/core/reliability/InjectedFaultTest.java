@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockListener;
+import io.dynamolock.core.LockLostException;
 import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.LockWaitTimeoutException;
 import io.dynamolock.core.test.Await;
@@ -362,6 +363,34 @@ class InjectedFaultTest {
         assertThat(lock.isValid()).isTrue();
         lock.release();
         slow.close();
+        assertThat(item().entries()).isEmpty();
+    }
+
+    @Test
+    void answerThatArrivesAfterTheLeaseRanOutGrantsNothing() throws Exception {
+        // The enqueue lands with nobody ahead, but its answer is held until another caller has waited out our lease,
+        // purged our entry and taken the lock (a JVM stopped mid-request, a very slow network). The stale answer
+        // says "first in the queue": acquire must not return a lock that is already someone else's.
+        try (DynamoDbClient slowClient = faults.clientFor(dynamo, 1, Duration.ofSeconds(30));
+                LockTemplate slow = template(slowClient, faultyOwner, LEASE)) {
+            CountDownLatch enqueued = new CountDownLatch(1);
+            CountDownLatch takenOver = new CountDownLatch(1);
+            faults.onAnswer(Step.ENQUEUE, request -> {
+                enqueued.countDown();
+                FaultInjector.await(takenOver, 30);
+            });
+            CompletableFuture<LockHandle> late = CompletableFuture.supplyAsync(() -> slow.acquire(entity, LONG));
+            assertThat(enqueued.await(30, TimeUnit.SECONDS)).isTrue();
+
+            LockHandle current = clean.acquire(entity, LONG);
+            takenOver.countDown();
+
+            assertThatThrownBy(() -> late.get(30, TimeUnit.SECONDS).release()).isInstanceOf(ExecutionException.class)
+                    .cause().isInstanceOf(LockLostException.class);
+            assertThat(current.isValid()).isTrue();
+            assertThat(item().entries()).hasSize(1);
+            current.release();
+        }
         assertThat(item().entries()).isEmpty();
     }
 
