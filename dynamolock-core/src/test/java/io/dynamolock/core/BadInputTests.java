@@ -123,7 +123,7 @@ class BadInputTests {
             try (LockTemplate locks = LockTemplate.builder(client).tableName(table).build()) {
                 assertThatThrownBy(() -> locks.acquire("order", Duration.ofSeconds(1)))
                         .isInstanceOf(LockTableException.class)
-                        .hasMessageContaining("'" + table + "' has another key schema")
+                        .hasMessageContaining("'" + table + "' does not have the keys dynamolock needs")
                         .hasMessageContaining("partition key 'pk' (S), sort key 'sk' (S)");
             }
         }

@@ -143,7 +143,7 @@ public final class LockEngine {
 
     private QueueEntry newEntry(LockRequest request, LockKey key) {
         Duration lease = request.lease() == null ? settings.lease() : request.lease();
-        LockSettings.requirePositive(lease, "lease");
+        LockSettings.requireLease(lease, "lease");
         LockSettings.requireLeaseLongerThanHeartbeat(lease, settings.heartbeatInterval());
         String owner = settings.ownerName() + "/" + Long.toString(acquisitions.incrementAndGet(), 36);
         return new QueueEntry(key, owner, lease);

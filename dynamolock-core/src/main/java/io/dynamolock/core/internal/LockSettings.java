@@ -19,7 +19,7 @@ public record LockSettings(String tableName, String defaultNamespace, Duration l
     public LockSettings {
         Keys.requireTableName(tableName);
         Keys.requireNamespace(defaultNamespace, "defaultNamespace");
-        requirePositive(lease, "leaseDuration");
+        requireLease(lease, "leaseDuration");
         requirePositive(heartbeatInterval, "heartbeatInterval");
         requireLeaseLongerThanHeartbeat(lease, heartbeatInterval);
         Waits.requireValid(defaultWait, "defaultWait");
@@ -48,6 +48,22 @@ public record LockSettings(String tableName, String defaultNamespace, Duration l
             throw new IllegalArgumentException("lease " + lease + " must be longer than the heartbeat interval "
                     + heartbeatInterval + ", or every entry would expire before it is renewed; a lease of twice the"
                     + " heartbeat interval or more is usual");
+        }
+    }
+
+    /**
+     * The longest lease: far above any useful one (heartbeats renew it, so seconds to minutes suffice) and far
+     * below what overflows the nanosecond arithmetic of lease deadlines (292 years).
+     */
+    static final Duration MAX_LEASE = Duration.ofDays(365);
+
+    /** Checks a lease: positive and at most {@link #MAX_LEASE}. */
+    static void requireLease(Duration lease, String name) {
+        requirePositive(lease, name);
+        if (lease.compareTo(MAX_LEASE) > 0) {
+            throw new IllegalArgumentException(name + " " + lease + " is too long: at most " + MAX_LEASE.toDays()
+                    + " days. A holder that dies blocks the lock for a whole lease; heartbeats renew it, so seconds"
+                    + " to minutes are enough");
         }
     }
 

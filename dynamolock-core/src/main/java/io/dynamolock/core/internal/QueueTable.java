@@ -5,6 +5,7 @@ import io.dynamolock.core.LockTableException;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
@@ -188,14 +189,7 @@ final class QueueTable {
     }
 
     private RuntimeException wrongSchemaOr(DynamoDbException ex) {
-        // DynamoDB and DynamoDB Local word it differently.
-        if (isValidationError(ex, "key element does not match the schema")
-                || isValidationError(ex, "number of conditions on the keys is invalid")) {
-            return new LockTableException("Lock table '" + tableName + "' has another key schema than dynamolock needs: "
-                    + TableShape.DESCRIPTION + ". Point dynamolock at another table; TableBootstrap.verify() says what"
-                    + " is wrong", ex);
-        }
-        return ex;
+        return isWrongKeySchema(ex) ? wrongKeySchema(ex) : ex;
     }
 
     private static boolean isValidationError(DynamoDbException ex, String messagePart) {
@@ -206,6 +200,22 @@ final class QueueTable {
     private LockTableException missingTable(ResourceNotFoundException ex) {
         return new LockTableException("Lock table '" + tableName + "' does not exist. Create it with"
                 + " TableBootstrap (or dynamolock.create-table=true): " + TableShape.DESCRIPTION, ex);
+    }
+
+    /** DynamoDB's answers when a request's key does not fit the table's key schema. */
+    private static boolean isWrongKeySchema(DynamoDbException ex) {
+        if (ex.awsErrorDetails() == null || !"ValidationException".equals(ex.awsErrorDetails().errorCode())) {
+            return false;
+        }
+        String message = String.valueOf(ex.awsErrorDetails().errorMessage()).toLowerCase(Locale.ROOT);
+        return message.contains("key element does not match the schema") || message.contains("conditions on the keys")
+                || message.contains("type mismatch for key") || message.contains("missing the key");
+    }
+
+    private LockTableException wrongKeySchema(DynamoDbException ex) {
+        return new LockTableException("Lock table '" + tableName + "' does not have the keys dynamolock needs (DynamoDB: "
+                + ex.awsErrorDetails().errorMessage() + "). Expected " + TableShape.DESCRIPTION + "; check it with"
+                + " TableBootstrap.verify(), and point dynamolock at another table or recreate this one", ex);
     }
 
     private static long ttlFor(long expiresAtMillis) {

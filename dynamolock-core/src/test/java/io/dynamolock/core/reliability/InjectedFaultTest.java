@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockListener;
+import io.dynamolock.core.LockLostException;
 import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.LockWaitTimeoutException;
 import io.dynamolock.core.test.Await;
@@ -177,6 +178,28 @@ class InjectedFaultTest {
     }
 
     @Test
+    void enqueueWhoseAnswerTimesOutIsRetriedIntoTheSameEntry() {
+        // A real SDK attempt timeout: the first enqueue is applied, its answer is held past the 500 ms limit.
+        try (DynamoDbClient slow = faults.clientFor(dynamo, ATTEMPTS, Duration.ofMillis(500));
+                LockTemplate locks = template(slow, faultyOwner, LEASE)) {
+            java.util.concurrent.atomic.AtomicInteger answers = new java.util.concurrent.atomic.AtomicInteger();
+            faults.onAnswer(Step.ENQUEUE, request -> {
+                if (answers.incrementAndGet() == 1) {
+                    FaultInjector.delay(Duration.ofSeconds(3));
+                }
+            });
+
+            try (LockHandle lock = locks.acquire(entity, LONG)) {
+                assertThat(faults.attempts(Step.ENQUEUE)).isEqualTo(2);
+                assertThat(item().entries()).hasSize(1);
+                assertThat(item().next()).isEqualTo(lock.fencingToken() + 1);
+                assertThat(Thread.currentThread().isInterrupted()).isFalse();
+            }
+        }
+        assertThat(item().entries()).isEmpty();
+    }
+
+    @Test
     void enqueueAppliedThenThrottledOnTheRetryFailsCleanly() {
         // The first attempt lands but its answer is lost; the SDK's retries are throttled. The error the caller
         // sees is a 400, yet the entry is in the item.
@@ -329,19 +352,51 @@ class InjectedFaultTest {
 
     @Test
     void slowEnqueueAnswerDoesNotLetTheEntryLapseBeforeItsFirstHeartbeat() {
-        // The enqueue lands at once, but its answer takes 1.8 s of the 2 s lease (a cold JVM, a slow network).
-        faults.onAnswer(Step.ENQUEUE, request -> FaultInjector.delay(Duration.ofMillis(1800)));
+        // The enqueue lands at once, but its answer takes 1.5 s of the 2 s lease (a cold JVM, a slow network).
+        // Heartbeat 1 s: counted from the answer, the first renewal would come 0.5 s after the lease ran out;
+        // counted from the send, it is due at once and has 0.5 s to land.
+        faults.onAnswer(Step.ENQUEUE, request -> FaultInjector.delay(Duration.ofMillis(1500)));
         AtomicReference<String> lost = new AtomicReference<>();
-        LockHandle lock = faulty.acquire(entity, LONG);
+        LockTemplate slow = template(faultyClient, faultyOwner + "-slow", LEASE, Duration.ofSeconds(1), null);
+        LockHandle lock = slow.acquire(entity, LONG);
         lock.onLost(l -> lost.set("lost"));
         faults.clear();
 
-        // A caller arriving now must find the lease renewed, not one that runs out 0.2 s later.
+        // A caller arriving now must find the lease renewed, not one that runs out 0.5 s later.
         assertThatThrownBy(() -> clean.acquire(entity, Duration.ofSeconds(2)).release())
                 .isInstanceOf(LockWaitTimeoutException.class);
         assertThat(lost.get()).isNull();
         assertThat(lock.isValid()).isTrue();
         lock.release();
+        slow.close();
+        assertThat(item().entries()).isEmpty();
+    }
+
+    @Test
+    void answerThatArrivesAfterTheLeaseRanOutGrantsNothing() throws Exception {
+        // The enqueue lands with nobody ahead, but its answer is held until another caller has waited out our lease,
+        // purged our entry and taken the lock (a JVM stopped mid-request, a very slow network). The stale answer
+        // says "first in the queue": acquire must not return a lock that is already someone else's.
+        try (DynamoDbClient slowClient = faults.clientFor(dynamo, 1, Duration.ofSeconds(30));
+                LockTemplate slow = template(slowClient, faultyOwner, LEASE)) {
+            CountDownLatch enqueued = new CountDownLatch(1);
+            CountDownLatch takenOver = new CountDownLatch(1);
+            faults.onAnswer(Step.ENQUEUE, request -> {
+                enqueued.countDown();
+                FaultInjector.await(takenOver, 30);
+            });
+            CompletableFuture<LockHandle> late = CompletableFuture.supplyAsync(() -> slow.acquire(entity, LONG));
+            assertThat(enqueued.await(30, TimeUnit.SECONDS)).isTrue();
+
+            LockHandle current = clean.acquire(entity, LONG);
+            takenOver.countDown();
+
+            assertThatThrownBy(() -> late.get(30, TimeUnit.SECONDS).release()).isInstanceOf(ExecutionException.class)
+                    .cause().isInstanceOf(LockLostException.class);
+            assertThat(current.isValid()).isTrue();
+            assertThat(item().entries()).hasSize(1);
+            current.release();
+        }
         assertThat(item().entries()).isEmpty();
     }
 

@@ -140,8 +140,11 @@ class MultiProcessLockTest {
         String beta = entity + "-beta";
         int perWorker = 12;
         for (int i = 0; i < 4; i++) {
+            // A 3 s lease here: no lease may be lost in this run, and the box may be starved for more than the
+            // 1.5 s (lease - heartbeat) a 2 s lease tolerates.
             start(Integer.toString(i), Map.of("mode", "loop", "entities", alpha + "," + beta, "iterations",
-                    Integer.toString(perWorker), "holdMinMs", "5", "holdMaxMs", "25", "seed", Integer.toString(i)));
+                    Integer.toString(perWorker), "holdMinMs", "5", "holdMaxMs", "25", "seed", Integer.toString(i),
+                    "lease", "3000"));
         }
         workers.forEach(w -> w.await("READY", START));
         workers.forEach(w -> w.send("GO"));

@@ -123,6 +123,11 @@ public final class FaultInjector implements ExecutionInterceptor {
      * circuit breaker (so the attempt count never depends on earlier failures), 2 s per attempt.
      */
     public DynamoDbClient clientFor(DynamoDbLocal local, int maxAttempts) {
+        return clientFor(local, maxAttempts, Duration.ofSeconds(2));
+    }
+
+    /** As {@link #clientFor(DynamoDbLocal, int)}, with {@code attemptTimeout} per attempt. */
+    public DynamoDbClient clientFor(DynamoDbLocal local, int maxAttempts, Duration attemptTimeout) {
         StandardRetryStrategy retries = AwsRetryStrategy.standardRetryStrategy().toBuilder()
                 .maxAttempts(maxAttempts)
                 .backoffStrategy(BackoffStrategy.fixedDelay(Duration.ofMillis(10)))
@@ -132,7 +137,7 @@ public final class FaultInjector implements ExecutionInterceptor {
         return local.clientBuilder()
                 .overrideConfiguration(c -> c.executionInterceptors(List.of(this))
                         .retryStrategy(retries)
-                        .apiCallAttemptTimeout(Duration.ofSeconds(2))
+                        .apiCallAttemptTimeout(attemptTimeout)
                         .apiCallTimeout(Duration.ofSeconds(10)))
                 .build();
     }

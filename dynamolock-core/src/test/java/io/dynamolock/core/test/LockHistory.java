@@ -44,6 +44,8 @@ public final class LockHistory {
         public final long token;
         public final String owner;
         public final long enterSeq;
+        /** Taken before acquire(): the grant happened between this and {@link #enterSeq}. */
+        public final long requestSeq;
         public final long enterWall;
         public final long waitedMs;
         Long exitSeq;
@@ -61,6 +63,7 @@ public final class LockHistory {
             this.token = Long.parseLong(e.get("token"));
             this.owner = e.get("owner");
             this.enterSeq = Long.parseLong(e.get("seq"));
+            this.requestSeq = Long.parseLong(e.getOrDefault("reqSeq", e.get("seq")));
             this.enterWall = Long.parseLong(e.get("wall"));
             this.waitedMs = Long.parseLong(e.get("waitedMs"));
         }
@@ -206,13 +209,37 @@ public final class LockHistory {
                 List.copyOf(violations), List.copyOf(notes));
     }
 
-    private static void checkOrder(String entity, List<Section> granted, List<String> violations) {
-        for (int i = 1; i < granted.size(); i++) {
-            if (granted.get(i).token <= granted.get(i - 1).token) {
-                violations.add("order: " + entity + " granted token " + granted.get(i).token + " after "
-                        + granted.get(i - 1).token + " (" + granted.get(i - 1) + " then " + granted.get(i) + ")");
+    /**
+     * Tokens strictly increase in grant order. A section whose process was stopped between asking and logging
+     * its grant, and which then lost its lease, was granted at an unknown point after {@code requestSeq}: it is
+     * only required to fit some order, i.e. to have asked before every later token's grant.
+     */
+    private void checkOrder(String entity, List<Section> granted, List<String> violations) {
+        List<Section> certain = granted.stream().filter(s -> !uncertainGrant(s)).toList();
+        for (int i = 1; i < certain.size(); i++) {
+            if (certain.get(i).token <= certain.get(i - 1).token) {
+                violations.add("order: " + entity + " granted token " + certain.get(i).token + " after "
+                        + certain.get(i - 1).token + " (" + certain.get(i - 1) + " then " + certain.get(i) + ")");
             }
         }
+        for (Section late : granted) {
+            if (!uncertainGrant(late)) {
+                continue;
+            }
+            for (Section other : certain) {
+                boolean later = other.token > late.token;
+                if (later && other.enterSeq < late.requestSeq || !later && other.enterSeq > late.enterSeq) {
+                    violations.add("order: " + entity + " token " + late.token + " (" + late + ", asked at "
+                            + late.requestSeq + ") cannot be placed in grant order with " + other);
+                }
+            }
+        }
+    }
+
+    /** Stopped between asking for the lock and logging the grant, and then lost the lease: grant time unknown. */
+    private boolean uncertainGrant(Section s) {
+        boolean lostLease = s.lost || Boolean.FALSE.equals(s.validAtExit) || Boolean.FALSE.equals(s.validBefore);
+        return lostLease && pausedDuring(s.worker, s.requestSeq, s.enterSeq);
     }
 
     private void checkExclusion(List<Section> granted, List<String> violations) {
@@ -222,7 +249,10 @@ public final class LockHistory {
                 continue;
             }
             for (Section other : granted) {
-                if (other != held && other.enterSeq > held.enterSeq && other.enterSeq < end) {
+                boolean inside = other.enterSeq > held.enterSeq && other.enterSeq < end;
+                // A grant logged late (stopped before logging it) with an older token was made before this one.
+                boolean earlier = uncertainGrant(other) && other.token < held.token && other.requestSeq < held.enterSeq;
+                if (other != held && inside && !earlier) {
                     violations.add("exclusion: " + other + " granted inside " + held);
                 }
             }

@@ -46,9 +46,9 @@ import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
  * comparable across processes); claim the entity's counter item with the fencing token
  * ({@link FencedWrite}); read the counter item; hold; write {@code fenced = read + 1} fenced by the
  * token, and {@code plain = read + 1} unconditionally (only if {@code isValid()}); take a sequence
- * number; release. Events:
+ * number; check {@code isValid()}; release. Events:
  * <pre>
- * ACQUIRED entity token owner seq wall waitedMs
+ * ACQUIRED entity token owner reqSeq seq wall waitedMs   (granted between reqSeq and seq)
  * CLAIMED  entity token ok
  * READ     entity token fenced plain
  * WROTE    entity token validBefore fenced=OK|REJECTED plain=OK|SKIPPED
@@ -231,6 +231,8 @@ public final class LockWorkerMain {
     // ---- one critical section ------------------------------------------------------------------------------
 
     private Section enter(String entity, Duration wait) {
+        // The grant happens between reqSeq and seq: a process stopped right after acquire() returns logs its grant late.
+        long reqSeq = nextSeq(client, data);
         long start = System.nanoTime();
         LockHandle lock;
         try {
@@ -244,7 +246,7 @@ public final class LockWorkerMain {
         long waited = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         long seq = nextSeq(client, data);
         emit("ACQUIRED w=" + id + " entity=" + entity + " token=" + lock.fencingToken() + " owner=" + lock.owner()
-                + " seq=" + seq + " wall=" + System.currentTimeMillis() + " waitedMs=" + waited);
+                + " reqSeq=" + reqSeq + " seq=" + seq + " wall=" + System.currentTimeMillis() + " waitedMs=" + waited);
         lock.onLost(l -> emit("LOST w=" + id + " entity=" + entity + " token=" + l.fencingToken() + " wall="
                 + System.currentTimeMillis() + " valid=" + l.isValid()));
         Section section = new Section(entity, lock);
@@ -278,8 +280,9 @@ public final class LockWorkerMain {
     }
 
     private void exit(Section section) {
-        boolean valid = section.lock.isValid();
+        // Sequence first, validity after: valid now means nobody else was granted before the sequence number.
         long seq = nextSeq(client, data);
+        boolean valid = section.lock.isValid();
         emit("RELEASED w=" + id + " entity=" + section.entity + " token=" + section.lock.fencingToken() + " seq=" + seq
                 + " valid=" + valid + " wall=" + System.currentTimeMillis());
         open.remove(section.entity);
