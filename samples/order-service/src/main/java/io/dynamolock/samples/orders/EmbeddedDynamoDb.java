@@ -5,6 +5,8 @@ import com.amazonaws.services.dynamodbv2.local.server.DynamoDBProxyServer;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.net.URI;
+import java.util.HashMap;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,6 +29,12 @@ public class EmbeddedDynamoDb implements ApplicationListener<ApplicationEvent> {
 
     static final String ENDPOINT = "dynamolock.dynamodb.endpoint";
 
+    /** A client for DynamoDB Local: it takes any region, and any key id of letters and digits. */
+    private static final Map<String, Object> LOCAL_CLIENT = Map.of(
+            "dynamolock.dynamodb.region", "us-east-1",
+            "dynamolock.dynamodb.access-key-id", "local",
+            "dynamolock.dynamodb.secret-access-key", "local");
+
     private static final Logger log = LoggerFactory.getLogger(EmbeddedDynamoDb.class);
 
     private DynamoDBProxyServer server;
@@ -48,8 +56,16 @@ public class EmbeddedDynamoDb implements ApplicationListener<ApplicationEvent> {
     }
 
     private void startUnlessConfigured(ConfigurableEnvironment environment) {
-        if (environment.containsProperty(ENDPOINT)
-                || !environment.getProperty("sample.embedded-dynamodb.enabled", Boolean.class, true)) {
+        String configured = environment.getProperty(ENDPOINT);
+        if (configured != null) {
+            if (isLoopback(configured)) {
+                // DynamoDB Local or LocalStack on this machine (e.g. another copy's server): any region and
+                // key will do, so a second copy needs nothing but the endpoint. Explicit settings win.
+                environment.getPropertySources().addLast(new MapPropertySource("localDynamoDbDefaults", LOCAL_CLIENT));
+            }
+            return;
+        }
+        if (!environment.getProperty("sample.embedded-dynamodb.enabled", Boolean.class, true)) {
             return;
         }
         int port = portOrFree(environment.getProperty("sample.embedded-dynamodb.port", Integer.class, 8000));
@@ -64,14 +80,17 @@ public class EmbeddedDynamoDb implements ApplicationListener<ApplicationEvent> {
                     + "; set --sample.embedded-dynamodb.port or --" + ENDPOINT, ex);
         }
         String endpoint = "http://127.0.0.1:" + port;
-        environment.getPropertySources().addFirst(new MapPropertySource("embeddedDynamoDb", Map.of(
-                ENDPOINT, endpoint,
-                "dynamolock.dynamodb.region", "us-east-1",
-                "dynamolock.dynamodb.access-key-id", "local",
-                "dynamolock.dynamodb.secret-access-key", "local",
-                "dynamolock.create-table", "true")));
+        Map<String, Object> properties = new HashMap<>(LOCAL_CLIENT);
+        properties.put(ENDPOINT, endpoint);
+        properties.put("dynamolock.create-table", "true");
+        environment.getPropertySources().addFirst(new MapPropertySource("embeddedDynamoDb", properties));
         log.info("Started DynamoDB Local (in memory) at {}. A second copy of this app can share it:"
                 + " --{}={} --server.port=8081", endpoint, ENDPOINT, endpoint);
+    }
+
+    private static boolean isLoopback(String endpoint) {
+        String host = URI.create(endpoint).getHost();
+        return "localhost".equals(host) || (host != null && host.startsWith("127."));
     }
 
     private synchronized void stop() {
