@@ -163,7 +163,7 @@ public final class LockTemplate implements AutoCloseable {
         private String ownerName;
         private Duration minPollInterval = Duration.ofMillis(50);
         private Duration maxPollInterval = Duration.ofSeconds(1);
-        private int maxQueueLength = 1000;
+        private int maxQueueLength = 100;
         private Clock clock = Clock.systemUTC();
         private final List<LockListener> listeners = new ArrayList<>();
 
@@ -218,7 +218,11 @@ public final class LockTemplate implements AutoCloseable {
             return this;
         }
 
-        /** The most entries one lock's queue may hold (default 1000; one item holds a few thousand at most). */
+        /**
+         * The most entries one lock's queue may hold (default 100). The queue lives in one item, and every
+         * write and poll of it costs a unit per KB (about 100 bytes per entry): a long queue is costly, and
+         * one item holds a few thousand entries at most.
+         */
         public Builder maxQueueLength(int maxQueueLength) {
             this.maxQueueLength = maxQueueLength;
             return this;

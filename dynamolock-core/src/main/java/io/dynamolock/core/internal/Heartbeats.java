@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadFactory;
@@ -32,6 +33,12 @@ final class Heartbeats {
     private final Handoff handoff;
     private final ScheduledExecutorService scheduler;
     private final Map<QueueEntry, ScheduledFuture<?>> scheduled = new ConcurrentHashMap<>();
+    /**
+     * Ends leases on time: a thread of its own that sends no request, so a renewal stuck in a slow request
+     * cannot delay the moment its holder learns the lease is gone.
+     */
+    private final ScheduledExecutorService leaseTimer;
+    private final Map<QueueEntry, ScheduledFuture<?>> deadlines = new ConcurrentHashMap<>();
 
     Heartbeats(QueueTable table, Clock clock, Duration interval, Handoff handoff) {
         this.table = table;
@@ -39,6 +46,7 @@ final class Heartbeats {
         this.interval = interval;
         this.handoff = handoff;
         this.scheduler = Executors.newScheduledThreadPool(2, daemonThreads("dynamolock-heartbeat-"));
+        this.leaseTimer = Executors.newSingleThreadScheduledExecutor(daemonThreads("dynamolock-lease-timer-"));
     }
 
     ScheduledExecutorService scheduler() {
@@ -46,19 +54,48 @@ final class Heartbeats {
     }
 
     void start(QueueEntry entry) {
+        watchDeadline(entry);
         schedule(entry, nextRenewal(entry));
     }
 
     void stop(QueueEntry entry) {
-        ScheduledFuture<?> future = scheduled.remove(entry);
+        cancel(scheduled.remove(entry));
+        cancel(deadlines.remove(entry));
+    }
+
+    void shutdown() {
+        scheduler.shutdownNow();
+        leaseTimer.shutdownNow();
+        scheduled.clear();
+        deadlines.clear();
+    }
+
+    private static void cancel(ScheduledFuture<?> future) {
         if (future != null) {
             future.cancel(false);
         }
     }
 
-    void shutdown() {
-        scheduler.shutdownNow();
-        scheduled.clear();
+    /**
+     * Marks the entry lost when its confirmed lease ends, unless a renewal moves the end first or is in
+     * flight then (sent before the end, it may have extended the lease; its answer, bounded by the request
+     * time limit, decides).
+     */
+    private void watchDeadline(QueueEntry entry) {
+        long until = entry.confirmedUntilNanos();
+        try {
+            cancel(deadlines.put(entry, leaseTimer.schedule(() -> {
+                if (entry.isLive() && !entry.isRenewing() && entry.confirmedUntilNanos() == until) {
+                    entry.markLost("the lease ran out before it could be renewed");
+                }
+            }, until - System.nanoTime(), TimeUnit.NANOSECONDS)));
+        }
+        catch (RejectedExecutionException closing) {
+            // The template is closing: its entries are left to expire.
+        }
+        if (!entry.isLive()) {
+            cancel(deadlines.remove(entry));
+        }
     }
 
     private void schedule(QueueEntry entry, Duration delay) {
@@ -76,6 +113,11 @@ final class Heartbeats {
             return;
         }
         long sentAt = System.nanoTime();
+        if (sentAt - entry.confirmedUntilNanos() >= 0) {
+            entry.markLost("the lease ran out before it could be renewed");
+            return;
+        }
+        entry.renewing(true);
         try {
             QueueState state = table.renew(entry.key(), entry.owner(), clock.millis(), entry.lease());
             if (state.entry(entry.owner()) == null) {
@@ -85,6 +127,7 @@ final class Heartbeats {
                 return;
             }
             entry.renewed(sentAt);
+            watchDeadline(entry);
             // A free look at the queue for this JVM's waiters of the lock, this entry among them.
             handoff.publish(entry.key(), state);
             schedule(entry, nextRenewal(entry));
@@ -95,10 +138,14 @@ final class Heartbeats {
                 entry.markLost("the lease could not be renewed before it ran out: " + ex);
                 return;
             }
-            Duration retry = Duration.ofNanos(Math.max(MIN_RETRY.toNanos(), Math.min(interval.toNanos(), remaining / 4)));
+            Duration retry = Duration.ofNanos(Math.max(MIN_RETRY.toNanos(),
+                    Math.min(entry.renewalInterval(interval).toNanos(), remaining / 4)));
             log.warn("Renewing the lease of {} failed; retrying in {} ms, {} ms of lease left", entry, retry.toMillis(),
                     Duration.ofNanos(remaining).toMillis(), ex);
             schedule(entry, retry);
+        }
+        finally {
+            entry.renewing(false);
         }
     }
 
@@ -108,7 +155,7 @@ final class Heartbeats {
      */
     private Duration nextRenewal(QueueEntry entry) {
         long confirmedSentAt = entry.confirmedUntilNanos() - entry.lease().toNanos();
-        return Duration.ofNanos(Math.max(0, confirmedSentAt + interval.toNanos() - System.nanoTime()));
+        return Duration.ofNanos(Math.max(0, confirmedSentAt + entry.renewalInterval(interval).toNanos() - System.nanoTime()));
     }
 
     static ThreadFactory daemonThreads(String prefix) {

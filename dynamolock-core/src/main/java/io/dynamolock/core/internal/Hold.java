@@ -10,11 +10,27 @@ final class Hold implements LockHandle {
 
     private final QueueEntry entry;
     private final LockEngine engine;
+    private final LockEngine.ThreadLock registration;
     private final AtomicBoolean released = new AtomicBoolean();
 
-    Hold(QueueEntry entry, LockEngine engine) {
+    /**
+     * @param registration the thread's claim on the lock, for re-entry, when this is the hold that made it;
+     *                     released with this hold, so that a hold outliving it (an async method's) does not
+     *                     keep the thread joining a lock it no longer holds
+     */
+    Hold(QueueEntry entry, LockEngine engine, LockEngine.ThreadLock registration) {
         this.entry = entry;
         this.engine = engine;
+        this.registration = registration;
+    }
+
+
+    QueueEntry entry() {
+        return entry;
+    }
+
+    LockEngine.ThreadLock registration() {
+        return registration;
     }
 
     @Override
@@ -51,7 +67,7 @@ final class Hold implements LockHandle {
     @Override
     public void release() {
         if (released.compareAndSet(false, true)) {
-            engine.release(entry, this);
+            engine.release(this);
         }
     }
 

@@ -46,12 +46,12 @@ public final class LockEngine {
     private volatile boolean closed;
 
     /** A lock held by one thread, for re-entry. */
-    private record ThreadLock(Thread thread, LockKey key) {
+    record ThreadLock(Thread thread, LockKey key) {
     }
 
     public LockEngine(DynamoDbClient client, LockSettings settings) {
         this.settings = settings;
-        this.table = new QueueTable(client, settings.tableName());
+        this.table = new QueueTable(client, settings.tableName(), settings.heartbeatInterval());
         this.heartbeats = new Heartbeats(table, settings.clock(), settings.heartbeatInterval(), handoff);
         this.waitLoop = new WaitLoop(table, settings.clock(), handoff, settings.minPollInterval(),
                 settings.maxPollInterval());
@@ -69,8 +69,12 @@ public final class LockEngine {
             }
             Duration waited = Duration.ofNanos(System.nanoTime() - start);
             notify(listener -> listener.onNotAcquired(key.entity(), key.namespace(), waited));
-            throw new LockWaitTimeoutException(key.entity(), key.namespace(), waited, gaveUp.position(),
-                    gaveUp.ownersAhead());
+            LockWaitTimeoutException timeout = new LockWaitTimeoutException(key.entity(), key.namespace(), waited,
+                    gaveUp.position(), gaveUp.ownersAhead());
+            if (gaveUp.lastFailure() != null) {
+                timeout.initCause(gaveUp.lastFailure());
+            }
+            throw timeout;
         });
     }
 
@@ -127,11 +131,14 @@ public final class LockEngine {
         if (held == null) {
             return Optional.empty();
         }
-        if (!held.join()) {
+        if (held.join()) {
+            return Optional.of(new Hold(held, this, null));
+        }
+        if (held.phase() == QueueEntry.Phase.LOST || !held.isValid() && held.phase() == QueueEntry.Phase.HELD) {
             throw new LockLostException("This thread holds the lock " + key + " already, but its lease was lost ("
                     + held.lostReason() + "); release it before acquiring again");
         }
-        return Optional.of(held.newHold(this));
+        return Optional.empty(); // released by another thread meanwhile: queue as anyone would
     }
 
     private QueueEntry newEntry(LockRequest request, LockKey key) {
@@ -150,12 +157,10 @@ public final class LockEngine {
         if (Thread.currentThread().isInterrupted()) {
             throw interrupted(entry, new InterruptedException());
         }
-        boolean sent = false;
         boolean queued = false;
         try {
             long sentAt = System.nanoTime();
             entry.enqueued(0, sentAt);
-            sent = true;
             QueueState state = table.enqueue(entry.key(), entry.owner(), settings.clock().millis(), entry.lease());
             QueueState.Entry self = state.entry(entry.owner());
             if (self == null) {
@@ -164,9 +169,12 @@ public final class LockEngine {
             entry.enqueued(self.ticket(), sentAt);
             queued = true;
             live.add(entry);
-            if (state.entries().size() > settings.maxQueueLength()) {
-                throw new LockQueueFullException("The queue of " + entry.key() + " holds " + state.entries().size()
-                        + " entries, more than maxQueueLength " + settings.maxQueueLength()
+            // Only live entries count: a crashed process's leftovers are purged by the waiters behind them.
+            long nowMillis = settings.clock().millis();
+            long live = state.entries().stream().filter(e -> !e.isExpiredAt(nowMillis)).count();
+            if (live > settings.maxQueueLength()) {
+                throw new LockQueueFullException("The queue of " + entry.key() + " holds " + live
+                        + " live entries, more than maxQueueLength " + settings.maxQueueLength()
                         + "; raise it, or lock more finely");
             }
             handoff.register(entry);
@@ -191,7 +199,7 @@ public final class LockEngine {
             throw new DynamoLockException("The LockTemplate was closed while waiting for " + entry.key());
         }
         catch (RuntimeException ex) {
-            if (queued || (sent && mayHaveLanded(ex))) {
+            if (queued || mayHaveLanded(ex)) {
                 // The entry is in the queue (a poll or purge failed), or the enqueue may have landed even if
                 // its answer was lost: take the entry out again, or its heartbeat would keep it there.
                 leave(entry);
@@ -227,13 +235,17 @@ public final class LockEngine {
     }
 
     private LockHandle granted(QueueEntry entry, LockRequest request, long start) {
-        entry.granted();
-        if (request.reentrant()) {
-            ThreadLock threadLock = new ThreadLock(Thread.currentThread(), entry.key());
-            heldByThread.put(threadLock, entry);
-            entry.onLost(lost -> heldByThread.remove(threadLock, lost));
+        if (!entry.granted()) {
+            leave(entry);
+            throw new LockLostException("The lease of " + entry.key() + " ran out before the lock could be handed"
+                    + " over (" + entry.lostReason() + "); it was not granted");
         }
-        LockHandle hold = entry.newHold(this);
+        ThreadLock registration = null;
+        if (request.reentrant()) {
+            registration = new ThreadLock(Thread.currentThread(), entry.key());
+            heldByThread.put(registration, entry);
+        }
+        LockHandle hold = new Hold(entry, this, registration);
         entry.onLost(lost -> {
             log.warn("Lease lost: {} ({})", lost, lost.lostReason());
             notify(listener -> listener.onLost(hold));
@@ -243,16 +255,20 @@ public final class LockEngine {
         return hold;
     }
 
-    /** Gives up one hold; the last one takes the entry out of the queue. */
-    void release(QueueEntry entry, LockHandle hold) {
+    /**
+     * Gives up one hold, and the thread's claim for re-entry if this hold made it; the last hold takes the
+     * entry out of the queue.
+     */
+    void release(Hold hold) {
+        QueueEntry entry = hold.entry();
+        if (hold.registration() != null) {
+            heldByThread.remove(hold.registration(), entry);
+        }
         if (!entry.dropHold()) {
             return;
         }
-        heldByThread.values().remove(entry);
         Duration held = Duration.ofNanos(System.nanoTime() - entry.grantedAtNanos());
-        boolean wasLost = entry.phase() == QueueEntry.Phase.LOST;
-        leave(entry);
-        if (!wasLost) {
+        if (leave(entry) == QueueEntry.Phase.HELD) {
             notify(listener -> listener.onReleased(hold, held));
         }
     }
@@ -262,9 +278,10 @@ public final class LockEngine {
      * thread's interrupt status cleared, since the SDK aborts requests of interrupted threads; if the
      * request fails, it is retried in the background until the lease would have run out anyway.
      */
-    private void leave(QueueEntry entry) {
-        if (!entry.markReleased()) {
-            return;
+    private QueueEntry.Phase leave(QueueEntry entry) {
+        QueueEntry.Phase previous = entry.markReleased();
+        if (previous == QueueEntry.Phase.RELEASED) {
+            return previous;
         }
         heartbeats.stop(entry);
         handoff.unregister(entry);
@@ -278,6 +295,7 @@ public final class LockEngine {
                 Thread.currentThread().interrupt();
             }
         }
+        return previous;
     }
 
     private void removeOrRetry(QueueEntry entry, Duration backoff) {

@@ -1,6 +1,5 @@
 package io.dynamolock.core.internal;
 
-import io.dynamolock.core.LockHandle;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -33,6 +32,7 @@ final class QueueEntry {
     private final List<Consumer<QueueEntry>> lostCallbacks = new ArrayList<>();
     private volatile long ticket;
     private volatile long confirmedUntilNanos;
+    private volatile boolean renewing;
     private volatile Instant since = Instant.now();
     private volatile long grantedAtNanos;
     private volatile String lostReason;
@@ -73,7 +73,7 @@ final class QueueEntry {
     }
 
     String lostReason() {
-        return lostReason;
+        return lostReason != null ? lostReason : "not renewed within the lease";
     }
 
     void enqueued(long ticket, long sentAtNanos) {
@@ -90,6 +90,15 @@ final class QueueEntry {
         return confirmedUntilNanos;
     }
 
+    /** Whether a renewal is in flight: its answer, not the clock, then says whether the lease goes on. */
+    boolean isRenewing() {
+        return renewing;
+    }
+
+    void renewing(boolean renewing) {
+        this.renewing = renewing;
+    }
+
     boolean isLive() {
         Phase current = phase.get();
         return current == Phase.WAITING || current == Phase.HELD;
@@ -99,18 +108,25 @@ final class QueueEntry {
         return phase.get() == Phase.HELD && System.nanoTime() - confirmedUntilNanos < 0;
     }
 
-    void granted() {
+    /**
+     * The entry is first in the queue. {@code false} if its lease was lost or ran out meanwhile: then it must
+     * not be handed out, since another process may already have purged it and taken the lock.
+     */
+    boolean granted() {
         grantedAtNanos = System.nanoTime();
         since = Instant.now();
         holds.set(1);
-        phase.compareAndSet(Phase.WAITING, Phase.HELD);
+        return phase.compareAndSet(Phase.WAITING, Phase.HELD) && isValid();
     }
 
-    /** Re-entry: one more hold on a held, valid entry. */
+    /** Re-entry: one more hold on a held, valid entry; {@code false} once it is released or lost. */
     boolean join() {
         while (isValid()) {
             int current = holds.get();
-            if (current > 0 && holds.compareAndSet(current, current + 1)) {
+            if (current <= 0) {
+                return false;
+            }
+            if (holds.compareAndSet(current, current + 1)) {
                 return true;
             }
         }
@@ -122,9 +138,9 @@ final class QueueEntry {
         return holds.decrementAndGet() == 0;
     }
 
-    /** Marks the entry released (from held, lost or waiting); {@code false} if it was already. */
-    boolean markReleased() {
-        return phase.getAndSet(Phase.RELEASED) != Phase.RELEASED;
+    /** Marks the entry released (from held, lost or waiting) and returns the phase it had. */
+    Phase markReleased() {
+        return phase.getAndSet(Phase.RELEASED);
     }
 
     /**
@@ -184,8 +200,10 @@ final class QueueEntry {
         LockSupport.unpark(waiter);
     }
 
-    LockHandle newHold(LockEngine engine) {
-        return new Hold(this, engine);
+    /** How often this entry is renewed: the template's interval, or half a shorter per-request lease. */
+    Duration renewalInterval(Duration templateInterval) {
+        Duration half = lease.dividedBy(2);
+        return half.compareTo(templateInterval) < 0 ? half : templateInterval;
     }
 
     @Override

@@ -68,18 +68,27 @@ final class QueueTable {
     /** Tickets per millisecond of the floor: far more than the ~1,000 writes/s one item takes. */
     static final long TICKETS_PER_MILLI = 1000;
 
+    /**
+     * Entries one purge removes at most: each costs about 80 bytes of expression with a long owner name,
+     * and DynamoDB allows 4 KB per expression. A longer dead tail is purged over several requests.
+     */
+    static final int MAX_PURGE = 25;
+
     private static final AttributeValue ONE = AttributeValue.fromN("1");
 
     private final DynamoDbClient client;
     private final String tableName;
+    private final Duration backgroundTimeout;
 
-    QueueTable(DynamoDbClient client, String tableName) {
+    /**
+     * @param backgroundTimeout the longest a renewal or removal may take, SDK retries included: they run on
+     *                          the shared heartbeat threads, and one hung request must not hold them past an
+     *                          interval while other leases wait to be renewed
+     */
+    QueueTable(DynamoDbClient client, String tableName, Duration backgroundTimeout) {
         this.client = client;
         this.tableName = tableName;
-    }
-
-    String tableName() {
-        return tableName;
+        this.backgroundTimeout = backgroundTimeout;
     }
 
     /** Request 1: takes a ticket and joins the queue. */
@@ -104,7 +113,7 @@ final class QueueTable {
             throw missingTable(ex);
         }
         catch (DynamoDbException ex) {
-            throw isWrongKeySchema(ex) ? wrongKeySchema(ex) : ex;
+            throw wrongSchemaOr(ex);
         }
     }
 
@@ -112,6 +121,7 @@ final class QueueTable {
     QueueState renew(LockKey key, String owner, long nowMillis, Duration lease) {
         long expiresAt = nowMillis + lease.toMillis();
         return update(key, UpdateItemRequest.builder()
+                .overrideConfiguration(c -> c.apiCallTimeout(backgroundTimeout))
                 .updateExpression("SET #e = :exp, #ttl = :ttl")
                 .conditionExpression("attribute_exists(#t)")
                 .expressionAttributeNames(Map.of("#t", ticket(owner), "#e", expiry(owner), "#ttl", TTL_ATTRIBUTE))
@@ -121,13 +131,18 @@ final class QueueTable {
     /** Request 4: leaves the queue. */
     QueueState remove(LockKey key, String owner) {
         return update(key, UpdateItemRequest.builder()
+                .overrideConfiguration(c -> c.apiCallTimeout(backgroundTimeout))
                 .updateExpression("REMOVE #t, #e")
                 .conditionExpression("attribute_exists(#t)")
                 .expressionAttributeNames(Map.of("#t", ticket(owner), "#e", expiry(owner))));
     }
 
-    /** Request 5: removes {@code stale} entries, each only if not renewed since it was seen. */
+    /**
+     * Request 5: removes {@code stale} entries, each only if not renewed since it was seen; at most
+     * {@link #MAX_PURGE} of them, the lowest tickets first, since one expression may hold 4 KB only.
+     */
     QueueState purge(LockKey key, String self, List<QueueState.Entry> stale) {
+        stale = stale.subList(0, Math.min(stale.size(), MAX_PURGE));
         Map<String, String> names = new HashMap<>();
         Map<String, AttributeValue> values = new HashMap<>();
         StringBuilder remove = new StringBuilder("REMOVE ");
@@ -164,17 +179,22 @@ final class QueueTable {
             throw missingTable(ex);
         }
         catch (DynamoDbException ex) {
-            if (isWrongKeySchema(ex)) {
-                throw wrongKeySchema(ex);
-            }
-            if (ex.awsErrorDetails() != null && "ValidationException".equals(ex.awsErrorDetails().errorCode())
-                    && String.valueOf(ex.getMessage()).toLowerCase().contains("size")) {
+            if (isValidationError(ex, "item size has exceeded")) {
                 throw new LockQueueFullException("The lock item of entity='" + key.entity() + "' namespace='"
                         + key.namespace() + "' in table '" + tableName + "' reached DynamoDB's 400 KB item limit;"
                         + " lower maxQueueLength or shorten the owner name", ex);
             }
-            throw ex;
+            throw wrongSchemaOr(ex);
         }
+    }
+
+    private RuntimeException wrongSchemaOr(DynamoDbException ex) {
+        return isWrongKeySchema(ex) ? wrongKeySchema(ex) : ex;
+    }
+
+    private static boolean isValidationError(DynamoDbException ex, String messagePart) {
+        return ex.awsErrorDetails() != null && "ValidationException".equals(ex.awsErrorDetails().errorCode())
+                && String.valueOf(ex.getMessage()).toLowerCase().contains(messagePart);
     }
 
     private LockTableException missingTable(ResourceNotFoundException ex) {

@@ -1,31 +1,36 @@
 package io.dynamolock.core.internal;
 
+import io.dynamolock.core.LockTableException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import java.util.concurrent.locks.LockSupport;
 
 /**
  * The waiting of one acquisition, from its enqueue response to a grant or a give-up.
  *
  * <ol>
- * <li>Look at the latest queue state: if no entry is ahead of ours, we hold the lock, provided our lease
- * has not run out since (else renew it first: the answer says whether the entry is still ours).</li>
+ * <li>Look at the latest queue state: if no entry is ahead of ours, we hold the lock.</li>
  * <li>If entries are ahead but every one has expired by our clock, purge them (each only if not
  * renewed since) and look again at the state the purge returns.</li>
  * <li>Otherwise wait, unless there is no time left: until a same-JVM release or a heartbeat hands us a
  * fresh state, or until the next poll. The poll interval grows with our position (the minimum times
- * the number of entries ahead, capped at the maximum), so a queue of any length costs about as much
- * as a short one; and it never sleeps past the moment the entries ahead would all have expired, so a
+ * the number of entries ahead, capped at the maximum), so one waiter never polls more often than the
+ * minimum allows, whatever the queue's length; and it never sleeps past the moment the entries ahead would all have expired, so a
  * dead holder is taken over one lease after its last heartbeat.</li>
  * </ol>
  * The caller removes our entry on every way out but a grant.
  */
 final class WaitLoop {
 
+    private static final Logger log = LoggerFactory.getLogger(WaitLoop.class);
+
     /** How an acquisition's wait ended without a grant. */
-    record GaveUp(int position, List<String> ownersAhead) {
+    record GaveUp(int position, List<String> ownersAhead, RuntimeException lastFailure) {
     }
 
     private final QueueTable table;
@@ -53,6 +58,7 @@ final class WaitLoop {
         QueueState state = initial;
         long nextPollAt = System.nanoTime();
         boolean polled = true;
+        RuntimeException failure = null;
         while (true) {
             if (entry.phase() == QueueEntry.Phase.LOST) {
                 throw new EntryLostException(entry.lostReason());
@@ -69,43 +75,71 @@ final class WaitLoop {
             }
             List<QueueState.Entry> ahead = state.ahead(self.ticket());
             if (ahead.isEmpty()) {
-                if (System.nanoTime() - entry.confirmedUntilNanos() < 0) {
-                    return null;
-                }
-                // The lease ran out since this state was read (the JVM stopped, an answer came late): others may
-                // have purged the entry and taken the lock. Renew it first; the answer says whether it is still ours.
-                long sentAt = System.nanoTime();
-                state = table.renew(entry.key(), entry.owner(), clock.millis(), entry.lease());
-                if (state.entry(entry.owner()) != null) {
-                    entry.renewed(sentAt);
-                }
-                continue;
+                return null;
             }
             long nowMillis = clock.millis();
-            if (ahead.stream().allMatch(e -> e.isExpiredAt(nowMillis))) {
-                state = table.purge(entry.key(), entry.owner(), ahead);
-                handoff.publish(entry.key(), state);
-                continue;
+            boolean allExpired = ahead.stream().allMatch(e -> e.isExpiredAt(nowMillis));
+            if (allExpired && failure == null) {
+                Attempt purge = attempt(entry, () -> table.purge(entry.key(), entry.owner(), ahead));
+                if (purge.failure() == null) {
+                    state = purge.state();
+                    handoff.publish(entry.key(), state);
+                    continue;
+                }
+                failure = purge.failure();
+                polled = true;
             }
             long now = System.nanoTime();
             if (now - deadlineNanos >= 0) {
-                return new GaveUp(ahead.size(), ahead.stream().map(QueueState.Entry::owner).toList());
+                return new GaveUp(ahead.size(), ahead.stream().map(QueueState.Entry::owner).toList(), failure);
             }
-            long lastExpiry = ahead.stream().mapToLong(QueueState.Entry::expiresAtMillis).max().orElse(nowMillis);
-            long untilAllExpired = Duration.ofMillis(Math.max(1, lastExpiry - nowMillis + 1)).toNanos();
-            long delay = Math.min(pollDelay(ahead.size()).toNanos(), untilAllExpired);
-            nextPollAt = polled ? now + delay : Math.min(nextPollAt, now + delay);
+            long delay = pollDelay(ahead.size()).toNanos();
+            if (failure == null) {
+                // Look again as soon as everything ahead would have expired: a dead holder is taken over one
+                // lease after its last heartbeat. After a failed request, wait a whole poll before the next.
+                long lastExpiry = ahead.stream().mapToLong(QueueState.Entry::expiresAtMillis).max().orElse(nowMillis);
+                delay = Math.min(delay, Duration.ofMillis(Math.max(1, lastExpiry - nowMillis + 1)).toNanos());
+            }
+            nextPollAt = polled ? now + delay : Waits.earlier(nextPollAt, now + delay);
             polled = false;
-            QueueState offered = park(entry, Math.min(nextPollAt, deadlineNanos), closed);
+            QueueState offered = park(entry, Waits.earlier(nextPollAt, deadlineNanos), closed);
             if (offered != null) {
                 if (offered.entry(entry.owner()) != null) {
                     state = offered;
+                    failure = null;
                 }
             }
             else if (System.nanoTime() - nextPollAt >= 0 && entry.isLive()) {
-                state = table.read(entry.key());
+                Attempt read = attempt(entry, () -> table.read(entry.key()));
+                state = read.failure() == null ? read.state() : state;
+                failure = read.failure();
                 polled = true;
             }
+        }
+    }
+
+    /** A poll's or purge's answer, or why there is none. */
+    private record Attempt(QueueState state, RuntimeException failure) {
+    }
+
+    /**
+     * One poll or purge. A failure (throttling, a timeout) is not the end of the wait: the waiter keeps its
+     * place, its heartbeats keep its lease, and it tries again after a poll interval, until its deadline.
+     * A missing or wrong table ends the wait at once.
+     */
+    private static Attempt attempt(QueueEntry entry, Supplier<QueueState> request) throws InterruptedException {
+        try {
+            return new Attempt(request.get(), null);
+        }
+        catch (LockTableException ex) {
+            throw ex;
+        }
+        catch (RuntimeException ex) {
+            if (Thread.interrupted()) {
+                throw new InterruptedException();
+            }
+            log.warn("Waiting for {}: a request failed; trying again after a poll interval", entry, ex);
+            return new Attempt(null, ex);
         }
     }
 

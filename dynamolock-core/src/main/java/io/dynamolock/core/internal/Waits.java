@@ -23,11 +23,22 @@ final class Waits {
 
     /** Whether {@code wait} means "forever": anything that would overflow a nanosecond deadline. */
     static boolean isForever(Duration wait) {
-        return wait.equals(LockRequest.WAIT_FOREVER) || wait.compareTo(Duration.ofDays(365L * 100)) >= 0;
+        return wait.equals(LockRequest.WAIT_FOREVER) || wait.compareTo(FOREVER) >= 0;
     }
 
-    /** The deadline of {@code wait} on the {@link System#nanoTime()} scale, or {@code Long.MAX_VALUE}. */
+    /** A hundred years: "forever" for any process, and far inside the range of nanosecond differences. */
+    private static final Duration FOREVER = Duration.ofDays(365L * 100);
+
+    /**
+     * The deadline of {@code wait} on the {@link System#nanoTime()} scale. Compare it only by difference
+     * ({@code now - deadline >= 0}): nanoTime may be negative, and the sum may wrap.
+     */
     static long deadline(long startNanos, Duration wait) {
-        return isForever(wait) ? Long.MAX_VALUE : startNanos + wait.toNanos();
+        return startNanos + (isForever(wait) ? FOREVER : wait).toNanos();
+    }
+
+    /** The earlier of two nanoTime instants, safe across wrap-around. */
+    static long earlier(long a, long b) {
+        return a - b <= 0 ? a : b;
     }
 }

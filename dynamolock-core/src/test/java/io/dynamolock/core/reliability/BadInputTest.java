@@ -7,6 +7,7 @@ import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import io.dynamolock.core.LockHandle;
+import io.dynamolock.core.LockLostException;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTableException;
 import io.dynamolock.core.LockTemplate;
@@ -437,13 +438,17 @@ class BadInputTest {
             lost.get(30, TimeUnit.SECONDS);
             faults.clear();
 
-            // The same thread asks again: not a re-entry into the lost hold but a new place in the queue.
+            // The same thread asks again while it still holds the lost handle: no silent re-entry into a
+            // critical section that is already broken.
+            assertThatThrownBy(() -> losing.acquire("order-1", Duration.ofSeconds(10)))
+                    .isInstanceOf(LockLostException.class).hasMessageContaining("release it before acquiring again");
+            lock.release();
+            lock.release();
+            assertThat(lock.isValid()).isFalse();
+            // Released, the lost hold is gone: a new acquire takes a new place in the queue.
             try (LockHandle again = losing.acquire("order-1", Duration.ofSeconds(10))) {
                 assertThat(again.fencingToken()).isGreaterThan(lock.fencingToken());
-                lock.release();
-                lock.release();
-                assertThat(lock.isValid()).isFalse();
-                assertThat(again.isValid()).as("releasing the lost hold leaves the new one alone").isTrue();
+                assertThat(again.isValid()).isTrue();
                 assertThat(items.read("order-1", "default").entries()).hasSize(1);
             }
         }

@@ -47,6 +47,7 @@ class InjectedFaultTest {
     static final Duration LEASE = Duration.ofSeconds(2);
     static final Duration HEARTBEAT = Duration.ofMillis(500);
     static final Duration LONG = Duration.ofSeconds(30);
+    static final Duration SHORT = Duration.ofSeconds(3);
 
     static DynamoDbLocal dynamo;
     static String table;
@@ -234,13 +235,17 @@ class InjectedFaultTest {
     @ParameterizedTest
     @EnumSource(value = Fault.class, names = {"THROTTLE_BEFORE", "THROTTLING_BEFORE", "SERVER_ERROR_BEFORE",
             "TIMEOUT_BEFORE"})
-    void waiterWhosePollsKeepFailingLeavesTheQueue(Fault fault) throws Exception {
+    void waiterWhosePollsKeepFailingKeepsItsPlaceThenTimesOutCleanly(Fault fault) throws Exception {
         LockHandle holder = clean.acquire(entity, LONG);
         CountDownLatch enqueued = faults.awaitAttempts(Step.ENQUEUE, 1);
         faults.failAlways(Step.READ, fault);
-        CompletableFuture<LockHandle> waiter = CompletableFuture.supplyAsync(() -> faulty.acquire(entity, LONG));
+        CountDownLatch retried = faults.awaitAttempts(Step.READ, 2 * ATTEMPTS);
+        CompletableFuture<LockHandle> waiter = CompletableFuture.supplyAsync(() -> faulty.acquire(entity, SHORT));
 
+        // A failed poll does not end the wait: the waiter polls again until its deadline, then gives up.
+        assertThat(retried.await(30, TimeUnit.SECONDS)).isTrue();
         assertThatThrownBy(() -> waiter.get(30, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
+                .cause().isInstanceOf(LockWaitTimeoutException.class)
                 .cause().isInstanceOf(SdkException.class);
         assertThat(enqueued.getCount()).isZero();
         assertThat(faultyEntries()).as("no entry of the failed waiter, and none kept alive by its heartbeat")
@@ -255,15 +260,16 @@ class InjectedFaultTest {
     }
 
     @Test
-    void waiterWhosePurgesKeepFailingLeavesTheQueueAndTheNextOneTakesOver() {
+    void waiterWhosePurgesKeepFailingTimesOutCleanlyAndTheNextOneTakesOver() {
         LockTemplate crashed = template(cleanClient, "crashed", LEASE);
         crashed.acquire(entity, LONG);
         crashed.close(); // stops heartbeating, as a crash does; its entry expires after the lease
         faults.failAlways(Step.PURGE, Fault.THROTTLE_BEFORE);
 
-        assertThatThrownBy(() -> faulty.acquire(entity, LONG)).isInstanceOf(SdkException.class);
+        assertThatThrownBy(() -> faulty.acquire(entity, SHORT)).isInstanceOf(LockWaitTimeoutException.class)
+                .cause().isInstanceOf(SdkException.class);
 
-        assertThat(faults.attempts(Step.PURGE)).isEqualTo(ATTEMPTS);
+        assertThat(faults.attempts(Step.PURGE)).as("tried again after a poll interval").isGreaterThan(ATTEMPTS);
         assertThat(faultyEntries()).isEmpty();
         try (LockHandle lock = clean.acquire(entity, LONG)) {
             assertThat(item().entries()).hasSize(1);

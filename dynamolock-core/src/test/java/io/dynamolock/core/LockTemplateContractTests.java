@@ -1,0 +1,494 @@
+package io.dynamolock.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.dynamolock.core.test.LockFixture;
+import io.dynamolock.core.test.RequestCounter;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import software.amazon.awssdk.core.exception.SdkClientException;
+import software.amazon.awssdk.core.interceptor.Context;
+import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
+import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
+
+/** The guarantees of the lock, each against DynamoDB Local. */
+@Timeout(120)
+class LockTemplateContractTests {
+
+    private final LockFixture fixture = new LockFixture();
+    private final ExecutorService pool = Executors.newCachedThreadPool();
+
+    @AfterEach
+    void tearDown() throws Exception {
+        pool.shutdownNow();
+        fixture.close();
+    }
+
+    @Test
+    void uncontendedAcquireAndReleaseTakeOneRequestEach() {
+        RequestCounter counter = new RequestCounter();
+        LockTemplate locks = fixture.template(b -> { }, counter);
+
+        LockHandle lock = locks.acquire("order-1", Duration.ofSeconds(5));
+        assertThat(counter.snapshot()).isEqualTo(Map.of("UpdateItem", 1L));
+        lock.release();
+        assertThat(counter.snapshot()).isEqualTo(Map.of("UpdateItem", 2L));
+        lock.release();
+        assertThat(counter.total()).as("a second release does nothing").isEqualTo(2);
+    }
+
+    @Test
+    void excludesMutuallyUnderContention() throws Exception {
+        List<LockTemplate> processes = List.of(fixture.template(), fixture.template());
+        DynamoDbClient data = fixture.admin();
+        int threads = 8;
+        int incrementsPerThread = 40;
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger overlaps = new AtomicInteger();
+        List<Future<?>> workers = new ArrayList<>();
+        CountDownLatch start = new CountDownLatch(1);
+        for (int t = 0; t < threads; t++) {
+            LockTemplate locks = processes.get(t % processes.size());
+            workers.add(pool.submit(() -> {
+                start.await();
+                for (int i = 0; i < incrementsPerThread; i++) {
+                    locks.execute("counter", Duration.ofSeconds(60), lock -> {
+                        if (inside.incrementAndGet() != 1) {
+                            overlaps.incrementAndGet();
+                        }
+                        // An unprotected read-modify-write: only the lock keeps updates from being lost.
+                        int value = readCounter(data);
+                        writeCounter(data, value + 1);
+                        inside.decrementAndGet();
+                        return null;
+                    });
+                }
+                return null;
+            }));
+        }
+        start.countDown();
+        for (Future<?> worker : workers) {
+            worker.get(100, TimeUnit.SECONDS);
+        }
+        assertThat(overlaps.get()).isZero();
+        assertThat(readCounter(data)).isEqualTo(threads * incrementsPerThread);
+        assertThat(fixture.queue("counter")).isEmpty();
+    }
+
+    @Test
+    void grantsInFifoOrderWithIncreasingFencingTokens() throws Exception {
+        LockTemplate holderProcess = fixture.template();
+        LockHandle holder = holderProcess.acquire("order-2", Duration.ofSeconds(5));
+        List<String> granted = new CopyOnWriteArrayList<>();
+        List<Long> tokens = new CopyOnWriteArrayList<>();
+        List<Future<?>> waiters = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            String name = "waiter-" + i;
+            // Alternate between the holder's process and others, so handoff and polling both serve.
+            LockTemplate locks = i % 2 == 0 ? fixture.template() : holderProcess;
+            waiters.add(pool.submit(() -> locks.execute("order-2", Duration.ofSeconds(60), lock -> {
+                granted.add(name);
+                tokens.add(lock.fencingToken());
+                return null;
+            })));
+            fixture.awaitQueueLength("order-2", i + 2);
+        }
+        holder.release();
+        for (Future<?> waiter : waiters) {
+            waiter.get(60, TimeUnit.SECONDS);
+        }
+        assertThat(granted).containsExactly("waiter-0", "waiter-1", "waiter-2", "waiter-3", "waiter-4");
+        assertThat(tokens).isSorted().doesNotHaveDuplicates();
+        assertThat(tokens.get(0)).isGreaterThan(holder.fencingToken());
+    }
+
+    @Test
+    void fencingTokensIncreaseAfterTheItemWasRemoved() {
+        LockTemplate locks = fixture.template();
+        long first;
+        try (LockHandle lock = locks.acquire("order-3", Duration.ofSeconds(5))) {
+            first = lock.fencingToken();
+        }
+        // As TTL would after the lock sat idle.
+        fixture.admin().deleteItem(b -> b.tableName(fixture.table())
+                .key(Map.of("pk", AttributeValue.fromS("order-3"), "sk", AttributeValue.fromS("default"))));
+        assertThat(fixture.item("order-3", "default")).isEmpty();
+        try (LockHandle lock = locks.acquire("order-3", Duration.ofSeconds(5))) {
+            assertThat(lock.fencingToken()).isGreaterThan(first);
+        }
+    }
+
+    @Test
+    void itemCarriesATtlPastEveryEntry() {
+        LockTemplate locks = fixture.template();
+        try (LockHandle lock = locks.acquire("order-4", Duration.ofSeconds(5))) {
+            Map<String, AttributeValue> item = fixture.item("order-4", "default");
+            long ttlSeconds = Long.parseLong(item.get("expiresAt").n());
+            long entryExpiryMillis = Long.parseLong(item.get("e#" + lock.owner()).n());
+            assertThat(ttlSeconds * 1000).isGreaterThan(entryExpiryMillis);
+        }
+        Map<String, AttributeValue> released = fixture.item("order-4", "default");
+        assertThat(released.keySet()).containsExactlyInAnyOrder("pk", "sk", "next", "expiresAt");
+    }
+
+    @Test
+    void timesOutAfterWaitAndLeavesNoEntry() {
+        LockTemplate locks = fixture.template();
+        LockHandle holder = fixture.template().acquire("order-5", Duration.ofSeconds(5));
+
+        long start = System.nanoTime();
+        assertThatThrownBy(() -> locks.acquire("order-5", Duration.ofMillis(300)))
+                .isInstanceOfSatisfying(LockWaitTimeoutException.class, ex -> {
+                    assertThat(ex.entity()).isEqualTo("order-5");
+                    assertThat(ex.namespace()).isEqualTo("default");
+                    assertThat(ex.position()).isEqualTo(1);
+                    assertThat(ex.ownersAhead()).containsExactly(holder.owner());
+                    assertThat(ex.waited()).isGreaterThanOrEqualTo(Duration.ofMillis(300));
+                    assertThat(ex.getMessage()).contains("order-5", "default", holder.owner());
+                });
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(300));
+        assertThat(fixture.queue("order-5")).extracting(QueueSnapshot.Entry::owner).containsExactly(holder.owner());
+    }
+
+    @Test
+    void noWaitFailsAtOnceWhenHeldAndLeavesNoEntry() {
+        RequestCounter counter = new RequestCounter();
+        LockTemplate locks = fixture.template(b -> { }, counter);
+        LockHandle holder = fixture.template().acquire("order-6", Duration.ofSeconds(5));
+
+        assertThat(locks.tryAcquire("order-6")).isEmpty();
+        assertThatThrownBy(() -> locks.acquire("order-6", LockRequest.NO_WAIT)).isInstanceOf(LockWaitTimeoutException.class);
+        assertThat(counter.snapshot()).as("enqueue and leave, twice").isEqualTo(Map.of("UpdateItem", 4L));
+        assertThat(fixture.queue("order-6")).hasSize(1);
+
+        holder.release();
+        Optional<LockHandle> free = locks.tryAcquire("order-6");
+        assertThat(free).isPresent();
+        free.get().release();
+    }
+
+    @Test
+    void waitsForeverUntilReleased() throws Exception {
+        LockTemplate locks = fixture.template();
+        LockHandle holder = fixture.template().acquire("order-7", Duration.ofSeconds(5));
+        Future<Long> waiter = pool.submit(() -> locks.execute("order-7", LockRequest.WAIT_FOREVER, LockHandle::fencingToken));
+        fixture.awaitQueueLength("order-7", 2);
+        // Longer than a lease: the waiter's own heartbeats keep its place.
+        Thread.sleep(LockFixture.LEASE.toMillis() + 500);
+        assertThat(waiter).isNotDone();
+        assertThat(fixture.queue("order-7")).hasSize(2);
+        holder.release();
+        assertThat(waiter.get(30, TimeUnit.SECONDS)).isGreaterThan(holder.fencingToken());
+    }
+
+    @Test
+    void interruptedWaiterLeavesTheQueue() throws Exception {
+        LockTemplate locks = fixture.template();
+        LockHandle holder = fixture.template().acquire("order-8", Duration.ofSeconds(5));
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        AtomicReference<Boolean> interruptFlag = new AtomicReference<>();
+        Thread waiter = new Thread(() -> {
+            try {
+                locks.acquire("order-8", Duration.ofSeconds(60));
+            }
+            catch (RuntimeException ex) {
+                failure.set(ex);
+                interruptFlag.set(Thread.currentThread().isInterrupted());
+            }
+        });
+        waiter.start();
+        fixture.awaitQueueLength("order-8", 2);
+        waiter.interrupt();
+        waiter.join(30_000);
+
+        assertThat(failure.get()).isInstanceOf(LockInterruptedException.class).hasMessageContaining("order-8");
+        assertThat(interruptFlag.get()).isTrue();
+        assertThat(fixture.queue("order-8")).extracting(QueueSnapshot.Entry::owner).containsExactly(holder.owner());
+    }
+
+    @Test
+    void releasesWhenTheWorkThrows() {
+        LockTemplate locks = fixture.template();
+        assertThatThrownBy(() -> locks.execute("order-9", Duration.ofSeconds(5), lock -> {
+            throw new IllegalStateException("boom");
+        })).hasMessage("boom");
+        assertThat(fixture.queue("order-9")).isEmpty();
+    }
+
+    @Test
+    void reentersOnTheSameThreadOnly() throws Exception {
+        LockTemplate locks = fixture.template();
+        try (LockHandle outer = locks.acquire("order-10", Duration.ofSeconds(5))) {
+            try (LockHandle inner = locks.acquire("order-10", Duration.ofSeconds(5))) {
+                assertThat(inner.fencingToken()).isEqualTo(outer.fencingToken());
+            }
+            assertThat(outer.isValid()).as("the inner release leaves the outer hold").isTrue();
+            assertThat(fixture.queue("order-10")).hasSize(1);
+            Future<Optional<LockHandle>> otherThread = pool.submit(() -> locks.tryAcquire("order-10"));
+            assertThat(otherThread.get(30, TimeUnit.SECONDS)).as("another thread queues, no re-entry").isEmpty();
+        }
+        assertThat(fixture.queue("order-10")).isEmpty();
+    }
+
+    @Test
+    void sameJvmWaiterIsHandedTheLockWithoutARequest() throws Exception {
+        RequestCounter counter = new RequestCounter();
+        // Polls so rare that only the handoff can grant within the test's time.
+        LockTemplate locks = fixture.template(b -> b.leaseDuration(Duration.ofSeconds(60)).heartbeatInterval(Duration.ofSeconds(30))
+                .pollInterval(Duration.ofSeconds(50), Duration.ofSeconds(50)), counter);
+        LockHandle holder = locks.acquire("order-11", Duration.ofSeconds(5));
+        CountDownLatch granted = new CountDownLatch(1);
+        Future<?> waiter = pool.submit(() -> locks.execute("order-11", Duration.ofSeconds(60), lock -> {
+            granted.countDown();
+            return null;
+        }));
+        fixture.awaitQueueLength("order-11", 2);
+        long before = counter.total();
+        holder.release();
+        assertThat(granted.await(20, TimeUnit.SECONDS)).isTrue();
+        waiter.get(20, TimeUnit.SECONDS);
+        assertThat(counter.count("GetItem")).as("no poll").isZero();
+        assertThat(counter.total() - before).as("the release, then the waiter's own release").isEqualTo(2);
+    }
+
+    @Test
+    void crashedHolderIsReplacedOneLeaseAfterItsLastHeartbeat() throws Exception {
+        LockTemplate crashing = fixture.template();
+        LockTemplate survivor = fixture.template();
+        LockHandle dead = crashing.acquire("order-12", Duration.ofSeconds(5));
+        Future<Long> waiter = pool.submit(() -> survivor.execute("order-12", Duration.ofSeconds(60),
+                lock -> System.currentTimeMillis()));
+        fixture.awaitQueueLength("order-12", 2);
+
+        crashing.close(); // heartbeats stop, nothing is released: as if the process died
+        long lastExpiry = fixture.queue("order-12").get(0).leaseExpiresAt().toEpochMilli();
+        long grantedAt = waiter.get(60, TimeUnit.SECONDS);
+
+        assertThat(grantedAt).as("never before the dead holder's lease ran out").isGreaterThanOrEqualTo(lastExpiry);
+        assertThat(grantedAt - lastExpiry).as("within about one poll of it (loaded CI: generous slack)")
+                .isLessThan(200 + 3_000);
+        assertThat(dead.isValid()).isFalse();
+        assertThat(fixture.queue("order-12")).isEmpty();
+    }
+
+    @Test
+    void holderLearnsOfAPurgedEntryWithinOneHeartbeat() throws Exception {
+        LockTemplate locks = fixture.template();
+        LockHandle lock = locks.acquire("order-13", Duration.ofSeconds(5));
+        CountDownLatch lost = new CountDownLatch(1);
+        lock.onLost(handle -> lost.countDown());
+        assertThat(lock.isValid()).isTrue();
+
+        // Another process purges the entry, as it would after judging it expired.
+        fixture.admin().updateItem(b -> b.tableName(fixture.table())
+                .key(Map.of("pk", AttributeValue.fromS("order-13"), "sk", AttributeValue.fromS("default")))
+                .updateExpression("REMOVE #t, #e")
+                .expressionAttributeNames(Map.of("#t", "t#" + lock.owner(), "#e", "e#" + lock.owner())));
+
+        assertThat(lost.await(LockFixture.HEARTBEAT.toMillis() * 2 + 2_000, TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(lock.isValid()).isFalse();
+        CountDownLatch late = new CountDownLatch(1);
+        lock.onLost(handle -> late.countDown());
+        assertThat(late.getCount()).as("a callback registered after the loss runs at once").isZero();
+        lock.release();
+    }
+
+    @Test
+    void holderLearnsOfAnExpiredLeaseWhenRenewalsKeepFailing() throws Exception {
+        AtomicBoolean unreachable = new AtomicBoolean();
+        ExecutionInterceptor network = new ExecutionInterceptor() {
+            @Override
+            public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {
+                if (unreachable.get()) {
+                    throw SdkClientException.create("injected: network unreachable");
+                }
+            }
+        };
+        LockTemplate locks = fixture.template(b -> { }, network);
+        LockHandle lock = locks.acquire("order-16", Duration.ofSeconds(5));
+        CountDownLatch lost = new CountDownLatch(1);
+        lock.onLost(handle -> lost.countDown());
+        long cutAt = System.nanoTime();
+        unreachable.set(true);
+
+        assertThat(lost.await(LockFixture.LEASE.toMillis() + LockFixture.HEARTBEAT.toMillis() + 2_000, TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(Duration.ofNanos(System.nanoTime() - cutAt))
+                .as("renewals failing for less than the lease are tolerated")
+                .isGreaterThanOrEqualTo(LockFixture.LEASE.minus(LockFixture.HEARTBEAT));
+        assertThat(lock.isValid()).isFalse();
+        unreachable.set(false);
+        lock.release();
+        assertThat(fixture.queue("order-16")).as("the release still removes the entry").isEmpty();
+    }
+
+    @Test
+    void purgesALongTailOfDeadEntries() {
+        // A crashed JVM left 300 waiters: more than one request's expression can name.
+        Map<String, AttributeValue> item = new java.util.HashMap<>(Map.of("pk", AttributeValue.fromS("order-17"),
+                "sk", AttributeValue.fromS("default"), "next", AttributeValue.fromN("1300")));
+        long expired = System.currentTimeMillis() - 1;
+        for (int i = 0; i < 300; i++) {
+            String owner = "ip-10-0-0-1.ec2.internal:12345:abcdef12/" + Long.toString(i, 36);
+            item.put("t#" + owner, AttributeValue.fromN(Long.toString(1000 + i)));
+            item.put("e#" + owner, AttributeValue.fromN(Long.toString(expired)));
+        }
+        fixture.admin().putItem(b -> b.tableName(fixture.table()).item(item));
+
+        LockTemplate locks = fixture.template();
+        try (LockHandle lock = locks.acquire("order-17", Duration.ofSeconds(30))) {
+            assertThat(lock.fencingToken()).isEqualTo(1300);
+        }
+        assertThat(fixture.queue("order-17")).isEmpty();
+    }
+
+    @Test
+    void aWaiterWhoseLeaseRanOutIsNeverGranted() throws Exception {
+        AtomicBoolean renewalsFail = new AtomicBoolean();
+        ExecutionInterceptor network = new ExecutionInterceptor() {
+            @Override
+            public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {
+                if (renewalsFail.get() && context.request() instanceof UpdateItemRequest update
+                        && update.updateExpression().startsWith("SET #e")) {
+                    throw SdkClientException.create("injected: renewal lost in the network");
+                }
+            }
+        };
+        LockTemplate cutOff = fixture.template(b -> { }, network);
+        LockHandle holder = fixture.template().acquire("order-18", Duration.ofSeconds(5));
+        Future<LockHandle> waiter = pool.submit(() -> cutOff.acquire("order-18", Duration.ofSeconds(60)));
+        fixture.awaitQueueLength("order-18", 2);
+        renewalsFail.set(true);
+
+        assertThatThrownBy(() -> waiter.get(LockFixture.LEASE.toMillis() + 5_000, TimeUnit.MILLISECONDS))
+                .as("the wait ends when the lease runs out, before any grant")
+                .hasCauseInstanceOf(LockLostException.class);
+        holder.release();
+        try (LockHandle next = fixture.template().acquire("order-18", Duration.ofSeconds(10))) {
+            assertThat(next.isValid()).isTrue();
+        }
+    }
+
+    @Test
+    void hungRenewalsOfOtherLocksDoNotCostALeaseItsLife() throws Exception {
+        CountDownLatch hung = new CountDownLatch(1);
+        ExecutionInterceptor network = new ExecutionInterceptor() {
+            @Override
+            public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {
+                Object request = context.request();
+                if (request instanceof UpdateItemRequest update
+                        && update.updateExpression().startsWith("SET #e") && !update.key().get("pk").s().equals("k3")) {
+                    try {
+                        hung.await(); // renewals of k1 and k2 never get an answer...
+                    }
+                    catch (InterruptedException ex) {
+                        Thread.currentThread().interrupt(); // ...until their time limit aborts them
+                    }
+                }
+            }
+        };
+        LockTemplate locks = fixture.template(b -> { }, network);
+        List<LockHandle> held = new ArrayList<>();
+        for (String entity : List.of("k1", "k2", "k3")) {
+            held.add(locks.acquire(entity, Duration.ofSeconds(5)));
+        }
+        LockHandle k3 = held.get(2);
+        CountDownLatch k3Lost = new CountDownLatch(1);
+        k3.onLost(lock -> k3Lost.countDown());
+
+        // Three leases' worth of time: k3's renewals must get through between the stuck ones.
+        assertThat(k3Lost.await(LockFixture.LEASE.toMillis() * 3, TimeUnit.MILLISECONDS)).isFalse();
+        assertThat(k3.isValid()).isTrue();
+        assertThat(fixture.template().tryAcquire("k3")).isEmpty();
+        hung.countDown();
+        held.forEach(LockHandle::release);
+    }
+
+    @Test
+    void aThreadStopsJoiningOnceItsOwnHoldIsReleased() throws Exception {
+        LockTemplate locks = fixture.template();
+        LockHandle outer = locks.acquire("order-19", Duration.ofSeconds(5));
+        LockHandle inner = locks.acquire("order-19", Duration.ofSeconds(5)); // joins: e.g. handed to an async task
+        outer.release();
+        assertThat(inner.isValid()).as("the joined hold keeps the lock").isTrue();
+        assertThat(locks.tryAcquire("order-19")).as("the thread no longer holds it: no re-entry").isEmpty();
+        inner.release();
+        assertThat(fixture.queue("order-19")).isEmpty();
+    }
+
+    @Test
+    void rejectsAQueueLongerThanTheMaximum() throws Exception {
+        LockTemplate locks = fixture.template(b -> b.maxQueueLength(2));
+        LockHandle holder = locks.acquire("order-14", Duration.ofSeconds(5));
+        Future<?> waiter = pool.submit(() -> fixture.template().execute("order-14", Duration.ofSeconds(60), lock -> null));
+        fixture.awaitQueueLength("order-14", 2);
+
+        assertThatThrownBy(() -> locks.acquire(LockRequest.builder("order-14").reentrant(false).wait(Duration.ofSeconds(5)).build()))
+                .isInstanceOf(LockQueueFullException.class)
+                .hasMessageContaining("maxQueueLength 2");
+        assertThat(fixture.queue("order-14")).hasSize(2);
+        holder.release();
+        waiter.get(30, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void listsActiveLocksAndNotifiesListeners() throws Exception {
+        List<String> events = new CopyOnWriteArrayList<>();
+        LockTemplate locks = fixture.template(b -> b.listener(new LockListener() {
+            @Override
+            public void onAcquired(LockHandle lock, Duration waited) {
+                events.add("acquired " + lock.entity());
+            }
+
+            @Override
+            public void onNotAcquired(String entity, String namespace, Duration waited) {
+                events.add("not acquired " + entity);
+            }
+
+            @Override
+            public void onReleased(LockHandle lock, Duration held) {
+                events.add("released " + lock.entity());
+            }
+        }));
+        try (LockHandle lock = locks.acquire("order-15", Duration.ofSeconds(5))) {
+            assertThat(locks.activeLocks()).singleElement().satisfies(info -> {
+                assertThat(info.entity()).isEqualTo("order-15");
+                assertThat(info.holding()).isTrue();
+                assertThat(info.ticket()).isEqualTo(lock.fencingToken());
+            });
+            assertThat(CompletableFuture.supplyAsync(() -> locks.tryAcquire("order-15")).get(30, TimeUnit.SECONDS)).isEmpty();
+        }
+        assertThat(locks.activeLocks()).isEmpty();
+        assertThat(events).containsExactly("acquired order-15", "not acquired order-15", "released order-15");
+    }
+
+    private int readCounter(DynamoDbClient data) {
+        Map<String, AttributeValue> item = data.getItem(b -> b.tableName(fixture.table()).consistentRead(true)
+                .key(Map.of("pk", AttributeValue.fromS("data"), "sk", AttributeValue.fromS("counter")))).item();
+        return item.isEmpty() ? 0 : Integer.parseInt(item.get("value").n());
+    }
+
+    private void writeCounter(DynamoDbClient data, int value) {
+        data.putItem(b -> b.tableName(fixture.table()).item(Map.of("pk", AttributeValue.fromS("data"),
+                "sk", AttributeValue.fromS("counter"), "value", AttributeValue.fromN(Integer.toString(value)))));
+    }
+}

@@ -1,0 +1,84 @@
+package io.dynamolock.core.test;
+
+import io.dynamolock.core.LockTemplate;
+import io.dynamolock.core.QueueSnapshot;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+
+/**
+ * Templates on one fresh lock table of the shared DynamoDB Local, each with a client of
+ * its own (as separate processes would have), closed together. Short leases by default
+ * so that expiry tests take seconds.
+ */
+public final class LockFixture implements AutoCloseable {
+
+    public static final Duration LEASE = Duration.ofSeconds(2);
+    public static final Duration HEARTBEAT = Duration.ofMillis(500);
+
+    private final DynamoDbLocal db = DynamoDbLocal.shared();
+    private final String table = db.newLockTable();
+    private final DynamoDbClient admin = db.client();
+    private final List<AutoCloseable> resources = new ArrayList<>();
+    private final LockTemplate observer = LockTemplate.builder(admin).tableName(table).build();
+
+    public String table() {
+        return table;
+    }
+
+    /** A client for direct reads and writes of the table, outside any template. */
+    public DynamoDbClient admin() {
+        return admin;
+    }
+
+    public LockTemplate template() {
+        return template(b -> { });
+    }
+
+    public LockTemplate template(Consumer<LockTemplate.Builder> customizer, ExecutionInterceptor... interceptors) {
+        DynamoDbClient client = db.client(interceptors);
+        LockTemplate.Builder builder = LockTemplate.builder(client).tableName(table).leaseDuration(LEASE)
+                .heartbeatInterval(HEARTBEAT).pollInterval(Duration.ofMillis(20), Duration.ofMillis(200));
+        customizer.accept(builder);
+        LockTemplate template = builder.build();
+        resources.add(client);
+        resources.add(template);
+        return template;
+    }
+
+    /** The queue of {@code entity} in the default namespace, read with a client no template under test shares. */
+    public List<QueueSnapshot.Entry> queue(String entity) {
+        return observer.queue(entity, null).entries();
+    }
+
+    /** Waits until the queue of {@code entity} holds {@code length} entries (each waiter is then enqueued). */
+    public void awaitQueueLength(String entity, int length) throws InterruptedException {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+        while (queue(entity).size() < length) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("the queue of " + entity + " never reached " + length + ": " + queue(entity));
+            }
+            Thread.sleep(10);
+        }
+    }
+
+    /** The raw lock item, as DynamoDB stores it. */
+    public Map<String, AttributeValue> item(String entity, String namespace) {
+        return admin.getItem(b -> b.tableName(table).consistentRead(true)
+                .key(Map.of("pk", AttributeValue.fromS(entity), "sk", AttributeValue.fromS(namespace)))).item();
+    }
+
+    @Override
+    public void close() throws Exception {
+        for (int i = resources.size() - 1; i >= 0; i--) {
+            resources.get(i).close();
+        }
+        observer.close();
+        admin.close();
+    }
+}

@@ -1,0 +1,73 @@
+package io.dynamolock.annotation;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Runs the annotated method holding the FIFO-fair distributed lock of one entity:
+ * callers queue in arrival order, wait at most {@link #maxWait()}, and the lock is
+ * released however the method ends.
+ *
+ * <pre>{@code
+ * @QueueLocked(entity = "#orderId")
+ * public void addItem(String orderId, Item item) { ... }
+ *
+ * @QueueLocked(entity = "#order.customer.id", namespace = "billing", maxWait = "${orders.lock-wait:5s}")
+ * public Invoice bill(Order order) { ... }
+ * }</pre>
+ *
+ * <p>Every {@code @QueueLocked} method is checked when the application starts (expression
+ * syntax, parameter names, durations, return type); a bad one stops the start with a message
+ * naming the class, the method and the value. The annotation also works as a meta-annotation.
+ *
+ * <ul>
+ * <li>A method of the same thread that already holds the lock (another {@code @QueueLocked}
+ * method or the {@code LockTemplate}) joins it instead of queueing behind itself.</li>
+ * <li>A method returning {@code CompletableFuture} or {@code CompletionStage} keeps the lock
+ * until the future completes; other asynchronous return types are refused at startup.</li>
+ * <li>By default the lock is taken before a {@code @Transactional} method's transaction
+ * begins and released after it ends ({@code dynamolock.advisor-order}).</li>
+ * <li>Like every Spring proxy-based annotation, it applies to calls through the bean, not to
+ * calls from the bean to itself ({@code this.method()}).</li>
+ * </ul>
+ */
+@Target({ElementType.METHOD, ElementType.ANNOTATION_TYPE})
+@Retention(RetentionPolicy.RUNTIME)
+@Documented
+public @interface QueueLocked {
+
+    /**
+     * SpEL expression of the locked entity, over the method's parameters by name
+     * ({@code #orderId}, {@code #order.id}), {@code #root.args}, {@code #root.method},
+     * {@code #root.target} and beans ({@code @ids.of(#order)}). Its value is turned
+     * into a string; a {@code null} or blank value fails the call before any lock is taken.
+     */
+    String entity();
+
+    /**
+     * The lock's namespace: locks of different namespaces on one entity are independent.
+     * Plain text; {@code ${...}} placeholders are resolved. Empty for
+     * {@code dynamolock.default-namespace}.
+     */
+    String namespace() default "";
+
+    /**
+     * How long to wait for the lock: a duration ({@code 60s}, {@code 500ms}, {@code PT1M}),
+     * {@code 0} to fail at once if anyone is ahead, or {@code infinite} to wait as long as it
+     * takes. {@code ${...}} placeholders are resolved. Empty for {@code dynamolock.default-wait}.
+     * On timeout the call fails with {@code LockWaitTimeoutException}.
+     * <p>Named {@code maxWait} because an annotation attribute cannot be named {@code wait}:
+     * it would clash with {@link Object#wait()}.
+     */
+    String maxWait() default "";
+
+    /**
+     * How long the lock stays valid without a heartbeat, e.g. {@code 2m}; longer than
+     * {@code dynamolock.heartbeat-interval}. {@code ${...}} placeholders are resolved. Empty
+     * for {@code dynamolock.lease-duration}.
+     */
+    String lease() default "";
+}

@@ -1,0 +1,53 @@
+package io.dynamolock.annotation;
+
+import io.dynamolock.core.LockTemplate;
+import java.util.function.Supplier;
+import org.aopalliance.aop.Advice;
+import org.springframework.aop.Pointcut;
+import org.springframework.aop.support.AbstractPointcutAdvisor;
+import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.core.env.PropertyResolver;
+import org.springframework.util.function.SingletonSupplier;
+
+/**
+ * Applies the {@link QueueLockedInterceptor} to methods annotated with {@link QueueLocked},
+ * directly or through a meta-annotation, on the class or an interface it implements. Its
+ * order places it among the other advisors of a bean: lower is outer. Register it as an
+ * infrastructure bean so that every auto-proxy creator picks it up.
+ */
+public class QueueLockedAdvisor extends AbstractPointcutAdvisor {
+
+    private final Pointcut pointcut = new AnnotationMatchingPointcut(null, QueueLocked.class, true);
+    private final QueueLockedMethods methods;
+    private final QueueLockedInterceptor interceptor;
+
+    /**
+     * @param lockTemplate     the template to lock with, asked for on first use
+     * @param lostLeasePolicy  what to do when a lease is lost during a call, asked for on each such loss
+     * @param placeholders     resolves {@code ${...}} in namespaces and durations
+     * @param beanFactory      resolves {@code @bean} references in entity expressions
+     * @param order            the advisor's order; lower is outer
+     */
+    public QueueLockedAdvisor(Supplier<LockTemplate> lockTemplate, Supplier<LostLeasePolicy> lostLeasePolicy,
+            PropertyResolver placeholders, BeanFactory beanFactory, int order) {
+        Supplier<LockTemplate> template = SingletonSupplier.of(lockTemplate);
+        this.methods = new QueueLockedMethods(placeholders, beanFactory, template);
+        this.interceptor = new QueueLockedInterceptor(methods, template, lostLeasePolicy);
+        setOrder(order);
+    }
+
+    @Override
+    public Pointcut getPointcut() {
+        return pointcut;
+    }
+
+    @Override
+    public Advice getAdvice() {
+        return interceptor;
+    }
+
+    QueueLockedMethods methods() {
+        return methods;
+    }
+}

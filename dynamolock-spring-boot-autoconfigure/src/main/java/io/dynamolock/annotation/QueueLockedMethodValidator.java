@@ -1,0 +1,123 @@
+package io.dynamolock.annotation;
+
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.aop.Advisor;
+import org.springframework.aop.framework.AopProxyUtils;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.BeanFactoryAware;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.core.MethodIntrospector;
+import org.springframework.core.Ordered;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.core.annotation.AnnotationUtils;
+import org.springframework.util.ClassUtils;
+
+/**
+ * Checks every {@link QueueLocked} method of the application's beans once all singletons
+ * exist, and stops the start with one {@link QueueLockedConfigurationException} listing
+ * every bad method. Warns, without failing, about methods a proxy cannot intercept
+ * (private, final, static), and about a transaction advisor that would run outside the
+ * lock advisor.
+ */
+public class QueueLockedMethodValidator implements SmartInitializingSingleton, BeanFactoryAware {
+
+    private static final Logger log = LoggerFactory.getLogger(QueueLockedMethodValidator.class);
+
+    private static final String TRANSACTION_INTERCEPTOR =
+            "org.springframework.transaction.interceptor.TransactionInterceptor";
+
+    private final QueueLockedAdvisor advisor;
+    private ListableBeanFactory beanFactory;
+
+    public QueueLockedMethodValidator(QueueLockedAdvisor advisor) {
+        this.advisor = advisor;
+    }
+
+    @Override
+    public void setBeanFactory(BeanFactory beanFactory) {
+        this.beanFactory = (ListableBeanFactory) beanFactory;
+    }
+
+    @Override
+    public void afterSingletonsInstantiated() {
+        List<String> problems = new ArrayList<>();
+        Set<Class<?>> seen = new HashSet<>();
+        boolean found = false;
+        for (String name : beanFactory.getBeanDefinitionNames()) {
+            Class<?> type = beanClass(name);
+            if (type != null && seen.add(type) && AnnotationUtils.isCandidateClass(type, QueueLocked.class)) {
+                found |= check(type, problems);
+            }
+        }
+        if (!problems.isEmpty()) {
+            throw new QueueLockedConfigurationException(problems.size() == 1 ? problems.get(0)
+                    : problems.size() + " @QueueLocked methods are declared wrongly:\n - "
+                            + String.join("\n - ", problems));
+        }
+        if (found) {
+            warnIfTransactionsRunOutside();
+        }
+    }
+
+    /** The user class behind a bean, without creating beans that do not exist yet. */
+    private Class<?> beanClass(String name) {
+        if (beanFactory instanceof ConfigurableListableBeanFactory factory && factory.containsSingleton(name)) {
+            Object bean = factory.getSingleton(name);
+            if (bean != null) {
+                return AopProxyUtils.ultimateTargetClass(bean);
+            }
+        }
+        Class<?> type = beanFactory.getType(name, false);
+        return type == null ? null : ClassUtils.getUserClass(type);
+    }
+
+    /** Checks the annotated methods of {@code type}; {@code true} if it has any. */
+    private boolean check(Class<?> type, List<String> problems) {
+        Map<Method, QueueLocked> annotated = MethodIntrospector.selectMethods(type,
+                (MethodIntrospector.MetadataLookup<QueueLocked>) method ->
+                        AnnotatedElementUtils.findMergedAnnotation(method, QueueLocked.class));
+        for (Method method : annotated.keySet()) {
+            int modifiers = method.getModifiers();
+            if (Modifier.isPrivate(modifiers) || Modifier.isFinal(modifiers) || Modifier.isStatic(modifiers)) {
+                log.warn("@QueueLocked on {} has no effect: a Spring proxy cannot intercept a {} method; make it"
+                        + " public or protected and not final", QueueLockedMethods.describe(method, type),
+                        Modifier.isPrivate(modifiers) ? "private" : Modifier.isFinal(modifiers) ? "final" : "static");
+                continue;
+            }
+            try {
+                advisor.methods().get(method, type);
+            }
+            catch (QueueLockedConfigurationException ex) {
+                problems.add(ex.getMessage());
+            }
+        }
+        return !annotated.isEmpty();
+    }
+
+    private void warnIfTransactionsRunOutside() {
+        ClassLoader classLoader = getClass().getClassLoader();
+        if (!ClassUtils.isPresent(TRANSACTION_INTERCEPTOR, classLoader)) {
+            return;
+        }
+        Class<?> transactionInterceptor = ClassUtils.resolveClassName(TRANSACTION_INTERCEPTOR, classLoader);
+        for (Advisor other : beanFactory.getBeansOfType(Advisor.class, false, false).values()) {
+            if (transactionInterceptor.isInstance(other.getAdvice()) && other instanceof Ordered ordered
+                    && ordered.getOrder() <= advisor.getOrder()) {
+                log.warn("The @Transactional advisor has order {} and the @QueueLocked advisor {}: where both"
+                        + " apply, the lock is taken inside the transaction and released before it commits, so"
+                        + " another caller can read uncommitted state. Set dynamolock.advisor-order below {}",
+                        ordered.getOrder(), advisor.getOrder(), ordered.getOrder());
+            }
+        }
+    }
+}

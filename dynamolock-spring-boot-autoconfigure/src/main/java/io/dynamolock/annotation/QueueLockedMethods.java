@@ -1,0 +1,203 @@
+package io.dynamolock.annotation;
+
+import io.dynamolock.core.LockRequest;
+import io.dynamolock.core.LockTemplate;
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Flow;
+import java.util.concurrent.Future;
+import java.util.function.Supplier;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.boot.convert.DurationStyle;
+import org.springframework.context.expression.AnnotatedElementKey;
+import org.springframework.core.MethodClassKey;
+import org.springframework.core.ReactiveAdapterRegistry;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.core.env.PropertyResolver;
+import org.springframework.expression.Expression;
+import org.springframework.expression.ParseException;
+import org.springframework.util.ClassUtils;
+
+/**
+ * Finds, parses and checks {@link QueueLocked} methods, once per method and target class.
+ * Placeholders are resolved first, then durations are parsed with Boot's {@link DurationStyle}.
+ */
+final class QueueLockedMethods {
+
+    /** {@code #root}, {@code #this} and the positional {@code #p0} / {@code #a0} are always defined. */
+    private static final Pattern BUILT_IN_VARIABLE = Pattern.compile("root|this|[pa]\\d+");
+
+    private static final String REACTIVE_STREAMS_PUBLISHER = "org.reactivestreams.Publisher";
+
+    private static final LockedMethod NOT_LOCKED = new LockedMethod(null, null, null, null, null, null, null, false);
+
+    private final Map<MethodClassKey, LockedMethod> cache = new ConcurrentHashMap<>(64);
+    private final LockExpressionEvaluator evaluator;
+    private final PropertyResolver placeholders;
+    private final Supplier<LockTemplate> lockTemplate;
+
+    QueueLockedMethods(PropertyResolver placeholders, BeanFactory beanFactory, Supplier<LockTemplate> lockTemplate) {
+        this.placeholders = placeholders;
+        this.lockTemplate = lockTemplate;
+        this.evaluator = new LockExpressionEvaluator(beanFactory);
+    }
+
+    LockExpressionEvaluator evaluator() {
+        return evaluator;
+    }
+
+    /**
+     * The parsed method, or {@code null} if it carries no {@link QueueLocked}.
+     *
+     * @throws QueueLockedConfigurationException if it is declared wrongly
+     */
+    LockedMethod get(Method method, Class<?> targetClass) {
+        MethodClassKey key = new MethodClassKey(method, targetClass);
+        LockedMethod locked = cache.get(key);
+        if (locked == null) {
+            locked = parse(AopUtils.getMostSpecificMethod(method, targetClass), targetClass);
+            cache.put(key, locked);
+        }
+        return locked == NOT_LOCKED ? null : locked;
+    }
+
+    private LockedMethod parse(Method method, Class<?> targetClass) {
+        QueueLocked annotation = AnnotatedElementUtils.findMergedAnnotation(method, QueueLocked.class);
+        if (annotation == null) {
+            return NOT_LOCKED;
+        }
+        String description = describe(method, targetClass);
+        boolean async = isSupportedAsync(method, description);
+        Expression entity = parseEntity(annotation.entity(), method, targetClass, description);
+        String namespace = resolve(annotation.namespace(), "namespace", description);
+        Duration maxWait = duration(annotation.maxWait(), "maxWait", description);
+        Duration lease = duration(annotation.lease(), "lease", description);
+        if (maxWait != null && maxWait.isNegative()) {
+            throw invalid(description, "maxWait '" + annotation.maxWait() + "' is negative; use 0 for no wait,"
+                    + " a positive duration, or infinite");
+        }
+        if (lease != null) {
+            Duration heartbeat = lockTemplate.get().heartbeatInterval();
+            if (lease.compareTo(heartbeat) <= 0) {
+                throw invalid(description, "lease '" + annotation.lease() + "' (" + lease + ") must be longer than"
+                        + " the heartbeat interval " + heartbeat + " (dynamolock.heartbeat-interval), or the lock"
+                        + " would expire before it is renewed; twice the heartbeat interval or more is usual");
+            }
+        }
+        return new LockedMethod(method, description, annotation.entity(), entity,
+                namespace.isEmpty() ? null : namespace, maxWait, lease, async);
+    }
+
+    private Expression parseEntity(String source, Method method, Class<?> targetClass, String description) {
+        if (source.isBlank()) {
+            throw invalid(description, "entity is empty; give a SpEL expression such as \"#orderId\"");
+        }
+        Expression expression;
+        try {
+            expression = evaluator.parse(source, new AnnotatedElementKey(method, targetClass));
+        }
+        catch (ParseException ex) {
+            throw invalid(description, "entity expression '" + source + "' does not parse: " + ex.getMessage(), ex);
+        }
+        List<String> parameters = parameterNames(method);
+        for (String variable : LockExpressionEvaluator.variables(expression)) {
+            if (BUILT_IN_VARIABLE.matcher(variable).matches() || parameters != null && parameters.contains(variable)) {
+                continue;
+            }
+            if (parameters == null) {
+                throw invalid(description, "entity expression '" + source + "' refers to #" + variable
+                        + ", but parameter names are not available: compile with -parameters (Spring Boot's"
+                        + " Maven and Gradle plugins do), or use #p0, #p1...");
+            }
+            throw invalid(description, "entity expression '" + source + "' refers to #" + variable
+                    + ", which is not a parameter of the method; parameters are " + parameters);
+        }
+        return expression;
+    }
+
+    private List<String> parameterNames(Method method) {
+        if (method.getParameterCount() == 0) {
+            return List.of();
+        }
+        String[] names = evaluator.parameterNames(method);
+        return names == null ? null : Arrays.asList(names);
+    }
+
+    private String resolve(String raw, String attribute, String description) {
+        try {
+            return placeholders.resolveRequiredPlaceholders(raw).trim();
+        }
+        catch (IllegalArgumentException ex) {
+            throw invalid(description, attribute + " '" + raw + "': " + ex.getMessage(), ex);
+        }
+    }
+
+    private Duration duration(String raw, String attribute, String description) {
+        String value = resolve(raw, attribute, description);
+        if (value.isEmpty()) {
+            return null;
+        }
+        if (attribute.equals("maxWait") && value.equalsIgnoreCase("infinite")) {
+            return LockRequest.WAIT_FOREVER;
+        }
+        try {
+            return DurationStyle.detectAndParse(value);
+        }
+        catch (IllegalArgumentException ex) {
+            String shown = value.equals(raw) ? "'" + raw + "'" : "'" + raw + "' (resolved to '" + value + "')";
+            throw invalid(description, attribute + " " + shown + " is not a duration; use e.g. 60s, 500ms, 2m or"
+                    + " PT1M" + (attribute.equals("maxWait") ? ", 0 for no wait, or infinite" : ""), ex);
+        }
+    }
+
+    /**
+     * {@code true} for {@code CompletableFuture} and {@code CompletionStage}, whose completion
+     * the lock can follow; {@code false} for other types; throws for asynchronous types it cannot.
+     */
+    private static boolean isSupportedAsync(Method method, String description) {
+        Class<?> type = method.getReturnType();
+        if (type == CompletableFuture.class || type == CompletionStage.class) {
+            return true;
+        }
+        if (CompletionStage.class.isAssignableFrom(type) || Future.class.isAssignableFrom(type)
+                || Flow.Publisher.class.isAssignableFrom(type) || isReactiveStreamsPublisher(type)
+                || ReactiveAdapterRegistry.getSharedInstance().getAdapter(type) != null) {
+            throw invalid(description, "returns " + type.getName() + ", whose work goes on after the method"
+                    + " returns: the lock would be released before it is done. Return CompletableFuture or"
+                    + " CompletionStage (the lock is held until it completes), or take the lock inside the"
+                    + " asynchronous work with LockTemplate");
+        }
+        return false;
+    }
+
+    private static boolean isReactiveStreamsPublisher(Class<?> type) {
+        ClassLoader classLoader = type.getClassLoader();
+        if (classLoader == null || !ClassUtils.isPresent(REACTIVE_STREAMS_PUBLISHER, classLoader)) {
+            return false;
+        }
+        return ClassUtils.resolveClassName(REACTIVE_STREAMS_PUBLISHER, classLoader).isAssignableFrom(type);
+    }
+
+    static String describe(Method method, Class<?> targetClass) {
+        Class<?> owner = targetClass != null ? targetClass : method.getDeclaringClass();
+        return owner.getName() + "." + method.getName() + Arrays.stream(method.getParameterTypes())
+                .map(Class::getSimpleName).collect(Collectors.joining(", ", "(", ")"));
+    }
+
+    private static QueueLockedConfigurationException invalid(String description, String problem) {
+        return invalid(description, problem, null);
+    }
+
+    private static QueueLockedConfigurationException invalid(String description, String problem, Throwable cause) {
+        return new QueueLockedConfigurationException("@QueueLocked on " + description + ": " + problem, cause);
+    }
+}

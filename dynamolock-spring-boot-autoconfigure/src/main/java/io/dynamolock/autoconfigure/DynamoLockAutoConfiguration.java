@@ -1,0 +1,145 @@
+package io.dynamolock.autoconfigure;
+
+import io.dynamolock.annotation.LostLeasePolicy;
+import io.dynamolock.annotation.QueueLocked;
+import io.dynamolock.annotation.QueueLockedAdvisor;
+import io.dynamolock.annotation.QueueLockedMethodValidator;
+import io.dynamolock.core.LockListener;
+import io.dynamolock.core.LockTemplate;
+import java.util.function.Supplier;
+import org.springframework.aop.config.AopConfigUtils;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.support.BeanDefinitionRegistry;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
+import org.springframework.context.annotation.Role;
+import org.springframework.core.env.Environment;
+import org.springframework.core.type.AnnotationMetadata;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.core.exception.SdkClientException;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClientBuilder;
+
+/**
+ * Auto-configuration of dynamolock: a {@link LockTemplate} on the application's
+ * {@link DynamoDbClient} (or one built from {@code dynamolock.dynamodb.*}), the lock table
+ * created or checked at startup, and {@link QueueLocked @QueueLocked} methods, each checked
+ * at startup. Every bean backs off when the application defines its own.
+ */
+@AutoConfiguration(after = AopAutoConfiguration.class,
+        afterName = "io.awspring.cloud.autoconfigure.dynamodb.DynamoDbAutoConfiguration")
+@ConditionalOnClass({LockTemplate.class, DynamoDbClient.class})
+@ConditionalOnBooleanProperty(name = "dynamolock.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(DynamoLockProperties.class)
+@Import(DynamoLockAutoConfiguration.AutoProxyRegistrar.class)
+public class DynamoLockAutoConfiguration {
+
+    /**
+     * The advisor is created with the bean post-processors, before properties are bound:
+     * everything it needs is looked up on first use, but its order, read from the environment.
+     */
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    @ConditionalOnMissingBean
+    static QueueLockedAdvisor queueLockedAdvisor(ObjectProvider<LockTemplate> lockTemplate,
+            ObjectProvider<DynamoLockProperties> properties, Environment environment, BeanFactory beanFactory) {
+        int order = Binder.get(environment).bind("dynamolock.advisor-order", Integer.class)
+                .orElse(DynamoLockProperties.DEFAULT_ADVISOR_ORDER);
+        Supplier<LostLeasePolicy> lostLeasePolicy = () -> properties.getObject().getOnLostLease();
+        return new QueueLockedAdvisor(lockTemplate::getObject, lostLeasePolicy, environment, beanFactory, order);
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    static QueueLockedMethodValidator queueLockedMethodValidator(QueueLockedAdvisor queueLockedAdvisor) {
+        return new QueueLockedMethodValidator(queueLockedAdvisor);
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnMissingBean(DynamoDbClient.class)
+    static class DynamoDbClientConfiguration {
+
+        @Bean
+        DynamoDbClient dynamoDbClient(DynamoLockProperties properties) {
+            DynamoLockProperties.DynamoDb settings = properties.getDynamodb();
+            DynamoDbClientBuilder builder = DynamoDbClient.builder();
+            if (settings.getEndpoint() != null) {
+                builder.endpointOverride(settings.getEndpoint());
+            }
+            if (settings.getRegion() != null) {
+                builder.region(Region.of(settings.getRegion()));
+            }
+            if (settings.getAccessKeyId() != null) {
+                builder.credentialsProvider(StaticCredentialsProvider.create(
+                        AwsBasicCredentials.create(settings.getAccessKeyId(), settings.getSecretAccessKey())));
+            }
+            try {
+                return builder.build();
+            }
+            catch (SdkClientException ex) {
+                throw new IllegalStateException("Could not build the DynamoDbClient for dynamolock: "
+                        + ex.getMessage() + ". Set dynamolock.dynamodb.region (and dynamolock.dynamodb.endpoint for"
+                        + " DynamoDB Local), or define a DynamoDbClient bean", ex);
+            }
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnMissingBean(LockTemplate.class)
+    static class LockTemplateConfiguration {
+
+        @Bean
+        @ConditionalOnMissingBean
+        LockTableInitializer lockTableInitializer(DynamoDbClient dynamoDbClient, DynamoLockProperties properties) {
+            return new LockTableInitializer(dynamoDbClient, properties.getTableName(), properties.isCreateTable());
+        }
+
+        /** Depends on the table initializer: no lock is taken before the table is known to be usable. */
+        @Bean
+        LockTemplate lockTemplate(DynamoDbClient dynamoDbClient, DynamoLockProperties properties,
+                LockTableInitializer lockTableInitializer, ObjectProvider<LockListener> listeners,
+                ObjectProvider<LockTemplateBuilderCustomizer> customizers) {
+            LockTemplate.Builder builder = LockTemplate.builder(dynamoDbClient)
+                    .tableName(properties.getTableName())
+                    .defaultNamespace(properties.getDefaultNamespace())
+                    .leaseDuration(properties.getLeaseDuration())
+                    .heartbeatInterval(properties.effectiveHeartbeatInterval())
+                    .defaultWait(properties.getDefaultWait())
+                    .pollInterval(properties.getPollInterval().getMin(), properties.getPollInterval().getMax())
+                    .maxQueueLength(properties.getMaxQueueLength());
+            if (properties.getOwnerName() != null) {
+                builder.ownerName(properties.getOwnerName());
+            }
+            listeners.orderedStream().forEach(builder::listener);
+            customizers.orderedStream().forEach(customizer -> customizer.customize(builder));
+            return builder.build();
+        }
+    }
+
+    /**
+     * Registers an auto-proxy creator if the application has none (Boot's
+     * {@code AopAutoConfiguration} registers one unless {@code spring.aop.auto=false}), as
+     * {@code @EnableTransactionManagement} does. The advisor is an infrastructure bean, so
+     * every kind of creator applies it.
+     */
+    static class AutoProxyRegistrar implements ImportBeanDefinitionRegistrar {
+
+        @Override
+        public void registerBeanDefinitions(AnnotationMetadata metadata, BeanDefinitionRegistry registry) {
+            AopConfigUtils.registerAutoProxyCreatorIfNecessary(registry);
+        }
+    }
+}

@@ -1,0 +1,29 @@
+package io.dynamolock.autoconfigure;
+
+import io.dynamolock.annotation.QueueLockedConfigurationException;
+import io.dynamolock.core.DynamoLockException;
+import io.dynamolock.core.LockTableException;
+import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+
+/**
+ * Turns dynamolock's startup failures (a missing or misshapen lock table, badly declared
+ * {@code @QueueLocked} methods) into Boot's "APPLICATION FAILED TO START" report.
+ */
+class DynamoLockFailureAnalyzer extends AbstractFailureAnalyzer<DynamoLockException> {
+
+    @Override
+    protected FailureAnalysis analyze(Throwable rootFailure, DynamoLockException cause) {
+        if (cause instanceof LockTableException) {
+            return new FailureAnalysis(cause.getMessage(), "Set dynamolock.create-table=true to create the table at"
+                    + " startup, point dynamolock.table-name at an existing lock table, or create it: partition key"
+                    + " 'pk' (S), sort key 'sk' (S), TTL on 'expiresAt'.", cause);
+        }
+        if (cause instanceof QueueLockedConfigurationException) {
+            return new FailureAnalysis(cause.getMessage(), "Correct the @QueueLocked declaration named above: entity"
+                    + " is a SpEL expression over the parameters (e.g. \"#orderId\"), maxWait and lease durations such"
+                    + " as 60s, 500ms or PT1M (maxWait also 0 or infinite).", cause);
+        }
+        return null;
+    }
+}

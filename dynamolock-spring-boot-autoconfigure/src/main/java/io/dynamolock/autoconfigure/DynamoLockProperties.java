@@ -1,0 +1,313 @@
+package io.dynamolock.autoconfigure;
+
+import io.dynamolock.annotation.LostLeasePolicy;
+import java.net.URI;
+import java.time.Duration;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.core.Ordered;
+import org.springframework.validation.Errors;
+import org.springframework.validation.Validator;
+import org.springframework.validation.annotation.Validated;
+
+/**
+ * Configuration of dynamolock's {@code LockTemplate}, its lock table, {@code @QueueLocked}
+ * and, when the application has no {@code DynamoDbClient} bean, the client built for it.
+ * Checked at startup: a bad value stops the application with a message naming the property.
+ */
+@ConfigurationProperties("dynamolock")
+@Validated
+public class DynamoLockProperties implements Validator {
+
+    /** Default of {@link #getAdvisorOrder()}: inside Boot's security advisors, outside its transaction advisor. */
+    public static final int DEFAULT_ADVISOR_ORDER = Ordered.LOWEST_PRECEDENCE - 100;
+
+    /** Whether to configure dynamolock: the LockTemplate bean and @QueueLocked (when false, annotated methods run without a lock). */
+    private boolean enabled = true;
+
+    /** Name of the DynamoDB lock table: partition key 'pk' (S), sort key 'sk' (S), TTL on 'expiresAt'. */
+    private String tableName = "dynamolock";
+
+    /**
+     * Whether to create the lock table at startup if it is missing (on-demand billing, TTL
+     * enabled) and wait until it is active. When false, startup fails if the table is missing
+     * or has the wrong keys.
+     */
+    private boolean createTable = false;
+
+    /** Namespace of locks that name none. Locks of different namespaces on one entity are independent. */
+    private String defaultNamespace = "default";
+
+    /** How long a lock stays valid without a heartbeat: a crashed holder is replaced this long after its last one. */
+    private Duration leaseDuration = Duration.ofSeconds(60);
+
+    /** How often holders and waiters renew their lease; shorter than the lease. Default: half the lease duration. */
+    private Duration heartbeatInterval;
+
+    /** How long callers wait for a lock when they name no wait: 0 for no wait. */
+    private Duration defaultWait = Duration.ofSeconds(60);
+
+    /** Names this instance in lock queues, e.g. in timeout messages. Default: host, process id and a random suffix. */
+    private String ownerName;
+
+    /** Pauses between a waiter's reads of the queue. */
+    private final PollInterval pollInterval = new PollInterval();
+
+    /** Most entries one lock's queue may hold; further callers fail with LockQueueFullException. */
+    private int maxQueueLength = 100;
+
+    /**
+     * Order of the @QueueLocked advisor among a bean's advisors: lower runs outside. The
+     * default runs outside Boot's @Transactional advisor (Ordered.LOWEST_PRECEDENCE), so the
+     * lock is taken before the transaction begins and released after it commits.
+     */
+    private int advisorOrder = DEFAULT_ADVISOR_ORDER;
+
+    /**
+     * What a @QueueLocked call does when its lease was lost while the method ran: 'fail'
+     * throws LockLostException when the method returns, 'log' logs a warning.
+     */
+    private LostLeasePolicy onLostLease = LostLeasePolicy.FAIL;
+
+    /** DynamoDB client settings, used only when the application defines no DynamoDbClient bean. */
+    private final DynamoDb dynamodb = new DynamoDb();
+
+    public boolean isEnabled() {
+        return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    public String getTableName() {
+        return tableName;
+    }
+
+    public void setTableName(String tableName) {
+        this.tableName = tableName;
+    }
+
+    public boolean isCreateTable() {
+        return createTable;
+    }
+
+    public void setCreateTable(boolean createTable) {
+        this.createTable = createTable;
+    }
+
+    public String getDefaultNamespace() {
+        return defaultNamespace;
+    }
+
+    public void setDefaultNamespace(String defaultNamespace) {
+        this.defaultNamespace = defaultNamespace;
+    }
+
+    public Duration getLeaseDuration() {
+        return leaseDuration;
+    }
+
+    public void setLeaseDuration(Duration leaseDuration) {
+        this.leaseDuration = leaseDuration;
+    }
+
+    public Duration getHeartbeatInterval() {
+        return heartbeatInterval;
+    }
+
+    public void setHeartbeatInterval(Duration heartbeatInterval) {
+        this.heartbeatInterval = heartbeatInterval;
+    }
+
+    /** The heartbeat interval as set, or half the lease. */
+    public Duration effectiveHeartbeatInterval() {
+        return heartbeatInterval != null ? heartbeatInterval : leaseDuration == null ? null : leaseDuration.dividedBy(2);
+    }
+
+    public Duration getDefaultWait() {
+        return defaultWait;
+    }
+
+    public void setDefaultWait(Duration defaultWait) {
+        this.defaultWait = defaultWait;
+    }
+
+    public String getOwnerName() {
+        return ownerName;
+    }
+
+    public void setOwnerName(String ownerName) {
+        this.ownerName = ownerName;
+    }
+
+    public PollInterval getPollInterval() {
+        return pollInterval;
+    }
+
+    public int getMaxQueueLength() {
+        return maxQueueLength;
+    }
+
+    public void setMaxQueueLength(int maxQueueLength) {
+        this.maxQueueLength = maxQueueLength;
+    }
+
+    public int getAdvisorOrder() {
+        return advisorOrder;
+    }
+
+    public void setAdvisorOrder(int advisorOrder) {
+        this.advisorOrder = advisorOrder;
+    }
+
+    public LostLeasePolicy getOnLostLease() {
+        return onLostLease;
+    }
+
+    public void setOnLostLease(LostLeasePolicy onLostLease) {
+        this.onLostLease = onLostLease;
+    }
+
+    public DynamoDb getDynamodb() {
+        return dynamodb;
+    }
+
+    @Override
+    public boolean supports(Class<?> type) {
+        return DynamoLockProperties.class.isAssignableFrom(type);
+    }
+
+    /** Checks values against each other and against DynamoDB's rules, naming the property and the fix. */
+    @Override
+    public void validate(Object target, Errors errors) {
+        DynamoLockProperties properties = (DynamoLockProperties) target;
+        properties.check(errors);
+    }
+
+    private void check(Errors errors) {
+        if (tableName == null || !tableName.matches("[a-zA-Z0-9_.-]{3,255}")) {
+            errors.rejectValue("tableName", "invalid", "must be 3 to 255 letters, digits, '_', '-' or '.'");
+        }
+        if (defaultNamespace == null || defaultNamespace.isBlank()) {
+            errors.rejectValue("defaultNamespace", "blank", "must not be blank");
+        }
+        requirePositive(errors, "leaseDuration", leaseDuration);
+        requirePositive(errors, "heartbeatInterval", effectiveHeartbeatInterval());
+        if (isPositive(leaseDuration) && heartbeatInterval != null && isPositive(heartbeatInterval)
+                && leaseDuration.compareTo(heartbeatInterval) <= 0) {
+            errors.rejectValue("leaseDuration", "notLongerThanHeartbeat", "must be longer than heartbeat-interval ("
+                    + heartbeatInterval + "), or every lock would expire before it is renewed; twice the heartbeat"
+                    + " interval or more is usual");
+        }
+        if (defaultWait == null || defaultWait.isNegative()) {
+            errors.rejectValue("defaultWait", "negative", "must be 0 (no wait) or a positive duration");
+        }
+        if (ownerName != null && (ownerName.isBlank() || ownerName.length() > 200)) {
+            errors.rejectValue("ownerName", "invalid", "must be 1 to 200 characters and not blank; leave it unset"
+                    + " for host:pid:random");
+        }
+        requirePositive(errors, "pollInterval.min", pollInterval.min);
+        requirePositive(errors, "pollInterval.max", pollInterval.max);
+        if (isPositive(pollInterval.min) && isPositive(pollInterval.max)
+                && pollInterval.max.compareTo(pollInterval.min) < 0) {
+            errors.rejectValue("pollInterval.max", "lessThanMin", "must be at least poll-interval.min ("
+                    + pollInterval.min + ")");
+        }
+        if (maxQueueLength < 1) {
+            errors.rejectValue("maxQueueLength", "tooSmall", "must be at least 1");
+        }
+        if (onLostLease == null) {
+            errors.rejectValue("onLostLease", "missing", "must be 'fail' or 'log'");
+        }
+        if ((dynamodb.accessKeyId == null) != (dynamodb.secretAccessKey == null)) {
+            errors.rejectValue(dynamodb.accessKeyId == null ? "dynamodb.accessKeyId" : "dynamodb.secretAccessKey",
+                    "incomplete", "must be set together with dynamodb."
+                            + (dynamodb.accessKeyId == null ? "secret-access-key" : "access-key-id")
+                            + ", or leave both unset for the AWS default credentials chain");
+        }
+    }
+
+    private static boolean isPositive(Duration duration) {
+        return duration != null && !duration.isNegative() && !duration.isZero();
+    }
+
+    private static void requirePositive(Errors errors, String field, Duration value) {
+        if (!isPositive(value)) {
+            errors.rejectValue(field, "notPositive", "must be a positive duration");
+        }
+    }
+
+    /** Pauses between a waiter's reads of the queue: the shortest times its position in the queue, at most the longest. */
+    public static class PollInterval {
+
+        /** Shortest pause between a waiter's reads of the queue (the first waiter's pause). */
+        private Duration min = Duration.ofMillis(50);
+
+        /** Longest pause between a waiter's reads of the queue, however far back it is. */
+        private Duration max = Duration.ofSeconds(1);
+
+        public Duration getMin() {
+            return min;
+        }
+
+        public void setMin(Duration min) {
+            this.min = min;
+        }
+
+        public Duration getMax() {
+            return max;
+        }
+
+        public void setMax(Duration max) {
+            this.max = max;
+        }
+    }
+
+    /** Settings of the DynamoDbClient built when the application defines none. */
+    public static class DynamoDb {
+
+        /** Endpoint to call instead of AWS's, e.g. http://localhost:8000 for DynamoDB Local. */
+        private URI endpoint;
+
+        /** AWS region, e.g. eu-west-1. Default: the AWS default region chain (AWS_REGION, profile...). */
+        private String region;
+
+        /** Static access key id. Default: the AWS default credentials chain. Set with secret-access-key. */
+        private String accessKeyId;
+
+        /** Static secret access key. Default: the AWS default credentials chain. Set with access-key-id. */
+        private String secretAccessKey;
+
+        public URI getEndpoint() {
+            return endpoint;
+        }
+
+        public void setEndpoint(URI endpoint) {
+            this.endpoint = endpoint;
+        }
+
+        public String getRegion() {
+            return region;
+        }
+
+        public void setRegion(String region) {
+            this.region = region;
+        }
+
+        public String getAccessKeyId() {
+            return accessKeyId;
+        }
+
+        public void setAccessKeyId(String accessKeyId) {
+            this.accessKeyId = accessKeyId;
+        }
+
+        public String getSecretAccessKey() {
+            return secretAccessKey;
+        }
+
+        public void setSecretAccessKey(String secretAccessKey) {
+            this.secretAccessKey = secretAccessKey;
+        }
+    }
+}

@@ -1,0 +1,64 @@
+package io.dynamolock.autoconfigure;
+
+import io.dynamolock.core.LockHandle;
+import io.dynamolock.core.LockListener;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+
+/**
+ * Records this instance's lock events in Micrometer. Tags name the namespace, never the
+ * entity (entities are unbounded).
+ * <ul>
+ * <li>{@code dynamolock.acquire} (timer): time spent waiting for a lock; {@code outcome} is
+ * {@code acquired} or {@code timeout} (also a failed no-wait attempt). The count of
+ * {@code outcome=timeout} is the number of timeouts.</li>
+ * <li>{@code dynamolock.held} (timer): how long locks were held, measured at release.</li>
+ * <li>{@code dynamolock.lost} (counter): leases lost while held.</li>
+ * </ul>
+ */
+public class LockMetricsListener implements LockListener {
+
+    private final MeterRegistry registry;
+
+    public LockMetricsListener(MeterRegistry registry) {
+        this.registry = registry;
+    }
+
+    @Override
+    public void onAcquired(LockHandle lock, Duration waited) {
+        acquireTimer(lock.namespace(), "acquired").record(waited);
+    }
+
+    @Override
+    public void onNotAcquired(String entity, String namespace, Duration waited) {
+        acquireTimer(namespace, "timeout").record(waited);
+    }
+
+    @Override
+    public void onReleased(LockHandle lock, Duration held) {
+        Timer.builder("dynamolock.held")
+                .description("How long locks were held")
+                .tag("namespace", lock.namespace())
+                .register(registry)
+                .record(held);
+    }
+
+    @Override
+    public void onLost(LockHandle lock) {
+        Counter.builder("dynamolock.lost")
+                .description("Leases lost while held")
+                .tag("namespace", lock.namespace())
+                .register(registry)
+                .increment();
+    }
+
+    private Timer acquireTimer(String namespace, String outcome) {
+        return Timer.builder("dynamolock.acquire")
+                .description("Time spent waiting for a lock")
+                .tag("namespace", namespace)
+                .tag("outcome", outcome)
+                .register(registry);
+    }
+}

@@ -1,0 +1,32 @@
+package io.dynamolock.autoconfigure;
+
+import io.dynamolock.core.LockTableException;
+import io.dynamolock.core.TableBootstrap;
+import org.springframework.beans.factory.InitializingBean;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+
+/**
+ * Makes sure the lock table can hold locks before the {@code LockTemplate} is used: creates
+ * it if missing when {@code dynamolock.create-table=true}, else checks it and fails the
+ * startup with {@link LockTableException} if it is missing or has the wrong keys.
+ */
+public class LockTableInitializer implements InitializingBean {
+
+    private final TableBootstrap table;
+    private final boolean create;
+
+    public LockTableInitializer(DynamoDbClient client, String tableName, boolean create) {
+        this.table = TableBootstrap.of(client, tableName);
+        this.create = create;
+    }
+
+    @Override
+    public void afterPropertiesSet() {
+        if (create) {
+            table.createIfMissing();
+        }
+        else {
+            table.verify();
+        }
+    }
+}

@@ -1,0 +1,293 @@
+package io.dynamolock.annotation;
+
+import static io.dynamolock.autoconfigure.DynamoDbLocalProperties.race;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+
+import io.dynamolock.annotation.app.CounterService;
+import io.dynamolock.annotation.app.Inventory;
+import io.dynamolock.annotation.app.LockUser;
+import io.dynamolock.annotation.app.LockedService;
+import io.dynamolock.annotation.app.NestedService;
+import io.dynamolock.annotation.app.Order;
+import io.dynamolock.core.LockHandle;
+import io.dynamolock.core.LockInfo;
+import io.dynamolock.core.LockRequest;
+import io.dynamolock.core.LockTemplate;
+import io.dynamolock.core.LockWaitTimeoutException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+
+class QueueLockedTests extends QueueLockedTestSupport {
+
+    @Autowired
+    LockedService service;
+
+    @Autowired
+    NestedService nested;
+
+    @Autowired
+    Inventory inventory;
+
+    @Autowired
+    CounterService counter;
+
+    @Autowired
+    LockTemplate locks;
+
+    @Autowired
+    LockUser lockUser;
+
+    @Test
+    void eightThreadsLoseNoUpdateOfOneItem() throws Exception {
+        int threads = 8;
+        int incrementsPerThread = 10;
+        race(threads, incrementsPerThread, () -> {
+            counter.increment("shared");
+            return null;
+        });
+        assertThat(counter.get("shared")).isEqualTo(threads * incrementsPerThread);
+    }
+
+    @Test
+    void evaluatesNestedPropertiesOfParameters() {
+        List<LockInfo> held = service.place(new Order("o-1", new Order.Customer("c-9")), 3);
+        assertThat(held).singleElement().satisfies(lock -> {
+            assertThat(lock.entity()).isEqualTo("c-9/o-1");
+            assertThat(lock.namespace()).isEqualTo("orders");
+        });
+        assertThat(locks.activeLocks()).isEmpty();
+    }
+
+    @Test
+    void evaluatesSeveralParametersPositionsAndRootArgs() {
+        assertThat(service.ship("eu", 7, "dhl")).singleElement()
+                .satisfies(lock -> assertThat(lock.entity()).isEqualTo("eu:7:dhl"));
+    }
+
+    @Test
+    void evaluatesBeanReferences() {
+        assertThat(service.reserve("ABC")).singleElement()
+                .satisfies(lock -> assertThat(lock.entity()).isEqualTo("sku-abc"));
+    }
+
+    @Test
+    void usesDefaultNamespaceWhenNoneIsGiven() {
+        assertThat(service.ship("us", 1, "ups")).singleElement()
+                .satisfies(lock -> assertThat(lock.namespace()).isEqualTo(locks.defaultNamespace()));
+    }
+
+    @Test
+    void resolvesPlaceholdersInNamespaceAndWait() throws Exception {
+        assertThat(service.placeholders("ph-1")).singleElement()
+                .satisfies(lock -> assertThat(lock.namespace()).isEqualTo("from-placeholder"));
+        int calls = service.calls();
+        // test.lock.wait=250ms: a held lock makes the call time out instead of waiting the default 10s.
+        whileHeldElsewhere(LockRequest.builder("ph-1").namespace("from-placeholder").build(),
+                () -> assertThatExceptionOfType(LockWaitTimeoutException.class)
+                        .isThrownBy(() -> service.placeholders("ph-1"))
+                        .satisfies(ex -> assertThat(ex.namespace()).isEqualTo("from-placeholder")));
+        assertThat(service.calls()).isEqualTo(calls);
+    }
+
+    @Test
+    void worksAsMetaAnnotation() {
+        assertThat(service.meta("42")).singleElement().satisfies(lock -> {
+            assertThat(lock.entity()).isEqualTo("order-42");
+            assertThat(lock.namespace()).isEqualTo("meta");
+        });
+    }
+
+    @Test
+    void worksOnInterfaceMethods() {
+        assertThat(inventory.count("x1")).singleElement()
+                .satisfies(lock -> assertThat(lock.entity()).isEqualTo("stock-x1"));
+    }
+
+    @Test
+    void noWaitFailsAtOnceWhenHeldAndRunsWhenFree() throws Exception {
+        assertThat(service.noWait("nw-1")).hasSize(1);
+        int calls = service.calls();
+        whileHeldElsewhere(LockRequest.of("nw-1"), () -> assertThatExceptionOfType(LockWaitTimeoutException.class)
+                .isThrownBy(() -> service.noWait("nw-1"))
+                .satisfies(ex -> assertThat(ex.position()).isEqualTo(1)));
+        assertThat(service.calls()).isEqualTo(calls);
+        assertThat(service.noWait("nw-1")).hasSize(1);
+    }
+
+    @Test
+    void timesOutAfterMaxWaitWithoutRunningTheMethod() throws Exception {
+        int calls = service.calls();
+        whileHeldElsewhere(LockRequest.of("tw-1"), () -> assertThatExceptionOfType(LockWaitTimeoutException.class)
+                .isThrownBy(() -> service.shortWait("tw-1"))
+                .satisfies(ex -> {
+                    assertThat(ex.entity()).isEqualTo("tw-1");
+                    assertThat(ex.namespace()).isEqualTo("default");
+                    assertThat(ex.waited()).isGreaterThanOrEqualTo(Duration.ofMillis(300));
+                }));
+        assertThat(service.calls()).isEqualTo(calls);
+    }
+
+    @Test
+    void releasesWhenTheMethodThrows() {
+        assertThatIllegalStateException().isThrownBy(() -> service.fail("boom-1"))
+                .withMessage("failed under the lock");
+        assertThat(locks.activeLocks()).isEmpty();
+        assertThat(service.noWait("boom-1")).hasSize(1);
+    }
+
+    @Test
+    void nullOrBlankEntityFailsWithoutLockingOrRunning() {
+        int calls = service.calls();
+        assertThatIllegalArgumentException().isThrownBy(() -> service.anyEntity(null))
+                .withMessageContaining("@QueueLocked entity expression '#id' of " + LockedService.class.getName()
+                        + ".anyEntity(String) evaluated to null")
+                .withMessageContaining("No lock was taken");
+        assertThatIllegalArgumentException().isThrownBy(() -> service.anyEntity("  "))
+                .withMessageContaining("evaluated to '  '");
+        assertThat(service.calls()).isEqualTo(calls);
+        assertThat(locks.activeLocks()).isEmpty();
+    }
+
+    @Test
+    void entityThatCannotBeEvaluatedFailsWithoutLockingOrRunning() {
+        assertThatIllegalArgumentException().isThrownBy(() -> service.place(new Order("o-2", null), 1))
+                .withMessageContaining("@QueueLocked entity expression '#order.customer.id + '/' + #order.id' of "
+                        + LockedService.class.getName() + ".place(Order, int) could not be evaluated")
+                .withMessageContaining("No lock was taken");
+        assertThat(locks.activeLocks()).isEmpty();
+    }
+
+    @Test
+    void nestedMethodOfSameThreadJoinsTheHeldLock() {
+        // inner() has maxWait=0: it would fail at once if it queued behind its caller.
+        assertThat(service.outer("re-1")).singleElement()
+                .satisfies(lock -> assertThat(lock.entity()).isEqualTo("re-1"));
+        assertThat(locks.activeLocks()).isEmpty();
+    }
+
+    @Test
+    void methodCalledUnderLockTemplateJoinsTheHeldLock() {
+        List<LockInfo> held = locks.execute("re-2", Duration.ZERO, lock -> nested.inner("re-2"));
+        assertThat(held).singleElement().satisfies(lock -> assertThat(lock.entity()).isEqualTo("re-2"));
+    }
+
+    @Test
+    void holdsTheLockUntilTheFutureCompletes() throws Exception {
+        CompletableFuture<String> gate = new CompletableFuture<>();
+        CompletableFuture<String> result = service.async("cf-1", gate);
+        assertThat(result).isNotDone();
+        assertThat(heldEntities()).contains("cf-1");
+        // The calling thread does not own the lock: it queues like anyone else.
+        assertThat(locks.tryAcquire("cf-1")).isEmpty();
+        assertThat(onOtherThread(() -> locks.tryAcquire("cf-1"))).isEmpty();
+        gate.complete("done");
+        assertThat(result.get(10, TimeUnit.SECONDS)).isEqualTo("done!");
+        assertThat(heldEntities()).doesNotContain("cf-1");
+        assertThat(onOtherThread(() -> locks.tryAcquire("cf-1").map(lock -> {
+            lock.release();
+            return true;
+        }))).contains(true);
+    }
+
+    @Test
+    void aLaterCallOfTheThreadQueuesBehindALockAPendingFutureJoined() throws Exception {
+        CompletableFuture<String> gate = new CompletableFuture<>();
+        CompletableFuture<String> pending = service.syncStartsAsync("cf-6", gate).future();
+        assertThat(pending).isNotDone();
+        assertThat(heldEntities()).contains("cf-6");
+        // maxWait=0: joining would run a second critical section beside the future's
+        assertThatThrownBy(() -> service.noWait("cf-6")).isInstanceOf(LockWaitTimeoutException.class);
+        gate.complete("done");
+        assertThat(pending.get(10, TimeUnit.SECONDS)).isEqualTo("done");
+        assertThat(heldEntities()).doesNotContain("cf-6");
+    }
+
+    @Test
+    void releasesWhenTheFutureFails() throws Exception {
+        CompletableFuture<String> gate = new CompletableFuture<>();
+        CompletableFuture<String> result = service.async("cf-2", gate);
+        gate.completeExceptionally(new IllegalStateException("async failure"));
+        assertThat(result).failsWithin(Duration.ofSeconds(10)).withThrowableThat()
+                .havingRootCause().withMessage("async failure");
+        assertThat(heldEntities()).doesNotContain("cf-2");
+    }
+
+    @Test
+    void releasesAtOnceWhenTheMethodReturnsNoFuture() {
+        assertThat(service.asyncNull("cf-3")).isNull();
+        assertThat(heldEntities()).doesNotContain("cf-3");
+    }
+
+    @Test
+    void asynchronousMethodJoinsTheLockOfAnEnclosingSynchronousOne() throws Exception {
+        // asyncNoWait() has maxWait=0: it would fail at once if it queued behind its caller.
+        assertThat(service.outerThenAsync("cf-4")).singleElement()
+                .satisfies(lock -> assertThat(lock.entity()).isEqualTo("cf-4"));
+        assertThat(service.asyncThenSync("cf-5")).singleElement()
+                .satisfies(lock -> assertThat(lock.entity()).isEqualTo("cf-5"));
+        assertThat(locks.activeLocks()).isEmpty();
+    }
+
+    @Test
+    void synchronousMethodInsideAnAsynchronousOneOfTheSameLockFailsClearly() {
+        assertThatIllegalStateException().isThrownBy(() -> nested.syncInsideAsync("cf-6"))
+                .withMessageContaining("which this thread holds for an enclosing method returning a"
+                        + " CompletableFuture");
+        assertThat(locks.activeLocks()).isEmpty();
+    }
+
+    @Test
+    void lockTemplateIsInjectedIntoUserBeans() {
+        assertThat(lockUser.lockTemplate()).isSameAs(locks);
+        long first = lockUser.fencingTokenOf("user-1");
+        assertThat(lockUser.fencingTokenOf("user-1")).isGreaterThan(first);
+    }
+
+    private List<String> heldEntities() {
+        return locks.activeLocks().stream().filter(LockInfo::holding).map(LockInfo::entity).toList();
+    }
+
+    /** Runs {@code check} while another thread holds the lock of {@code request}. */
+    private void whileHeldElsewhere(LockRequest request, Runnable check) throws Exception {
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch checked = new CountDownLatch(1);
+        CompletableFuture<Void> holder = CompletableFuture.runAsync(() -> {
+            try (LockHandle lock = locks.acquire(request)) {
+                held.countDown();
+                checked.await(30, TimeUnit.SECONDS);
+            }
+            catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        assertThat(held.await(10, TimeUnit.SECONDS)).isTrue();
+        try {
+            check.run();
+        }
+        finally {
+            checked.countDown();
+            holder.get(10, TimeUnit.SECONDS);
+        }
+    }
+
+    private static <T> T onOtherThread(java.util.concurrent.Callable<T> work) throws Exception {
+        ExecutorService single = Executors.newSingleThreadExecutor();
+        try {
+            return single.submit(work).get(10, TimeUnit.SECONDS);
+        }
+        finally {
+            single.shutdownNow();
+        }
+    }
+}

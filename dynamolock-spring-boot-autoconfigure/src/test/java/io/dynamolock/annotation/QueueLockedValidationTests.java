@@ -1,0 +1,254 @@
+package io.dynamolock.annotation;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.dynamolock.autoconfigure.DynamoDbLocalProperties;
+import io.dynamolock.autoconfigure.DynamoLockAutoConfiguration;
+import io.dynamolock.core.test.DynamoDbLocal;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Flow;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import reactor.core.publisher.Mono;
+
+/** Each declaration error stops the start with a message naming class, method and value. */
+@ExtendWith(OutputCaptureExtension.class)
+class QueueLockedValidationTests {
+
+    private static final DynamoDbLocal LOCAL = DynamoDbLocal.shared();
+
+    private static final String TABLE = LOCAL.newLockTable();
+
+    private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, DynamoLockAutoConfiguration.class))
+            .withPropertyValues(DynamoDbLocalProperties.of(TABLE,
+                    "dynamolock.lease-duration=10s",
+                    "dynamolock.heartbeat-interval=5s",
+                    "orders.wait=5s"));
+
+    @Test
+    void startsWithValidMethods() {
+        contextRunner.withBean(Valid.class).run(context -> assertThat(context).hasNotFailed());
+    }
+
+    @Test
+    void failsOnEntityExpressionThatDoesNotParse() {
+        assertFails(BadSyntax.class, "@QueueLocked on " + BadSyntax.class.getName() + ".run(String):"
+                + " entity expression '#id +' does not parse");
+    }
+
+    @Test
+    void failsOnEntityExpressionNamingNoParameter() {
+        assertFails(UnknownParameter.class, UnknownParameter.class.getName() + ".run(String, int):"
+                + " entity expression '#orderid' refers to #orderid, which is not a parameter of the method;"
+                + " parameters are [orderId, quantity]");
+    }
+
+    @Test
+    void failsOnEmptyEntity() {
+        assertFails(EmptyEntity.class, EmptyEntity.class.getName() + ".run(String): entity is empty");
+    }
+
+    @Test
+    void failsOnWaitThatIsNoDuration() {
+        assertFails(BadWait.class, BadWait.class.getName() + ".run(String): maxWait 'soon' is not a duration;"
+                + " use e.g. 60s, 500ms, 2m or PT1M, 0 for no wait, or infinite");
+    }
+
+    @Test
+    void failsOnNegativeWait() {
+        assertFails(NegativeWait.class, NegativeWait.class.getName() + ".run(String): maxWait '-1s' is negative");
+    }
+
+    @Test
+    void failsOnPlaceholderResolvedToNoDuration() {
+        assertFails(PlaceholderWait.class, "maxWait '${orders.name}' (resolved to 'orders') is not a duration",
+                "orders.name=orders");
+    }
+
+    @Test
+    void failsOnUnresolvablePlaceholder() {
+        assertFails(PlaceholderWait.class, "maxWait '${orders.name}': Could not resolve placeholder 'orders.name'");
+    }
+
+    @Test
+    void failsOnLeaseThatIsNoDuration() {
+        assertFails(BadLease.class, BadLease.class.getName() + ".run(String): lease 'infinite' is not a duration");
+    }
+
+    @Test
+    void failsOnLeaseNotLongerThanHeartbeat() {
+        assertFails(ShortLease.class, ShortLease.class.getName() + ".run(String): lease '5s' (PT5S) must be longer"
+                + " than the heartbeat interval PT5S (dynamolock.heartbeat-interval)");
+    }
+
+    @Test
+    void failsOnFutureReturnType() {
+        assertFails(ReturnsFuture.class, ReturnsFuture.class.getName() + ".run(String): returns"
+                + " java.util.concurrent.Future, whose work goes on after the method returns: the lock would be"
+                + " released before it is done. Return CompletableFuture or CompletionStage");
+    }
+
+    @Test
+    void failsOnReactiveReturnTypes() {
+        assertFails(ReturnsMono.class, ReturnsMono.class.getName() + ".run(String): returns reactor.core.publisher.Mono");
+        assertFails(ReturnsPublisher.class, "returns java.util.concurrent.Flow$Publisher");
+    }
+
+    @Test
+    void failsOnCompletableFutureSubclass() {
+        assertFails(ReturnsFutureSubclass.class, "returns " + MyFuture.class.getName());
+    }
+
+    @Test
+    void listsEveryBadMethod() {
+        contextRunner.withBean(BadSyntax.class).withBean(BadWait.class).run(context -> assertThat(context)
+                .getFailure().isInstanceOf(QueueLockedConfigurationException.class)
+                .hasMessageStartingWith("2 @QueueLocked methods are declared wrongly:")
+                .hasMessageContaining(BadSyntax.class.getName()).hasMessageContaining(BadWait.class.getName()));
+    }
+
+    @Test
+    void warnsWithoutFailingOnMethodsAProxyCannotIntercept(CapturedOutput output) {
+        contextRunner.withBean(Unproxyable.class).run(context -> assertThat(context).hasNotFailed());
+        assertThat(output).contains("@QueueLocked on " + Unproxyable.class.getName() + ".hidden(String) has no effect:"
+                + " a Spring proxy cannot intercept a private method")
+                .contains(Unproxyable.class.getName() + ".fixed(String) has no effect: a Spring proxy cannot"
+                        + " intercept a final method");
+    }
+
+    private void assertFails(Class<?> bean, String message, String... properties) {
+        contextRunner.withPropertyValues(properties).withBean(bean).run(context -> assertThat(context).getFailure()
+                .isInstanceOf(QueueLockedConfigurationException.class).hasMessageContaining(message));
+    }
+
+    public static class Valid {
+
+        @QueueLocked(entity = "#id + #p1 + #a1 + #root.args[0] + #root.methodName", namespace = "n",
+                maxWait = "${orders.wait}", lease = "2m")
+        public void run(String id, int n) {
+        }
+
+        @QueueLocked(entity = "#id", maxWait = "infinite")
+        public CompletionStage<String> stage(String id) {
+            return CompletableFuture.completedFuture(id);
+        }
+
+        @QueueLocked(entity = "'constant'", maxWait = "0")
+        public void constant() {
+        }
+    }
+
+    public static class BadSyntax {
+
+        @QueueLocked(entity = "#id +")
+        public void run(String id) {
+        }
+    }
+
+    public static class UnknownParameter {
+
+        @QueueLocked(entity = "#orderid")
+        public void run(String orderId, int quantity) {
+        }
+    }
+
+    public static class EmptyEntity {
+
+        @QueueLocked(entity = " ")
+        public void run(String id) {
+        }
+    }
+
+    public static class BadWait {
+
+        @QueueLocked(entity = "#id", maxWait = "soon")
+        public void run(String id) {
+        }
+    }
+
+    public static class NegativeWait {
+
+        @QueueLocked(entity = "#id", maxWait = "-1s")
+        public void run(String id) {
+        }
+    }
+
+    public static class PlaceholderWait {
+
+        @QueueLocked(entity = "#id", maxWait = "${orders.name}")
+        public void run(String id) {
+        }
+    }
+
+    public static class BadLease {
+
+        @QueueLocked(entity = "#id", lease = "infinite")
+        public void run(String id) {
+        }
+    }
+
+    public static class ShortLease {
+
+        @QueueLocked(entity = "#id", lease = "5s")
+        public void run(String id) {
+        }
+    }
+
+    public static class ReturnsFuture {
+
+        @QueueLocked(entity = "#id")
+        public Future<String> run(String id) {
+            return CompletableFuture.completedFuture(id);
+        }
+    }
+
+    public static class ReturnsMono {
+
+        @QueueLocked(entity = "#id")
+        public Mono<String> run(String id) {
+            return Mono.just(id);
+        }
+    }
+
+    public static class ReturnsPublisher {
+
+        @QueueLocked(entity = "#id")
+        public Flow.Publisher<String> run(String id) {
+            return null;
+        }
+    }
+
+    public static class MyFuture<T> extends CompletableFuture<T> {
+    }
+
+    public static class ReturnsFutureSubclass {
+
+        @QueueLocked(entity = "#id")
+        public MyFuture<String> run(String id) {
+            return new MyFuture<>();
+        }
+    }
+
+    public static class Unproxyable {
+
+        @QueueLocked(entity = "#id")
+        private void hidden(String id) {
+        }
+
+        @QueueLocked(entity = "#id")
+        public final void fixed(String id) {
+        }
+
+        public void use() {
+            hidden("x");
+        }
+    }
+}

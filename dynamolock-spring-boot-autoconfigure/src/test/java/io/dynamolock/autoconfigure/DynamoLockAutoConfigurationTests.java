@@ -1,0 +1,352 @@
+package io.dynamolock.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.dynamolock.annotation.QueueLocked;
+import io.dynamolock.annotation.QueueLockedAdvisor;
+import io.dynamolock.annotation.QueueLockedMethodValidator;
+import io.dynamolock.core.LockHandle;
+import io.dynamolock.core.LockListener;
+import io.dynamolock.core.LockRequest;
+import io.dynamolock.core.LockTableException;
+import io.dynamolock.core.LockTemplate;
+import io.dynamolock.core.test.DynamoDbLocal;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.boot.actuate.endpoint.InvocationContext;
+import org.springframework.boot.actuate.endpoint.SecurityContext;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.invoke.convert.ConversionServiceParameterValueMapper;
+import org.springframework.boot.actuate.endpoint.web.EndpointMediaTypes;
+import org.springframework.boot.actuate.endpoint.web.ExposableWebEndpoint;
+import org.springframework.boot.actuate.endpoint.web.WebOperation;
+import org.springframework.boot.actuate.endpoint.web.annotation.WebEndpointDiscoverer;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+
+class DynamoLockAutoConfigurationTests {
+
+    private static final DynamoDbLocal LOCAL = DynamoDbLocal.shared();
+
+    private static final String TABLE = LOCAL.newLockTable();
+
+    private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, DynamoLockAutoConfiguration.class,
+                    DynamoLockMetricsAutoConfiguration.class, DynamoLockHealthAutoConfiguration.class,
+                    DynamoLockEndpointAutoConfiguration.class))
+            .withPropertyValues(DynamoDbLocalProperties.of(TABLE));
+
+    @Test
+    void configuresLockTemplateOnClientBuiltFromProperties() {
+        contextRunner.run(context -> {
+            assertThat(context).hasSingleBean(DynamoDbClient.class).hasSingleBean(LockTemplate.class)
+                    .hasSingleBean(QueueLockedAdvisor.class).hasSingleBean(QueueLockedMethodValidator.class)
+                    .hasSingleBean(LockTableInitializer.class);
+            LockTemplate locks = context.getBean(LockTemplate.class);
+            assertThat(locks.tableName()).isEqualTo(TABLE);
+            assertThat(locks.leaseDuration()).isEqualTo(Duration.ofSeconds(60));
+            assertThat(locks.heartbeatInterval()).isEqualTo(Duration.ofSeconds(30));
+            assertThat(locks.defaultWait()).isEqualTo(Duration.ofSeconds(60));
+            assertThat(locks.defaultNamespace()).isEqualTo("default");
+            try (LockHandle lock = locks.acquire("configured", Duration.ZERO)) {
+                assertThat(lock.isValid()).isTrue();
+            }
+        });
+    }
+
+    @Test
+    void appliesProperties() {
+        contextRunner.withPropertyValues("dynamolock.lease-duration=20s", "dynamolock.heartbeat-interval=4s",
+                "dynamolock.default-wait=0", "dynamolock.default-namespace=orders", "dynamolock.owner-name=node-1",
+                "dynamolock.advisor-order=42").run(context -> {
+                    LockTemplate locks = context.getBean(LockTemplate.class);
+                    assertThat(locks.leaseDuration()).isEqualTo(Duration.ofSeconds(20));
+                    assertThat(locks.heartbeatInterval()).isEqualTo(Duration.ofSeconds(4));
+                    assertThat(locks.defaultWait()).isZero();
+                    assertThat(locks.defaultNamespace()).isEqualTo("orders");
+                    assertThat(locks.ownerName()).isEqualTo("node-1");
+                    assertThat(context.getBean(QueueLockedAdvisor.class).getOrder()).isEqualTo(42);
+                });
+    }
+
+    @Test
+    void heartbeatIntervalDefaultsToHalfTheLease() {
+        contextRunner.withPropertyValues("dynamolock.lease-duration=10s")
+                .run(context -> assertThat(context.getBean(LockTemplate.class).heartbeatInterval())
+                        .isEqualTo(Duration.ofSeconds(5)));
+    }
+
+    @Test
+    void advisorRunsOutsideBootsTransactionAdvisorByDefault() {
+        contextRunner.run(context -> assertThat(context.getBean(QueueLockedAdvisor.class).getOrder())
+                .isEqualTo(DynamoLockProperties.DEFAULT_ADVISOR_ORDER)
+                .isLessThan(org.springframework.core.Ordered.LOWEST_PRECEDENCE));
+    }
+
+    @Test
+    void backsOffWhenUserDefinesDynamoDbClient() {
+        DynamoDbClient client = LOCAL.client();
+        contextRunner.withPropertyValues("dynamolock.dynamodb.endpoint=http://127.0.0.1:1")
+                .withBean(DynamoDbClient.class, () -> client).run(context -> {
+                    assertThat(context).getBean(DynamoDbClient.class).isSameAs(client);
+                    context.getBean(LockTemplate.class).acquire("user-client", Duration.ZERO).release();
+                });
+    }
+
+    @Test
+    void backsOffWhenUserDefinesLockTemplate() {
+        LockTemplate own = LockTemplate.builder(LOCAL.client()).tableName("not-checked-at-startup").build();
+        contextRunner.withBean(LockTemplate.class, () -> own).run(context -> {
+            assertThat(context).getBean(LockTemplate.class).isSameAs(own);
+            assertThat(context).doesNotHaveBean(LockTableInitializer.class).hasSingleBean(QueueLockedAdvisor.class);
+        });
+    }
+
+    @Test
+    void backsOffWhenUserDefinesTableInitializer() {
+        contextRunner.withPropertyValues("dynamolock.table-name=missing-table")
+                .withBean(LockTableInitializer.class, () -> new LockTableInitializer(LOCAL.client(), TABLE, false))
+                .run(context -> assertThat(context).hasNotFailed().hasSingleBean(LockTemplate.class));
+    }
+
+    @Test
+    void appliesLockListenersAndCustomizers() {
+        List<String> events = new java.util.concurrent.CopyOnWriteArrayList<>();
+        LockListener listener = new LockListener() {
+            @Override
+            public void onAcquired(LockHandle lock, Duration waited) {
+                events.add("acquired " + lock.entity());
+            }
+        };
+        contextRunner.withBean(LockListener.class, () -> listener)
+                .withBean(LockTemplateBuilderCustomizer.class, () -> builder -> builder.ownerName("customized"))
+                .run(context -> {
+                    LockTemplate locks = context.getBean(LockTemplate.class);
+                    assertThat(locks.ownerName()).isEqualTo("customized");
+                    locks.acquire("listened", Duration.ZERO).release();
+                    assertThat(events).containsExactly("acquired listened");
+                });
+    }
+
+    @Test
+    void disabledByProperty() {
+        contextRunner.withPropertyValues("dynamolock.enabled=false").run(context -> assertThat(context)
+                .doesNotHaveBean(LockTemplate.class).doesNotHaveBean(DynamoDbClient.class)
+                .doesNotHaveBean(QueueLockedAdvisor.class).doesNotHaveBean(LockMetricsListener.class)
+                .doesNotHaveBean(DynamoLockHealthIndicator.class));
+    }
+
+    @Test
+    void backsOffWithoutAwsSdk() {
+        contextRunner.withClassLoader(new FilteredClassLoader(DynamoDbClient.class))
+                .run(context -> assertThat(context).doesNotHaveBean(LockTemplate.class)
+                        .doesNotHaveBean(QueueLockedAdvisor.class));
+    }
+
+    @Test
+    void createsTableWhenAsked() {
+        String table = "created-" + UUID.randomUUID().toString().substring(0, 8);
+        contextRunner.withPropertyValues("dynamolock.table-name=" + table, "dynamolock.create-table=true")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    context.getBean(LockTemplate.class).acquire("in-new-table", Duration.ZERO).release();
+                });
+    }
+
+    @Test
+    void failsFastWhenTableIsMissing() {
+        contextRunner.withPropertyValues("dynamolock.table-name=no-such-table").run(context -> assertThat(context)
+                .getFailure().rootCause().isInstanceOf(LockTableException.class)
+                .hasMessageContaining("Lock table 'no-such-table' does not exist")
+                .hasMessageContaining("dynamolock.create-table=true"));
+    }
+
+    @Test
+    void failsOnLeaseNotLongerThanHeartbeat() {
+        contextRunner.withPropertyValues("dynamolock.lease-duration=10s", "dynamolock.heartbeat-interval=10s")
+                .run(context -> assertThat(context).getFailure().rootCause()
+                        .hasMessageContaining("leaseDuration")
+                        .hasMessageContaining("must be longer than heartbeat-interval (PT10S)"));
+    }
+
+    @Test
+    void failsOnBadProperties() {
+        contextRunner.withPropertyValues("dynamolock.table-name=x", "dynamolock.default-wait=-1s",
+                "dynamolock.poll-interval.min=2s", "dynamolock.poll-interval.max=1s", "dynamolock.max-queue-length=0").run(context -> assertThat(context).getFailure().rootCause()
+                        .hasMessageContaining("Field error in object 'dynamolock' on field 'tableName'")
+                        .hasMessageContaining("must be 3 to 255 letters, digits, '_', '-' or '.'")
+                        .hasMessageContaining("on field 'defaultWait'")
+                        .hasMessageContaining("on field 'pollInterval.max'")
+                        .hasMessageContaining("on field 'maxQueueLength'"));
+    }
+
+    @Test
+    void failsOnAccessKeyWithoutSecret() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DynamoLockAutoConfiguration.class))
+                .withPropertyValues("dynamolock.dynamodb.access-key-id=local")
+                .run(context -> assertThat(context).getFailure().rootCause()
+                        .hasMessageContaining("on field 'dynamodb.secretAccessKey'")
+                        .hasMessageContaining("must be set together with dynamodb.access-key-id"));
+    }
+
+    @Test
+    void failsOnUnknownLostLeasePolicy() {
+        contextRunner.withPropertyValues("dynamolock.on-lost-lease=ignore")
+                .run(context -> assertThat(context).getFailure()
+                        .hasStackTraceContaining("Failed to bind properties under 'dynamolock.on-lost-lease'"));
+    }
+
+    @Test
+    void proxiesQueueLockedBeansWithoutAspectJ() {
+        contextRunner.withClassLoader(new FilteredClassLoader("org.aspectj"))
+                .withBean(Locked.class).run(context -> {
+                    Locked locked = context.getBean(Locked.class);
+                    assertThat(AopUtils.isAopProxy(locked)).isTrue();
+                    assertThat(locked.holding("no-aspectj")).isTrue();
+                });
+    }
+
+    @Test
+    void recordsMetricsWhenMeterRegistryPresent() {
+        contextRunner.withBean(SimpleMeterRegistry.class).run(context -> {
+            assertThat(context).hasSingleBean(LockMetricsListener.class).hasSingleBean(LockGauges.class);
+            MeterRegistry registry = context.getBean(MeterRegistry.class);
+            context.getBean(LockGauges.class).bindTo(registry);
+            LockTemplate locks = context.getBean(LockTemplate.class);
+            try (LockHandle lock = locks.acquire("metered", Duration.ZERO)) {
+                assertThat(registry.get("dynamolock.locks").tag("state", "holding").gauge().value()).isEqualTo(1);
+                assertThat(registry.get("dynamolock.locks").tag("state", "waiting").gauge().value()).isZero();
+                // Another acquisition of the same thread that may not join queues behind it and gives up.
+                assertThat(locks.tryAcquire(LockRequest.builder("metered").reentrant(false).build())).isEmpty();
+            }
+            assertThat(registry.get("dynamolock.acquire").tag("outcome", "acquired").tag("namespace", "default")
+                    .timer().count()).isEqualTo(1);
+            assertThat(registry.get("dynamolock.acquire").tag("outcome", "timeout").timer().count()).isEqualTo(1);
+            assertThat(registry.get("dynamolock.held").timer().count()).isEqualTo(1);
+            assertThat(registry.get("dynamolock.locks").tag("state", "holding").gauge().value()).isZero();
+        });
+    }
+
+    @Test
+    void noMetricsWithoutMicrometer() {
+        contextRunner.withClassLoader(new FilteredClassLoader(MeterRegistry.class))
+                .run(context -> assertThat(context).hasSingleBean(LockTemplate.class)
+                        .doesNotHaveBean(LockMetricsListener.class).doesNotHaveBean(LockGauges.class));
+    }
+
+    @Test
+    void noMetricsWithoutMeterRegistry() {
+        contextRunner.run(context -> assertThat(context).doesNotHaveBean(LockMetricsListener.class));
+    }
+
+    @Test
+    void reportsHealthOfTable() {
+        contextRunner.run(context -> {
+            var health = context.getBean("dynamolockHealthIndicator", HealthIndicator.class).health();
+            assertThat(health.getStatus()).isEqualTo(Status.UP);
+            assertThat(health.getDetails()).containsEntry("table", TABLE).containsEntry("ttlEnabled", true)
+                    .containsEntry("holding", 0L);
+        });
+    }
+
+    @Test
+    void reportsHealthDownForMissingTable() {
+        contextRunner.withBean(LockTemplate.class,
+                () -> LockTemplate.builder(LOCAL.client()).tableName("gone-table").build()).run(context -> {
+                    var health = context.getBean("dynamolockHealthIndicator", HealthIndicator.class).health();
+                    assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+                    assertThat(health.getDetails()).containsEntry("table", "gone-table");
+                });
+    }
+
+    @Test
+    void noHealthIndicatorWhenDisabledOrWithoutHealthSupport() {
+        contextRunner.withPropertyValues("management.health.dynamolock.enabled=false")
+                .run(context -> assertThat(context).doesNotHaveBean(DynamoLockHealthIndicator.class));
+        contextRunner.withClassLoader(new FilteredClassLoader(HealthIndicator.class))
+                .run(context -> assertThat(context).hasSingleBean(LockTemplate.class)
+                        .doesNotHaveBean(DynamoLockHealthIndicator.class));
+    }
+
+    @Test
+    void endpointListsLocksAndQueues() {
+        contextRunner.withPropertyValues("management.endpoints.web.exposure.include=dynamolock").run(context -> {
+            DynamoLockEndpoint endpoint = context.getBean(DynamoLockEndpoint.class);
+            LockTemplate locks = context.getBean(LockTemplate.class);
+            try (LockHandle lock = locks.acquire(LockRequest.builder("shown").namespace("ep").build())) {
+                var mine = endpoint.locks();
+                assertThat(mine.table()).isEqualTo(TABLE);
+                assertThat(mine.owner()).isEqualTo(locks.ownerName());
+                assertThat(mine.locks()).singleElement().satisfies(info -> {
+                    assertThat(info.entity()).isEqualTo("shown");
+                    assertThat(info.namespace()).isEqualTo("ep");
+                    assertThat(info.holding()).isTrue();
+                });
+                var queue = endpoint.queueInNamespace("shown", "ep");
+                assertThat(queue.entries()).singleElement()
+                        .satisfies(entry -> assertThat(entry.ticket()).isEqualTo(lock.fencingToken()));
+                assertThat(endpoint.queue("shown").entries()).isEmpty();
+            }
+        });
+    }
+
+    @Test
+    void endpointMapsWebPathsForLocksAndQueues() {
+        contextRunner.withPropertyValues("management.endpoints.web.exposure.include=dynamolock").run(context -> {
+            WebEndpointDiscoverer discoverer = new WebEndpointDiscoverer(context,
+                    new ConversionServiceParameterValueMapper(), EndpointMediaTypes.DEFAULT, List.of(), List.of(),
+                    List.of(), List.of(), List.of());
+            ExposableWebEndpoint endpoint = discoverer.getEndpoints().stream()
+                    .filter(candidate -> candidate.getEndpointId().toString().equals("dynamolock")).findFirst()
+                    .orElseThrow();
+            Map<String, WebOperation> byPath = new HashMap<>();
+            endpoint.getOperations().forEach(operation -> byPath.put(operation.getRequestPredicate().getPath(),
+                    operation));
+            assertThat(byPath).containsOnlyKeys("dynamolock", "dynamolock/{entity}",
+                    "dynamolock/{entity}/{namespace}");
+            Object queue = byPath.get("dynamolock/{entity}/{namespace}").invoke(new InvocationContext(
+                    SecurityContext.NONE, Map.of("entity", "mapped", "namespace", "web")));
+            assertThat(queue).isInstanceOfSatisfying(DynamoLockEndpoint.QueueDescriptor.class, descriptor -> {
+                assertThat(descriptor.entity()).isEqualTo("mapped");
+                assertThat(descriptor.namespace()).isEqualTo("web");
+                assertThat(descriptor.entries()).isEmpty();
+            });
+        });
+    }
+
+    @Test
+    void noEndpointUnlessExposedOrWithoutActuator() {
+        contextRunner.run(context -> assertThat(context).doesNotHaveBean(DynamoLockEndpoint.class));
+        contextRunner.withPropertyValues("management.endpoints.web.exposure.include=dynamolock")
+                .withClassLoader(new FilteredClassLoader(Endpoint.class))
+                .run(context -> assertThat(context).hasSingleBean(LockTemplate.class)
+                        .doesNotHaveBean(DynamoLockEndpoint.class));
+    }
+
+    public static class Locked {
+
+        private final LockTemplate locks;
+
+        public Locked(LockTemplate locks) {
+            this.locks = locks;
+        }
+
+        @QueueLocked(entity = "#entity", maxWait = "0")
+        public boolean holding(String entity) {
+            return locks.activeLocks().stream().anyMatch(lock -> lock.entity().equals(entity) && lock.holding());
+        }
+    }
+}

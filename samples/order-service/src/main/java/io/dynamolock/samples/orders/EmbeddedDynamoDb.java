@@ -1,0 +1,103 @@
+package io.dynamolock.samples.orders;
+
+import com.amazonaws.services.dynamodbv2.local.main.ServerRunner;
+import com.amazonaws.services.dynamodbv2.local.server.DynamoDBProxyServer;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.boot.context.event.ApplicationEnvironmentPreparedEvent;
+import org.springframework.beans.factory.support.DefaultSingletonBeanRegistry;
+import org.springframework.boot.context.event.ApplicationFailedEvent;
+import org.springframework.boot.context.event.ApplicationPreparedEvent;
+import org.springframework.context.ApplicationEvent;
+import org.springframework.context.ApplicationListener;
+import org.springframework.core.env.ConfigurableEnvironment;
+import org.springframework.core.env.MapPropertySource;
+
+/**
+ * Starts DynamoDB Local as a server on 127.0.0.1 when no {@code dynamolock.dynamodb.endpoint} is
+ * configured, before the application context exists, and points dynamolock at it; stops it when the
+ * context closes, after every bean. A server rather than the embedded client, so that a second copy of the app can
+ * share it. Registered in {@code META-INF/spring.factories}.
+ */
+public class EmbeddedDynamoDb implements ApplicationListener<ApplicationEvent> {
+
+    static final String ENDPOINT = "dynamolock.dynamodb.endpoint";
+
+    private static final Logger log = LoggerFactory.getLogger(EmbeddedDynamoDb.class);
+
+    private DynamoDBProxyServer server;
+
+    @Override
+    public void onApplicationEvent(ApplicationEvent event) {
+        if (event instanceof ApplicationEnvironmentPreparedEvent prepared) {
+            startUnlessConfigured(prepared.getEnvironment());
+        }
+        else if (event instanceof ApplicationPreparedEvent prepared && server != null) {
+            // Registered before any bean, so destroyed after all of them: the web server drains its
+            // requests before the database they use goes away.
+            ((DefaultSingletonBeanRegistry) prepared.getApplicationContext().getBeanFactory())
+                    .registerDisposableBean("embeddedDynamoDb", this::stop);
+        }
+        else if (event instanceof ApplicationFailedEvent) {
+            stop();
+        }
+    }
+
+    private void startUnlessConfigured(ConfigurableEnvironment environment) {
+        if (environment.containsProperty(ENDPOINT)
+                || !environment.getProperty("sample.embedded-dynamodb.enabled", Boolean.class, true)) {
+            return;
+        }
+        int port = portOrFree(environment.getProperty("sample.embedded-dynamodb.port", Integer.class, 8000));
+        try {
+            // Telemetry off: it would try to reach AWS and keep retrying where it cannot.
+            server = ServerRunner.createServerFromCommandLineArgs(
+                    new String[] {"-inMemory", "-port", Integer.toString(port), "-disableTelemetry"});
+            server.start();
+        }
+        catch (Exception ex) {
+            throw new IllegalStateException("Could not start DynamoDB Local on port " + port
+                    + "; set --sample.embedded-dynamodb.port or --" + ENDPOINT, ex);
+        }
+        String endpoint = "http://127.0.0.1:" + port;
+        environment.getPropertySources().addFirst(new MapPropertySource("embeddedDynamoDb", Map.of(
+                ENDPOINT, endpoint,
+                "dynamolock.dynamodb.region", "us-east-1",
+                "dynamolock.dynamodb.access-key-id", "local",
+                "dynamolock.dynamodb.secret-access-key", "local",
+                "dynamolock.create-table", "true")));
+        log.info("Started DynamoDB Local (in memory) at {}. A second copy of this app can share it:"
+                + " --{}={} --server.port=8081", endpoint, ENDPOINT, endpoint);
+    }
+
+    private synchronized void stop() {
+        if (server != null) {
+            try {
+                server.stop();
+                log.info("Stopped DynamoDB Local");
+            }
+            catch (Exception ex) {
+                log.warn("Could not stop DynamoDB Local", ex);
+            }
+            server = null;
+        }
+    }
+
+    private static int portOrFree(int preferred) {
+        try (ServerSocket socket = new ServerSocket(preferred, 1, InetAddress.getLoopbackAddress())) {
+            return socket.getLocalPort();
+        }
+        catch (IOException taken) {
+            try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+                return socket.getLocalPort();
+            }
+            catch (IOException ex) {
+                throw new IllegalStateException("No free port for DynamoDB Local", ex);
+            }
+        }
+    }
+}

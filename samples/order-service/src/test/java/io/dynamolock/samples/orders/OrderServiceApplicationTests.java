@@ -1,0 +1,50 @@
+package io.dynamolock.samples.orders;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.dynamolock.core.LockTemplate;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+
+/** The REST API driven from several threads by a real HTTP client: no update is lost. */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = {"sample.demo.enabled=false", "sample.embedded-dynamodb.port=0"})
+class OrderServiceApplicationTests {
+
+    @LocalServerPort
+    int port;
+
+    @Autowired
+    GrantLog grants;
+
+    @Autowired
+    LockTemplate locks;
+
+    @Test
+    void concurrentHttpUpdatesOfOneOrderLoseNothing() throws Exception {
+        OrderApi api = new OrderApi(port);
+        api.create("http-order");
+        int threads = 8;
+        int perThread = 3;
+        Callers.run(threads, perThread, (caller, i) -> api.addItem("http-order", "item-" + caller + "-" + i, 100));
+
+        assertThat(api.itemCount("http-order")).isEqualTo(threads * perThread);
+        assertThat(api.get("http-order")).contains("\"totalCents\":" + threads * perThread * 100);
+        assertThat(grants.grantsOf("http-order")).hasSize(threads * perThread)
+                .extracting(GrantLog.Grant::ticket).isSorted().doesNotHaveDuplicates();
+        assertThat(locks.queue("http-order", null).entries()).isEmpty();
+    }
+
+    @Test
+    void discountGoesThroughTheLockTemplateAndRecordsItsFencingToken() {
+        OrderApi api = new OrderApi(port);
+        api.create("discount-order");
+        api.addItem("discount-order", "book", 2_000);
+        String discounted = api.discount("discount-order", 25);
+        assertThat(discounted).contains("\"totalCents\":1500");
+        long token = grants.grantsOf("discount-order").get(1).ticket();
+        assertThat(discounted).contains("\"lastFencingToken\":" + token);
+    }
+}
