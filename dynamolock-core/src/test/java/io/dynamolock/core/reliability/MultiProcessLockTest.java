@@ -115,8 +115,14 @@ class MultiProcessLockTest {
         return counters;
     }
 
+    /** A numeric {@code name=value} field of an event line. */
     static long field(String event, String name) {
-        return Long.parseLong(LockHistoryFields.get(event, name));
+        for (String part : event.split(" ")) {
+            if (part.startsWith(name + "=")) {
+                return Long.parseLong(part.substring(name.length() + 1));
+            }
+        }
+        throw new AssertionError("no " + name + " in " + event);
     }
 
     String allOutput() {
@@ -299,17 +305,5 @@ class MultiProcessLockTest {
         assertThat(report.lost()).isEqualTo(1);
         assertThat(counters(entity).get(entity)).containsExactly(1, 1);
         assertThat(item().entries()).isEmpty();
-    }
-
-    /** Reads {@code name=value} fields of an event line. */
-    static final class LockHistoryFields {
-        static String get(String event, String name) {
-            for (String part : event.split(" ")) {
-                if (part.startsWith(name + "=")) {
-                    return part.substring(name.length() + 1);
-                }
-            }
-            throw new AssertionError("no " + name + " in " + event);
-        }
     }
 }

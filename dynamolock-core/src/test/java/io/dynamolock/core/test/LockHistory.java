@@ -294,8 +294,8 @@ public final class LockHistory {
                 violations.add(message);
             }
             else {
-                notes.add(message + ": a holder stopped between isValid() and its unfenced write wrote late;"
-                        + " the fenced counter shows fencing prevents it");
+                notes.add(message + ": holders stopped between isValid() and their unfenced write wrote a value"
+                        + " read before the pause, rolling the counter back; the fenced counter is exact");
             }
         }
     }
