@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
  * The checker of the multi-process tests must catch what it claims to catch: each test feeds
  * it a small history with one violation (and the correct history it was made from).
  */
-class LockHistoryTest {
+class LockHistoryTests {
 
     /** A complete, valid critical section of worker {@code w}: grant at {@code enter}, release at {@code exit}. */
     static void section(LockHistory history, String w, long token, long enter, long exit, String fenced) {

@@ -50,7 +50,7 @@ import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
  * Odd but legal names (unicode, '#', '/', spaces, control characters) work as locks.
  * (The Spring layer's misuse - annotations, property parsing, credentials - is tested there.)
  */
-class BadInputTest {
+class BadInputTests {
 
     static DynamoDbLocal dynamo;
     static String table;

@@ -31,7 +31,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  * <p>Takeover times are measured on the wall clock of this one machine (all processes share
  * it) and printed; the assertions allow a generous margin for a loaded 2-core box.
  */
-class MultiProcessLockTest {
+class MultiProcessLockTests {
 
     static final long LEASE_MS = 2000;
     static final long MAX_POLL_MS = 1000;

@@ -41,7 +41,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  * enqueue never takes two tickets; a failed release is retried and otherwise expires;
  * heartbeat failures shorter than the lease are tolerated and longer ones lose the lease.
  */
-class InjectedFaultTest {
+class InjectedFaultTests {
 
     static final int ATTEMPTS = 3;
     static final Duration LEASE = Duration.ofSeconds(2);

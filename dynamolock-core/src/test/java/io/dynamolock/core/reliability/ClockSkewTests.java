@@ -38,7 +38,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  * 0.5 s heartbeat; the tests use 1.5 s, leaving 1 s for a late heartbeat on a loaded machine. What larger skews do is shown too, and written down in
  * {@code docs/failure-modes.md}.
  */
-class ClockSkewTest {
+class ClockSkewTests {
 
     static final Duration LEASE = Duration.ofSeconds(3);
     static final Duration HEARTBEAT = Duration.ofMillis(500);
