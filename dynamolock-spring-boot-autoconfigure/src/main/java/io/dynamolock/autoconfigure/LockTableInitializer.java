@@ -3,6 +3,7 @@ package io.dynamolock.autoconfigure;
 import io.dynamolock.core.LockTableException;
 import io.dynamolock.core.TableBootstrap;
 import org.springframework.beans.factory.InitializingBean;
+import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 /**
@@ -22,11 +23,19 @@ public class LockTableInitializer implements InitializingBean {
 
     @Override
     public void afterPropertiesSet() {
-        if (create) {
-            table.createIfMissing();
+        try {
+            if (create) {
+                table.createIfMissing();
+            }
+            else {
+                table.verify();
+            }
         }
-        else {
-            table.verify();
+        catch (SdkClientException ex) {
+            // The first request of the application: where missing credentials or an unreachable endpoint show.
+            throw new IllegalStateException("Could not reach the lock table: " + ex.getMessage() + ". Credentials"
+                    + " come from the AWS default chain unless dynamolock.dynamodb.access-key-id and"
+                    + " secret-access-key are set; check dynamolock.dynamodb.endpoint and region", ex);
         }
     }
 }

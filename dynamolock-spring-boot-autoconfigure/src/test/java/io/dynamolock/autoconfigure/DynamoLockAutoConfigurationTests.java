@@ -67,6 +67,34 @@ class DynamoLockAutoConfigurationTests {
     }
 
     @Test
+    void failsAtStartupNamingTheRegionPropertyWhenNoRegionIsFound() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DynamoLockAutoConfiguration.class))
+                .withPropertyValues("dynamolock.table-name=" + TABLE, "dynamolock.dynamodb.endpoint=" + LOCAL.endpoint())
+                .run(context -> assertThat(context).getFailure()
+                        .hasStackTraceContaining("Could not build the DynamoDbClient for dynamolock")
+                        .hasStackTraceContaining("Set dynamolock.dynamodb.region")
+                        .rootCause().hasMessageContaining("Unable to load region"));
+    }
+
+    @Test
+    void failsAtStartupNamingTheCredentialPropertiesWhenNoCredentialsAreFound() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DynamoLockAutoConfiguration.class))
+                .withPropertyValues("dynamolock.table-name=" + TABLE, "dynamolock.dynamodb.endpoint=" + LOCAL.endpoint(),
+                        "dynamolock.dynamodb.region=us-east-1")
+                .run(context -> assertThat(context).getFailure().rootCause()
+                        .hasMessageContaining("Unable to load credentials"));
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DynamoLockAutoConfiguration.class))
+                .withPropertyValues("dynamolock.table-name=" + TABLE, "dynamolock.dynamodb.endpoint=" + LOCAL.endpoint(),
+                        "dynamolock.dynamodb.region=us-east-1")
+                .run(context -> assertThat(context).getFailure()
+                        .hasStackTraceContaining("Could not reach the lock table")
+                        .hasStackTraceContaining("dynamolock.dynamodb.access-key-id"));
+    }
+
+    @Test
     void appliesProperties() {
         contextRunner.withPropertyValues("dynamolock.lease-duration=20s", "dynamolock.heartbeat-interval=4s",
                 "dynamolock.default-wait=0", "dynamolock.default-namespace=orders", "dynamolock.owner-name=node-1",
