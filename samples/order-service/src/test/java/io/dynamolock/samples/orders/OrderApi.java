@@ -10,10 +10,17 @@ import java.time.Duration;
 final class OrderApi {
 
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final String root;
     private final String base;
 
     OrderApi(int port) {
-        this.base = "http://127.0.0.1:" + port + "/orders";
+        this.root = "http://127.0.0.1:" + port;
+        this.base = root + "/orders";
+    }
+
+    /** GET of any path of the app, e.g. an actuator endpoint. */
+    String getPath(String path) {
+        return send("GET", URI.create(root + path), null, 200);
     }
 
     String create(String orderId) {
@@ -40,7 +47,12 @@ final class OrderApi {
     }
 
     private String send(String method, String path, String body, int expectedStatus) {
-        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(90))
+        return send(method, URI.create(base + path), body, expectedStatus);
+    }
+
+    private String send(String method, URI uri, String body, int expectedStatus) {
+        String path = uri.getPath();
+        HttpRequest.Builder request = HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(90))
                 .header("Content-Type", "application/json")
                 .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
         try {

@@ -2,6 +2,7 @@ package io.dynamolock.samples.orders;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockTemplate;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -35,6 +36,19 @@ class OrderServiceApplicationTests {
         assertThat(grants.grantsOf("http-order")).hasSize(threads * perThread)
                 .extracting(GrantLog.Grant::ticket).isSorted().doesNotHaveDuplicates();
         assertThat(locks.queue("http-order", null).entries()).isEmpty();
+    }
+
+    @Test
+    void actuatorShowsHealthHeldLocksAndTheStoredQueue() throws Exception {
+        OrderApi api = new OrderApi(port);
+        assertThat(api.getPath("/actuator/health/dynamolock")).contains("\"status\":\"UP\"", "\"ttlEnabled\":true");
+        try (LockHandle held = locks.acquire("actuator-order", java.time.Duration.ofSeconds(5))) {
+            assertThat(api.getPath("/actuator/dynamolock")).contains("\"entity\":\"actuator-order\"",
+                    "\"ticket\":" + held.fencingToken(), "\"holding\":true");
+            assertThat(api.getPath("/actuator/dynamolock/actuator-order")).contains("\"owner\":\"" + held.owner() + "\"",
+                    "\"ticket\":" + held.fencingToken());
+        }
+        assertThat(api.getPath("/actuator/metrics/dynamolock.acquire")).contains("\"name\":\"dynamolock.acquire\"");
     }
 
     @Test
