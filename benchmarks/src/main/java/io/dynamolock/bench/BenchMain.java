@@ -29,11 +29,8 @@ public final class BenchMain {
     private BenchMain() {
     }
 
-    /** Logs go to stderr at WARN; the core's test-jar (for the DynamoDB Local fixture) brings its own config. */
-    static final String LOGBACK_CONFIG = "logback-bench.xml";
-
     public static void main(String[] args) throws Exception {
-        System.setProperty("logback.configurationFile", LOGBACK_CONFIG);
+        configureLogging();
         System.setProperty("java.awt.headless", "true");
         boolean quick = has(args, "--quick");
         Duration roundTrip = Duration.ofMillis(Long.parseLong(value(args, "--rtt", "5")));
@@ -65,6 +62,15 @@ public final class BenchMain {
         }
         // DynamoDB Local leaves a non-daemon thread running once it served a request.
         System.exit(status);
+    }
+
+    /**
+     * Every library logs through logback to stderr at WARN: the core's test-jar (for the DynamoDB Local fixture)
+     * brings a config of its own, and commons-logging (AWS's lock client) would pick DynamoDB Local's Log4j.
+     */
+    static void configureLogging() {
+        System.setProperty("logback.configurationFile", "logback-bench.xml");
+        System.setProperty("org.apache.commons.logging.LogFactory", "org.apache.commons.logging.impl.Slf4jLogFactory");
     }
 
     static void progress(String message) {

@@ -8,7 +8,7 @@ import java.util.stream.IntStream;
 
 /**
  * One run of contenders on one lock, {@code local} threads in this JVM and {@code remote} in the worker JVM,
- * from a common start for {@code length}; then the drain (see {@link Contenders}).
+ * from a common start for {@code length}; then the drain (see {@link Contenders}; 30 s at most, 2 s with --quick).
  *
  * @param grants all grants, drain included
  * @param from   the start of the measured window (nanoTime)
@@ -22,13 +22,14 @@ record ContendedRun(CompetitorKind kind, int local, int remote, List<Grant> gran
 
     static ContendedRun run(Env env, CompetitorKind kind, int local, int remote, Duration length) throws Exception {
         String entity = "contended-" + UUID.randomUUID();
+        Duration drain = env.options.scaled(Duration.ofSeconds(30), Duration.ofSeconds(2));
         Contenders.Outcome here;
         Meter meter;
         long start;
         long end;
         try (Competitor competitor = kind.open(env.client)) {
             if (remote > 0) {
-                env.remote.prepare(kind, entity, remote, HOLD, Env.WAIT);
+                env.remote.prepare(kind, entity, remote, HOLD, Env.WAIT, drain);
             }
             env.network.reset();
             start = System.nanoTime() + Duration.ofMillis(300).toNanos();
@@ -36,7 +37,7 @@ record ContendedRun(CompetitorKind kind, int local, int remote, List<Grant> gran
             if (remote > 0) {
                 env.remote.go(start, end);
             }
-            here = Contenders.run(competitor, entity, 0, local, HOLD, Env.WAIT, start, end);
+            here = Contenders.run(competitor, entity, 0, local, HOLD, Env.WAIT, drain, start, end);
         }
         meter = env.network.snapshot();
         List<Grant> grants = new ArrayList<>(here.grants());

@@ -27,11 +27,11 @@ final class ContendedScenario {
     }
 
     static Result run(Env env, List<CompetitorKind> kinds) throws Exception {
-        Duration length = env.options.scaled(Duration.ofSeconds(15), Duration.ofSeconds(3));
+        Duration length = env.options.scaled(Duration.ofSeconds(12), Duration.ofSeconds(1));
         long slack = env.options.roundTrip().toNanos();
         for (CompetitorKind kind : kinds) {
             // Warm-up, not measured: class loading and JIT in both JVMs, connection pools.
-            ContendedRun.run(env, kind, 2, 2, env.options.scaled(Duration.ofSeconds(2), Duration.ofSeconds(1)));
+            ContendedRun.run(env, kind, 2, 2, env.options.scaled(Duration.ofSeconds(2), Duration.ofMillis(300)));
         }
         List<Row> rows = new ArrayList<>();
         List<ContendedRun> pairsAcross = new ArrayList<>();
@@ -49,7 +49,7 @@ final class ContendedScenario {
             }
         }
         List<Handoff> handoffs = new ArrayList<>();
-        Duration pairLength = env.options.scaled(Duration.ofSeconds(8), Duration.ofSeconds(2));
+        Duration pairLength = env.options.scaled(Duration.ofSeconds(6), Duration.ofSeconds(1));
         for (ContendedRun across : pairsAcross) {
             ContendedRun same = ContendedRun.run(env, across.kind(), 2, 0, pairLength);
             handoffs.add(new Handoff(across.kind(), Stats.handoffMillis(same.grants(), true),

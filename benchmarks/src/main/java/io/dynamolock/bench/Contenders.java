@@ -10,11 +10,10 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * Threads of one JVM that take turns on one lock: from {@code start} until {@code end} each acquires, works for
  * the hold time, releases and queues again at once. Acquires already waiting at {@code end} are served (the
- * drain), so slow waiters are measured rather than dropped; after {@link #DRAIN_LIMIT} they are interrupted.
+ * drain), so slow waiters are measured rather than dropped; after {@code drain} they are interrupted and count
+ * as failed.
  */
 final class Contenders {
-
-    static final Duration DRAIN_LIMIT = Duration.ofSeconds(30);
 
     /** Grants, and acquires that failed (timed out, or interrupted at the drain limit). */
     record Outcome(List<Grant> grants, int failures) {
@@ -24,7 +23,7 @@ final class Contenders {
     }
 
     static Outcome run(Competitor competitor, String entity, int jvm, int threads, Duration hold, Duration wait,
-            long start, long end) throws InterruptedException {
+            Duration drain, long start, long end) throws InterruptedException {
         List<Grant> grants = Collections.synchronizedList(new ArrayList<>());
         AtomicInteger failures = new AtomicInteger();
         List<Thread> workers = new ArrayList<>();
@@ -35,7 +34,7 @@ final class Contenders {
             worker.start();
             workers.add(worker);
         }
-        long drainDeadline = end + DRAIN_LIMIT.toNanos();
+        long drainDeadline = end + drain.toNanos();
         for (Thread worker : workers) {
             worker.join(Math.max(1, (drainDeadline - System.nanoTime()) / 1_000_000));
             if (worker.isAlive()) {

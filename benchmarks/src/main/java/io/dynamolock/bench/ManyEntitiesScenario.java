@@ -32,7 +32,7 @@ final class ManyEntitiesScenario {
     }
 
     static List<Row> run(Env env, List<CompetitorKind> kinds) throws Exception {
-        Duration length = env.options.scaled(Duration.ofSeconds(8), Duration.ofSeconds(2));
+        Duration length = env.options.scaled(Duration.ofSeconds(8), Duration.ofSeconds(1));
         List<Row> rows = new ArrayList<>();
         for (CompetitorKind kind : kinds) {
             String prefix = "many-" + UUID.randomUUID() + "-";

@@ -33,8 +33,10 @@ final class RemoteJvm implements AutoCloseable {
     }
 
     /** Opens the competitor in the worker; returns once its contenders are ready to start. */
-    void prepare(CompetitorKind kind, String entity, int threads, Duration hold, Duration wait) throws IOException {
-        in.println("RUN " + kind.id + " " + entity + " " + threads + " " + hold.toMillis() + " " + wait.toMillis());
+    void prepare(CompetitorKind kind, String entity, int threads, Duration hold, Duration wait, Duration drain)
+            throws IOException {
+        in.println("RUN " + kind.id + " " + entity + " " + threads + " " + hold.toMillis() + " " + wait.toMillis()
+                + " " + drain.toMillis());
         expect("READY");
     }
 

@@ -73,6 +73,12 @@ final class Report {
         }
 
         md.append("\n## 2. Contended: one lock, T contenders split over 2 JVMs, 20 ms holds\n\n");
+        md.append("Handoffs/s and utilisation over the measured window; waits, overtakes and requests over every grant,"
+                + " the drain after the window included. Utilisation: the fraction of the window in which some"
+                + " contender was inside its critical section. Max wait / (T-1) cycles: the longest wait divided by"
+                + " the time T-1 grants take on average (about 1 when the wait is bounded by the queue ahead)."
+                + " FIFO overtakes: grants that went to a contender while one that had started waiting more than one"
+                + " simulated round trip earlier still waited. Overlaps: two holders at once (must be 0).\n\n");
         header(md, "competitor", "T", "handoffs/s", "utilisation", "wait p50 ms", "wait p99 ms", "wait max ms",
                 "max wait / (T-1) cycles", "Jain", "FIFO overtakes", "requests / grant", "failed acquires",
                 "overlaps");
@@ -84,6 +90,8 @@ final class Report {
         }
 
         md.append("\n## 3. Handoff latency: from the holder's release to the next waiter's grant\n\n");
+        md.append("Same JVM: 2 contenders in one JVM; across JVMs: the T=2 run of scenario 2 (one contender per JVM)."
+                + " Only handoffs to another contender that was already waiting count.\n\n");
         header(md, "competitor", "same JVM p50 ms", "same JVM p99 ms", "handoffs", "across JVMs p50 ms",
                 "across JVMs p99 ms", "handoffs");
         for (ContendedScenario.Handoff row : r.contended().handoffs()) {
@@ -105,6 +113,7 @@ final class Report {
         }
 
         md.append("\n## 5. Waiting cost: requests per second per waiter while one holder keeps the lock\n\n");
+        md.append("All waiters in one JVM; heartbeats included; the holder's own requests are not counted.\n\n");
         List<String> head = new ArrayList<>(List.of("competitor"));
         Arrays.stream(WaitingCostScenario.QUEUES).forEach(n -> head.add(n + (n == 1 ? " waiter" : " waiters")));
         header(md, head.toArray(String[]::new));
@@ -209,7 +218,8 @@ final class Report {
         CategoryChart chart = new CategoryChartBuilder().width(900).height(560).title(title).xAxisTitle(x)
                 .yAxisTitle(y).build();
         style(chart.getStyler());
-        chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideNE);
+        chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideS);
+        chart.getStyler().setLegendLayout(Styler.LegendLayout.Horizontal);
         return chart;
     }
 

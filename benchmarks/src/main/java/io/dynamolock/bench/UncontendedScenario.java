@@ -24,7 +24,7 @@ final class UncontendedScenario {
     }
 
     static List<Row> run(Env env, List<CompetitorKind> kinds) throws Exception {
-        int iterations = env.options.quick() ? 50 : 300;
+        int iterations = env.options.quick() ? 30 : 200;
         List<Row> rows = new ArrayList<>();
         for (CompetitorKind kind : kinds) {
             String entity = "solo-" + UUID.randomUUID();

@@ -24,8 +24,8 @@ final class WaitingCostScenario {
     }
 
     static List<Row> run(Env env, List<CompetitorKind> kinds) throws Exception {
-        Duration settle = env.options.scaled(Duration.ofSeconds(2), Duration.ofMillis(500));
-        Duration window = env.options.scaled(Duration.ofSeconds(5), Duration.ofMillis(1500));
+        Duration settle = env.options.scaled(Duration.ofSeconds(2), Duration.ofMillis(300));
+        Duration window = env.options.scaled(Duration.ofSeconds(4), Duration.ofMillis(700));
         List<Row> rows = new ArrayList<>();
         for (int waiters : QUEUES) {
             for (CompetitorKind kind : kinds) {

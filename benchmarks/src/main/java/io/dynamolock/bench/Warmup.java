@@ -16,7 +16,7 @@ final class Warmup {
     }
 
     static void run(Env env, List<CompetitorKind> kinds) throws InterruptedException {
-        Duration each = env.options.scaled(Duration.ofSeconds(3), Duration.ofSeconds(1));
+        Duration each = env.options.scaled(Duration.ofSeconds(2), Duration.ofMillis(300));
         for (CompetitorKind kind : kinds) {
             try (Competitor competitor = kind.open(env.client)) {
                 long end = System.nanoTime() + each.toNanos();

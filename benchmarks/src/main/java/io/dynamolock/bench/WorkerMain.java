@@ -12,7 +12,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  * The second JVM of the cross-JVM scenarios: started by {@link RemoteJvm} with the benchmark's classpath and
  * driven over stdin/stdout, one line a command.
  * <pre>
- * in:  RUN kind entity threads holdMillis waitMillis   out: READY
+ * in:  RUN kind entity threads holdMillis waitMillis drainMillis   out: READY
  * in:  GO startNanos endNanos                          out: GRANT ... (one a grant), FAILURES n, METER ..., DONE
  * in:  EXIT
  * </pre>
@@ -24,7 +24,7 @@ public final class WorkerMain {
     }
 
     public static void main(String[] args) throws Exception {
-        System.setProperty("logback.configurationFile", BenchMain.LOGBACK_CONFIG);
+        BenchMain.configureLogging();
         MeteredNetwork network = new MeteredNetwork(Duration.ofMillis(Long.parseLong(args[1])));
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         try (DynamoDbClient client = Clients.create(URI.create(args[0]), network);
@@ -38,7 +38,7 @@ public final class WorkerMain {
                 String[] go = in.readLine().split(" ");
                 Contenders.Outcome outcome = Contenders.run(competitor, run[2], 1, Integer.parseInt(run[3]),
                         Duration.ofMillis(Long.parseLong(run[4])), Duration.ofMillis(Long.parseLong(run[5])),
-                        Long.parseLong(go[1]), Long.parseLong(go[2]));
+                        Duration.ofMillis(Long.parseLong(run[6])), Long.parseLong(go[1]), Long.parseLong(go[2]));
                 competitor.close();
                 outcome.grants().forEach(g -> out.println("GRANT " + g.encode()));
                 out.println("FAILURES " + outcome.failures());
