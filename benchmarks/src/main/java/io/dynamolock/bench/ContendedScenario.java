@@ -14,10 +14,13 @@ final class ContendedScenario {
 
     record Row(CompetitorKind kind, int contenders, int grants, double handoffsPerSecond, double utilisation,
             double waitP50, double waitP99, double waitMax, double maxWaitInCycles, double jain, int overtakes,
-            double requestsPerGrant, double dollarsPerMillion, int failures, int overlaps, double[] waitsMillis) {
+            double handoffSameJvmP50, double handoffCrossJvmP50, double requestsPerGrant, Meter meter,
+            int failures, int overlaps, double[] waitsMillis) {
     }
 
-    record Handoff(CompetitorKind kind, double[] sameJvmMillis, double[] crossJvmMillis) {
+    /** Handoff latencies and utilisation of the same-JVM pair run and of the cross-JVM pair run. */
+    record Handoff(CompetitorKind kind, double[] sameJvmMillis, double sameJvmUtilisation, double[] crossJvmMillis,
+            double crossJvmUtilisation) {
     }
 
     record Result(List<Row> rows, List<Handoff> handoffs) {
@@ -53,7 +56,8 @@ final class ContendedScenario {
         for (ContendedRun across : pairsAcross) {
             ContendedRun same = ContendedRun.run(env, across.kind(), 2, 0, pairLength);
             handoffs.add(new Handoff(across.kind(), Stats.handoffMillis(same.grants(), true),
-                    Stats.handoffMillis(across.grants(), false)));
+                    Stats.utilisation(same.grants(), same.from(), same.to()), Stats.handoffMillis(across.grants(), false),
+                    Stats.utilisation(across.grants(), across.from(), across.to())));
             BenchMain.progress("handoff " + across.kind().id);
         }
         return new Result(rows, handoffs);
@@ -80,11 +84,12 @@ final class ContendedScenario {
         return new Row(run.kind(), run.contenders(), window.size(), window.size() / seconds,
                 Stats.utilisation(run.grants(), run.from(), run.to()),
                 Stats.percentile(waits, 50), Stats.percentile(waits, 99), maxWait,
-                cycleMillis == 0 ? 0 : maxWait / ((run.contenders() - 1) * cycleMillis),
+                cycleMillis == 0 ? 0 : maxWait / (run.contenders() * cycleMillis),
                 Stats.jain(Stats.grantsPerContender(window, run.contenderIds())),
                 Stats.overtakes(run.grants(), slackNanos),
-                (double) run.meter().total() / Math.max(1, run.grants().size()),
-                Report.dollarsPerMillion(run.meter(), run.grants().size()),
+                Stats.percentile(Stats.handoffMillis(run.grants(), true), 50),
+                Stats.percentile(Stats.handoffMillis(run.grants(), false), 50),
+                (double) run.meter().total() / Math.max(1, run.grants().size()), run.meter(),
                 run.failures(), Stats.overlaps(run.grants()), waits);
     }
 }

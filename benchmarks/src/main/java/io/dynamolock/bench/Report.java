@@ -75,30 +75,34 @@ final class Report {
         md.append("\n## 2. Contended: one lock, T contenders split over 2 JVMs, 20 ms holds\n\n");
         md.append("Handoffs/s and utilisation over the measured window; waits, overtakes and requests over every grant,"
                 + " the drain after the window included. Utilisation: the fraction of the window in which some"
-                + " contender was inside its critical section. Max wait / (T-1) cycles: the longest wait divided by"
-                + " the time T-1 grants take on average (about 1 when the wait is bounded by the queue ahead)."
+                + " contender was inside its critical section. Max wait / T cycles: the longest wait divided by T times"
+                + " the average time per grant; a waiter in a FIFO queue waits for T-1 holds and T handoffs, so about 1"
+                + " means the wait is bounded by the queue ahead. Handoff p50: release to the next waiter's grant,"
+                + " within one JVM / across JVMs (- if none)."
                 + " FIFO overtakes: grants that went to a contender while one that had started waiting more than one"
                 + " simulated round trip earlier still waited. Overlaps: two holders at once (must be 0).\n\n");
         header(md, "competitor", "T", "handoffs/s", "utilisation", "wait p50 ms", "wait p99 ms", "wait max ms",
-                "max wait / (T-1) cycles", "Jain", "FIFO overtakes", "requests / grant", "failed acquires",
-                "overlaps");
+                "max wait / T cycles", "Jain", "FIFO overtakes", "handoff p50 ms same / across JVM",
+                "requests / grant", "failed acquires", "overlaps");
         for (ContendedScenario.Row row : r.contended().rows()) {
             row(md, row.kind().label, Integer.toString(row.contenders()), f1(row.handoffsPerSecond()),
                     f2(row.utilisation()), f0(row.waitP50()), f0(row.waitP99()), f0(row.waitMax()),
                     f2(row.maxWaitInCycles()), f3(row.jain()), row.overtakes() + " / " + row.waitsMillis().length,
+                    orDash(row.handoffSameJvmP50()) + " / " + orDash(row.handoffCrossJvmP50()),
                     f2(row.requestsPerGrant()), Integer.toString(row.failures()), Integer.toString(row.overlaps()));
         }
 
         md.append("\n## 3. Handoff latency: from the holder's release to the next waiter's grant\n\n");
         md.append("Same JVM: 2 contenders in one JVM; across JVMs: the T=2 run of scenario 2 (one contender per JVM)."
                 + " Only handoffs to another contender that was already waiting count.\n\n");
-        header(md, "competitor", "same JVM p50 ms", "same JVM p99 ms", "handoffs", "across JVMs p50 ms",
-                "across JVMs p99 ms", "handoffs");
+        header(md, "competitor", "same JVM p50 ms", "same JVM p99 ms", "handoffs", "utilisation",
+                "across JVMs p50 ms", "across JVMs p99 ms", "handoffs", "utilisation");
         for (ContendedScenario.Handoff row : r.contended().handoffs()) {
             row(md, row.kind().label, f1(Stats.percentile(row.sameJvmMillis(), 50)),
                     f1(Stats.percentile(row.sameJvmMillis(), 99)), Integer.toString(row.sameJvmMillis().length),
-                    f1(Stats.percentile(row.crossJvmMillis(), 50)), f1(Stats.percentile(row.crossJvmMillis(), 99)),
-                    Integer.toString(row.crossJvmMillis().length));
+                    f2(row.sameJvmUtilisation()), f1(Stats.percentile(row.crossJvmMillis(), 50)),
+                    f1(Stats.percentile(row.crossJvmMillis(), 99)), Integer.toString(row.crossJvmMillis().length),
+                    f2(row.crossJvmUtilisation()));
         }
 
         md.append("\n## 4. Many entities: ").append(ManyEntitiesScenario.THREADS).append(" threads, ")
@@ -128,7 +132,8 @@ final class Report {
         md.append("From the request units of scenarios 1 and 2 (all requests, heartbeats and polls included), at $")
                 .append(DOLLARS_PER_MILLION_WRITE_UNITS).append(" per million write request units and $")
                 .append(DOLLARS_PER_MILLION_READ_UNITS).append(" per million read request units (assumed: us-east-1"
-                        + " on-demand, November 2024 price list). Waiting: dollars per waiter-hour in a queue of 10.\n\n");
+                        + " on-demand, November 2024 price list); in brackets the write (W) and read (R) request units per"
+                + " acquisition. Waiting: dollars per waiter-hour in a queue of 10.\n\n");
         List<String> costHead = new ArrayList<>(List.of("competitor", "uncontended"));
         Arrays.stream(ContendedScenario.CONTENDERS).forEach(t -> costHead.add("T=" + t));
         costHead.add("waiting, $ / waiter-hour");
@@ -136,14 +141,25 @@ final class Report {
         for (CompetitorKind kind : kinds) {
             List<String> cells = new ArrayList<>(List.of(kind.label));
             r.uncontended().stream().filter(row -> row.kind() == kind)
-                    .forEach(row -> cells.add("$" + f2(row.dollarsPerMillion())));
+                    .forEach(row -> cells.add(cost(row.meter(), row.iterations())));
             r.contended().rows().stream().filter(row -> row.kind() == kind)
-                    .forEach(row -> cells.add("$" + f2(row.dollarsPerMillion())));
+                    .forEach(row -> cells.add(cost(row.meter(), row.waitsMillis().length)));
             r.waitingCost().stream().filter(row -> row.kind() == kind && row.waiters() == 10)
                     .forEach(row -> cells.add("$" + f4(waiterHourDollars(row))));
             row(md, cells.toArray(String[]::new));
         }
         return md.toString();
+    }
+
+    /** E.g. {@code $1.25 (2.0 W + 0.0 R)}. */
+    private static String cost(Meter meter, long acquisitions) {
+        double n = Math.max(1, acquisitions);
+        return "$" + f2(dollarsPerMillion(meter, acquisitions)) + " (" + f1(meter.writeUnits() / n) + " W + "
+                + f1(meter.readUnits() / n) + " R)";
+    }
+
+    private static String orDash(double millis) {
+        return millis == 0 ? "-" : f0(millis);
     }
 
     private static double waiterHourDollars(WaitingCostScenario.Row row) {

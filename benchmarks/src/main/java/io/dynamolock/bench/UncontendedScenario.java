@@ -13,11 +13,6 @@ final class UncontendedScenario {
         double requestsPerCycle() {
             return (double) meter.total() / iterations;
         }
-
-        /** Request units of one acquire + release, priced. */
-        double dollarsPerMillion() {
-            return Report.dollarsPerMillion(meter, iterations);
-        }
     }
 
     private UncontendedScenario() {
