@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.ToDoubleFunction;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.CategoryChart;
 import org.knowm.xchart.CategoryChartBuilder;
@@ -48,8 +49,11 @@ final class Report {
         Files.writeString(dir.resolve("results.md"), markdown(kinds, results));
         List<Chart<?, ?>> charts = new ArrayList<>();
         if (!results.contended().rows().isEmpty()) {
-            charts.addAll(List.of(throughputChart(kinds, results), utilisationChart(kinds, results),
-                    waitChart(kinds, results)));
+            CategoryChart utilisation = contendedChart(kinds, results, "Lock utilisation (time some holder works)",
+                    "utilisation", ContendedScenario.Row::utilisation);
+            utilisation.getStyler().setYAxisMin(0.0).setYAxisMax(1.0);
+            charts.addAll(List.of(contendedChart(kinds, results, "Handoffs per second (20 ms holds, 2 JVMs)",
+                    "handoffs/s", ContendedScenario.Row::handoffsPerSecond), utilisation, waitChart(kinds, results)));
         }
         if (!results.waitingCost().isEmpty()) {
             charts.add(waitingCostChart(kinds, results));
@@ -171,24 +175,14 @@ final class Report {
         return row.requestsPerSecondPerWaiter() * 3600 * perRequest;
     }
 
-    private static CategoryChart throughputChart(List<CompetitorKind> kinds, Results r) {
-        CategoryChart chart = categoryChart("Handoffs per second (20 ms holds, 2 JVMs)", "contenders T", "handoffs/s");
+    /** One bar per competitor and contender count, of {@code value}. */
+    private static CategoryChart contendedChart(List<CompetitorKind> kinds, Results r, String title, String y,
+            ToDoubleFunction<ContendedScenario.Row> value) {
+        CategoryChart chart = categoryChart(title, "contenders T", y);
         for (CompetitorKind kind : kinds) {
             List<ContendedScenario.Row> rows = r.contended().rows().stream().filter(row -> row.kind() == kind).toList();
             chart.addSeries(kind.label, rows.stream().map(row -> "T=" + row.contenders()).toList(),
-                    rows.stream().map(row -> (Number) row.handoffsPerSecond()).toList());
-        }
-        return chart;
-    }
-
-    private static CategoryChart utilisationChart(List<CompetitorKind> kinds, Results r) {
-        CategoryChart chart = categoryChart("Lock utilisation (time some holder works)", "contenders T",
-                "utilisation");
-        chart.getStyler().setYAxisMin(0.0).setYAxisMax(1.0);
-        for (CompetitorKind kind : kinds) {
-            List<ContendedScenario.Row> rows = r.contended().rows().stream().filter(row -> row.kind() == kind).toList();
-            chart.addSeries(kind.label, rows.stream().map(row -> "T=" + row.contenders()).toList(),
-                    rows.stream().map(row -> (Number) row.utilisation()).toList());
+                    rows.stream().map(row -> (Number) value.applyAsDouble(row)).toList());
         }
         return chart;
     }
