@@ -188,7 +188,7 @@ final class Report {
     }
 
     private static XYChart waitChart(List<CompetitorKind> kinds, Results r) {
-        XYChart chart = new XYChartBuilder().width(900).height(560)
+        XYChart chart = new XYChartBuilder().width(1000).height(560)
                 .title("Wait time distribution, T=" + CHARTED_CONTENDERS + " (fraction of acquires that waited <= x)")
                 .xAxisTitle("wait ms (log scale)").yAxisTitle("fraction of acquires").build();
         style(chart.getStyler());
@@ -225,11 +225,10 @@ final class Report {
     }
 
     private static CategoryChart categoryChart(String title, String x, String y) {
-        CategoryChart chart = new CategoryChartBuilder().width(900).height(560).title(title).xAxisTitle(x)
+        CategoryChart chart = new CategoryChartBuilder().width(1000).height(560).title(title).xAxisTitle(x)
                 .yAxisTitle(y).build();
         style(chart.getStyler());
-        chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideS);
-        chart.getStyler().setLegendLayout(Styler.LegendLayout.Horizontal);
+        chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideE);
         return chart;
     }
 
