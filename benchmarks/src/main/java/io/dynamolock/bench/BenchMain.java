@@ -65,11 +65,10 @@ public final class BenchMain {
     }
 
     /**
-     * Every library logs through logback to stderr at WARN: the core's test-jar (for the DynamoDB Local fixture)
-     * brings a config of its own, and commons-logging (AWS's lock client) would pick DynamoDB Local's Log4j.
+     * Every library logs through logback (logback.xml: stderr, WARN); commons-logging, which AWS's lock client
+     * uses, would otherwise pick DynamoDB Local's Log4j.
      */
     static void configureLogging() {
-        System.setProperty("logback.configurationFile", "logback-bench.xml");
         System.setProperty("org.apache.commons.logging.LogFactory", "org.apache.commons.logging.impl.Slf4jLogFactory");
     }
 

@@ -1,7 +1,5 @@
 package io.dynamolock.bench;
 
-import io.dynamolock.core.test.DynamoDbLocal;
-import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -18,7 +16,7 @@ final class Env implements AutoCloseable {
     static final Duration WAIT = Duration.ofSeconds(120);
 
     final Options options;
-    final DynamoDbLocal server;
+    final LocalDynamoDb server;
     final URI endpoint;
     final MeteredNetwork network;
     final DynamoDbClient client;
@@ -38,9 +36,9 @@ final class Env implements AutoCloseable {
         }
     }
 
-    Env(Options options) throws IOException {
+    Env(Options options) throws Exception {
         this.options = options;
-        this.server = DynamoDbLocal.start();
+        this.server = LocalDynamoDb.start();
         this.endpoint = server.endpoint();
         this.network = new MeteredNetwork(options.roundTrip());
         this.client = Clients.create(endpoint, network);
@@ -54,6 +52,6 @@ final class Env implements AutoCloseable {
         remote.close();
         client.close();
         holderClient.close();
-        server.stop();
+        server.close();
     }
 }
