@@ -66,7 +66,7 @@ final class Report {
     }
 
     static String markdown(List<CompetitorKind> kinds, Results r) {
-        StringBuilder md = new StringBuilder(r.header()).append('\n');
+        StringBuilder md = new StringBuilder(r.header()).append(Summary.markdown(kinds, r));
 
         md.append("\n## 1. Uncontended: one thread, one lock\n\n");
         header(md, "competitor", "acquire p50 ms", "acquire p99 ms", "release p50 ms", "release p99 ms",
@@ -241,12 +241,12 @@ final class Report {
     }
 
     /** A table's header row and its rule. */
-    private static void header(StringBuilder md, String... cells) {
+    static void header(StringBuilder md, String... cells) {
         row(md, cells);
         md.append("|").append(" --- |".repeat(cells.length)).append('\n');
     }
 
-    private static void row(StringBuilder md, String... cells) {
+    static void row(StringBuilder md, String... cells) {
         md.append("| ").append(String.join(" | ", cells)).append(" |\n");
     }
 
