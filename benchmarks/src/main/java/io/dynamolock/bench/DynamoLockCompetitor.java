@@ -1,0 +1,36 @@
+package io.dynamolock.bench;
+
+import io.dynamolock.core.LockHandle;
+import io.dynamolock.core.LockTemplate;
+import io.dynamolock.core.TableBootstrap;
+import java.time.Duration;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+
+/** dynamolock's {@link LockTemplate}: defaults, or a shorter shortest poll interval. */
+final class DynamoLockCompetitor implements Competitor {
+
+    private final LockTemplate template;
+
+    DynamoLockCompetitor(DynamoDbClient client, String table, Duration minPoll) {
+        LockTemplate.Builder builder = LockTemplate.builder(client).tableName(table);
+        if (minPoll != null) {
+            builder.pollInterval(minPoll, Duration.ofSeconds(1));
+        }
+        this.template = builder.build();
+    }
+
+    static void createTable(DynamoDbClient client, String table) {
+        TableBootstrap.of(client, table).createIfMissing();
+    }
+
+    @Override
+    public Handle acquire(String entity, Duration wait) {
+        LockHandle lock = template.acquire(entity, wait);
+        return lock::release;
+    }
+
+    @Override
+    public void close() {
+        template.close();
+    }
+}

@@ -1,0 +1,27 @@
+package io.dynamolock.bench;
+
+/**
+ * One acquisition by one contender, in {@link System#nanoTime()} (CLOCK_MONOTONIC on Linux: one clock for every
+ * JVM on the machine, so grants of both JVMs can be merged).
+ *
+ * @param contender  the contender, e.g. {@code 1-3} (JVM 1, thread 3)
+ * @param jvm        0 for the benchmark's JVM, 1 for the worker
+ * @param waitStart  when it called acquire
+ * @param granted    when acquire returned
+ * @param released   when it called release: the end of its critical section
+ */
+record Grant(String contender, int jvm, long waitStart, long granted, long released) {
+
+    long waitNanos() {
+        return granted - waitStart;
+    }
+
+    String encode() {
+        return contender + " " + jvm + " " + waitStart + " " + granted + " " + released;
+    }
+
+    static Grant decode(String line) {
+        String[] p = line.trim().split(" ");
+        return new Grant(p[0], Integer.parseInt(p[1]), Long.parseLong(p[2]), Long.parseLong(p[3]), Long.parseLong(p[4]));
+    }
+}

@@ -1,0 +1,69 @@
+package io.dynamolock.bench;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+/** The report's first table: one column per competitor, the headline figure of every scenario in a row. */
+final class Summary {
+
+    private Summary() {
+    }
+
+    static String markdown(List<CompetitorKind> kinds, Report.Results r) {
+        StringBuilder md = new StringBuilder("\n## Summary\n\n");
+        List<String> head = new ArrayList<>(List.of(""));
+        kinds.forEach(kind -> head.add(kind.label));
+        Report.header(md, head.toArray(String[]::new));
+        String ts = Arrays.stream(ContendedScenario.CONTENDERS).mapToObj(Integer::toString)
+                .collect(Collectors.joining(" / "));
+
+        line(md, kinds, "requests per uncontended acquire + release", kind -> uncontended(r, kind)
+                .map(row -> Report.f2(row.requestsPerCycle())));
+        line(md, kinds, "uncontended acquire p50 / p99 ms", kind -> uncontended(r, kind)
+                .map(row -> Report.f1(row.acquireP50()) + " / " + Report.f1(row.acquireP99())));
+        line(md, kinds, "handoff p50 ms, same JVM / across JVMs (handoffs)", kind -> r.contended().handoffs().stream()
+                .filter(h -> h.kind() == kind).map(h -> Report.f1(Stats.percentile(h.sameJvmMillis(), 50)) + " / "
+                        + Report.f1(Stats.percentile(h.crossJvmMillis(), 50)) + " (" + h.sameJvmMillis().length
+                        + " / " + h.crossJvmMillis().length + ")"));
+        line(md, kinds, "FIFO overtakes, share of grants, T = " + ts, kind -> contended(r, kind)
+                .map(row -> Report.f0(100.0 * row.overtakes() / Math.max(1, row.waitsMillis().length)) + "%"));
+        line(md, kinds, "Jain index, T = " + ts, kind -> contended(r, kind).map(row -> Report.f3(row.jain())));
+        line(md, kinds, "wait max ms, T = " + ts, kind -> contended(r, kind).map(row -> Report.f0(row.waitMax())));
+        line(md, kinds, "utilisation, T = " + ts, kind -> contended(r, kind)
+                .map(row -> Report.f2(row.utilisation())));
+        line(md, kinds, "requests per grant, T = " + ts, kind -> contended(r, kind)
+                .map(row -> Report.f2(row.requestsPerGrant())));
+        line(md, kinds, "$ per million acquisitions, uncontended / T = " + ts, kind -> Stream.concat(
+                uncontended(r, kind).map(row -> Report.f2(Report.dollarsPerMillion(row.meter(), row.iterations()))),
+                contended(r, kind).map(row -> Report.f2(Report.dollarsPerMillion(row.meter(),
+                        row.waitsMillis().length)))));
+        line(md, kinds, "requests/s per waiter, queue of " + Arrays.stream(WaitingCostScenario.QUEUES)
+                .mapToObj(Integer::toString).collect(Collectors.joining(" / ")), kind -> r.waitingCost().stream()
+                        .filter(row -> row.kind() == kind).map(row -> Report.f1(row.requestsPerSecondPerWaiter())));
+        line(md, kinds, "writes to items of no entity (scenario 4)", kind -> r.manyEntities().stream()
+                .filter(row -> row.kind() == kind).map(row -> Long.toString(row.otherItemWrites())));
+        line(md, kinds, "two holders at once (scenario 2)", kind -> Stream.of(Integer.toString(
+                contended(r, kind).mapToInt(ContendedScenario.Row::overlaps).sum())));
+        return md.toString();
+    }
+
+    /** A row whose cell for each competitor joins that competitor's figures with " / ". */
+    private static void line(StringBuilder md, List<CompetitorKind> kinds, String label,
+            Function<CompetitorKind, Stream<String>> figures) {
+        List<String> cells = new ArrayList<>(List.of(label));
+        kinds.forEach(kind -> cells.add(figures.apply(kind).collect(Collectors.joining(" / "))));
+        Report.row(md, cells.toArray(String[]::new));
+    }
+
+    private static Stream<UncontendedScenario.Row> uncontended(Report.Results r, CompetitorKind kind) {
+        return r.uncontended().stream().filter(row -> row.kind() == kind);
+    }
+
+    private static Stream<ContendedScenario.Row> contended(Report.Results r, CompetitorKind kind) {
+        return r.contended().rows().stream().filter(row -> row.kind() == kind);
+    }
+}
