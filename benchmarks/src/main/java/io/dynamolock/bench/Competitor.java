@@ -18,5 +18,10 @@ interface Competitor extends AutoCloseable {
     /** A held lock. */
     interface Handle {
         void release() throws Exception;
+
+        /** The lock's fencing token (dynamolock: the ticket, in grant order), or -1 if the lock has none. */
+        default long token() {
+            return -1;
+        }
     }
 }

@@ -14,7 +14,8 @@ final class ContendedScenario {
 
     record Row(CompetitorKind kind, int contenders, int grants, double handoffsPerSecond, double utilisation,
             double waitP50, double waitP99, double waitMax, double maxWaitInCycles, double jain, int overtakes,
-            double handoffSameJvmP50, double handoffCrossJvmP50, double requestsPerGrant, Meter meter,
+            int tokenOrderViolations, double handoffSameJvmP50, double handoffCrossJvmP50, double requestsPerGrant,
+            Meter meter,
             int failures, int overlaps, double[] waitsMillis) {
     }
 
@@ -86,7 +87,7 @@ final class ContendedScenario {
                 Stats.percentile(waits, 50), Stats.percentile(waits, 99), maxWait,
                 cycleMillis == 0 ? 0 : maxWait / (run.contenders() * cycleMillis),
                 Stats.jain(Stats.grantsPerContender(window, run.contenderIds())),
-                Stats.overtakes(run.grants(), slackNanos),
+                Stats.overtakes(run.grants(), slackNanos), Stats.tokenOrderViolations(run.grants()),
                 Stats.percentile(Stats.handoffMillis(run.grants(), true), 50),
                 Stats.percentile(Stats.handoffMillis(run.grants(), false), 50),
                 (double) run.meter().total() / Math.max(1, run.grants().size()), run.meter(),

@@ -26,7 +26,17 @@ final class DynamoLockCompetitor implements Competitor {
     @Override
     public Handle acquire(String entity, Duration wait) {
         LockHandle lock = template.acquire(entity, wait);
-        return lock::release;
+        return new Handle() {
+            @Override
+            public void release() {
+                lock.release();
+            }
+
+            @Override
+            public long token() {
+                return lock.fencingToken();
+            }
+        };
     }
 
     @Override

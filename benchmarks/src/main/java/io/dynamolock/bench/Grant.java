@@ -9,19 +9,21 @@ package io.dynamolock.bench;
  * @param waitStart  when it called acquire
  * @param granted    when acquire returned
  * @param released   when it called release: the end of its critical section
+ * @param token      the lock's fencing token, -1 if it has none
  */
-record Grant(String contender, int jvm, long waitStart, long granted, long released) {
+record Grant(String contender, int jvm, long waitStart, long granted, long released, long token) {
 
     long waitNanos() {
         return granted - waitStart;
     }
 
     String encode() {
-        return contender + " " + jvm + " " + waitStart + " " + granted + " " + released;
+        return contender + " " + jvm + " " + waitStart + " " + granted + " " + released + " " + token;
     }
 
     static Grant decode(String line) {
         String[] p = line.trim().split(" ");
-        return new Grant(p[0], Integer.parseInt(p[1]), Long.parseLong(p[2]), Long.parseLong(p[3]), Long.parseLong(p[4]));
+        return new Grant(p[0], Integer.parseInt(p[1]), Long.parseLong(p[2]), Long.parseLong(p[3]), Long.parseLong(p[4]),
+                Long.parseLong(p[5]));
     }
 }

@@ -84,14 +84,17 @@ final class Report {
                 + " means the wait is bounded by the queue ahead. Handoff p50: release to the next waiter's grant,"
                 + " within one JVM / across JVMs (- if none)."
                 + " FIFO overtakes: grants that went to a contender while one that had started waiting more than one"
-                + " simulated round trip earlier still waited. Overlaps: two holders at once (must be 0).\n\n");
+                + " simulated round trip earlier still waited (a request delayed longer than that can reach DynamoDB after a"
+                + " later one); for dynamolock, in brackets, grants out of ticket order, i.e. out of the order in"
+                + " which the requests reached DynamoDB. Overlaps: two holders at once (must be 0).\n\n");
         header(md, "competitor", "T", "handoffs/s", "utilisation", "wait p50 ms", "wait p99 ms", "wait max ms",
                 "max wait / T cycles", "Jain", "FIFO overtakes", "handoff p50 ms same / across JVM",
                 "requests / grant", "failed acquires", "overlaps");
         for (ContendedScenario.Row row : r.contended().rows()) {
             row(md, row.kind().label, Integer.toString(row.contenders()), f1(row.handoffsPerSecond()),
                     f2(row.utilisation()), f0(row.waitP50()), f0(row.waitP99()), f0(row.waitMax()),
-                    f2(row.maxWaitInCycles()), f3(row.jain()), row.overtakes() + " / " + row.waitsMillis().length,
+                    f2(row.maxWaitInCycles()), f3(row.jain()), row.overtakes() + " / " + row.waitsMillis().length
+                            + (row.kind().name().startsWith("DYNAMOLOCK") ? " (" + row.tokenOrderViolations() + ")" : ""),
                     orDash(row.handoffSameJvmP50()) + " / " + orDash(row.handoffCrossJvmP50()),
                     f2(row.requestsPerGrant()), Integer.toString(row.failures()), Integer.toString(row.overlaps()));
         }

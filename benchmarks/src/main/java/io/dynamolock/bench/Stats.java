@@ -107,6 +107,27 @@ final class Stats {
         return grants.stream().mapToDouble(g -> g.waitNanos() / 1e6).toArray();
     }
 
+    /**
+     * Grants whose token is lower than that of an earlier grant: for a lock whose token is its ticket (dynamolock),
+     * grants out of the order in which requests reached DynamoDB. 0 for locks without tokens.
+     */
+    static int tokenOrderViolations(List<Grant> grants) {
+        List<Grant> byGrant = new ArrayList<>(grants);
+        byGrant.sort(Comparator.comparingLong(Grant::granted));
+        int count = 0;
+        long highest = Long.MIN_VALUE;
+        for (Grant g : byGrant) {
+            if (g.token() < 0) {
+                continue;
+            }
+            if (g.token() < highest) {
+                count++;
+            }
+            highest = Math.max(highest, g.token());
+        }
+        return count;
+    }
+
     /** Grants whose critical sections overlap another's: must be 0 for any lock. */
     static int overlaps(List<Grant> grants) {
         List<Grant> byGrant = new ArrayList<>(grants);
