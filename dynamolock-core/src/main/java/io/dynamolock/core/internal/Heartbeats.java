@@ -4,10 +4,10 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -45,8 +45,15 @@ final class Heartbeats {
         this.clock = clock;
         this.interval = interval;
         this.handoff = handoff;
-        this.scheduler = Executors.newScheduledThreadPool(2, daemonThreads("dynamolock-heartbeat-"));
-        this.leaseTimer = Executors.newSingleThreadScheduledExecutor(daemonThreads("dynamolock-lease-timer-"));
+        this.scheduler = scheduler(2, "dynamolock-heartbeat-");
+        this.leaseTimer = scheduler(1, "dynamolock-lease-timer-");
+    }
+
+    /** Cancelled tasks leave the queue at once: every release cancels one a heartbeat interval ahead. */
+    private static ScheduledExecutorService scheduler(int threads, String prefix) {
+        ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(threads, daemonThreads(prefix));
+        executor.setRemoveOnCancelPolicy(true);
+        return executor;
     }
 
     ScheduledExecutorService scheduler() {
