@@ -23,6 +23,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import java.util.function.Predicate;
+import software.amazon.awssdk.core.SdkRequest;
 import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.core.interceptor.Context;
 import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
@@ -316,14 +318,7 @@ class LockTemplateContractTests {
     @Test
     void holderLearnsOfAnExpiredLeaseWhenRenewalsKeepFailing() throws Exception {
         AtomicBoolean unreachable = new AtomicBoolean();
-        ExecutionInterceptor network = new ExecutionInterceptor() {
-            @Override
-            public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {
-                if (unreachable.get()) {
-                    throw SdkClientException.create("injected: network unreachable");
-                }
-            }
-        };
+        ExecutionInterceptor network = failing(request -> unreachable.get());
         LockTemplate locks = fixture.template(b -> { }, network);
         LockHandle lock = locks.acquire("order-16", Duration.ofSeconds(5));
         CountDownLatch lost = new CountDownLatch(1);
@@ -364,15 +359,8 @@ class LockTemplateContractTests {
     @Test
     void aWaiterWhoseLeaseRanOutIsNeverGranted() throws Exception {
         AtomicBoolean renewalsFail = new AtomicBoolean();
-        ExecutionInterceptor network = new ExecutionInterceptor() {
-            @Override
-            public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {
-                if (renewalsFail.get() && context.request() instanceof UpdateItemRequest update
-                        && update.updateExpression().startsWith("SET #e")) {
-                    throw SdkClientException.create("injected: renewal lost in the network");
-                }
-            }
-        };
+        ExecutionInterceptor network = failing(request -> renewalsFail.get() && request instanceof UpdateItemRequest update
+                && update.updateExpression().startsWith("SET #e"));
         LockTemplate cutOff = fixture.template(b -> { }, network);
         LockHandle holder = fixture.template().acquire("order-18", Duration.ofSeconds(5));
         Future<LockHandle> waiter = pool.submit(() -> cutOff.acquire("order-18", Duration.ofSeconds(60)));
@@ -479,6 +467,18 @@ class LockTemplateContractTests {
         }
         assertThat(locks.activeLocks()).isEmpty();
         assertThat(events).containsExactly("acquired order-15", "not acquired order-15", "released order-15");
+    }
+
+    /** A network that loses the requests {@code lost} picks before they are sent. */
+    private static ExecutionInterceptor failing(Predicate<SdkRequest> lost) {
+        return new ExecutionInterceptor() {
+            @Override
+            public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {
+                if (lost.test(context.request())) {
+                    throw SdkClientException.create("injected: request lost in the network");
+                }
+            }
+        };
     }
 
     private int readCounter(DynamoDbClient data) {
