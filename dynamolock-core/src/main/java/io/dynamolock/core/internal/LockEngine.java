@@ -58,39 +58,44 @@ public final class LockEngine {
     }
 
     public LockHandle acquire(LockRequest request) {
-        LockKey key = keyOf(request);
-        Duration wait = request.waitTime() == null ? settings.defaultWait() : Waits.requireValid(request.waitTime(), "wait");
-        return join(request, key).orElseGet(() -> {
-            long start = System.nanoTime();
-            QueueEntry entry = newEntry(request, key);
-            WaitLoop.GaveUp gaveUp = enqueueAndWait(entry, Waits.deadline(start, wait));
-            if (gaveUp == null) {
-                return granted(entry, request, start);
-            }
-            Duration waited = Duration.ofNanos(System.nanoTime() - start);
-            notify(listener -> listener.onNotAcquired(key.entity(), key.namespace(), waited));
-            LockWaitTimeoutException timeout = new LockWaitTimeoutException(key.entity(), key.namespace(), waited,
-                    gaveUp.position(), gaveUp.ownersAhead());
-            if (gaveUp.lastFailure() != null) {
-                timeout.initCause(gaveUp.lastFailure());
-            }
-            throw timeout;
-        });
+        Duration wait = request == null || request.waitTime() == null ? settings.defaultWait()
+                : Waits.requireValid(request.waitTime(), "wait");
+        Outcome outcome = acquire(request, wait);
+        if (outcome.lock() != null) {
+            return outcome.lock();
+        }
+        WaitLoop.GaveUp gaveUp = outcome.gaveUp();
+        LockWaitTimeoutException timeout = new LockWaitTimeoutException(outcome.key().entity(),
+                outcome.key().namespace(), outcome.waited(), gaveUp.position(), gaveUp.ownersAhead());
+        if (gaveUp.lastFailure() != null) {
+            timeout.initCause(gaveUp.lastFailure());
+        }
+        throw timeout;
     }
 
     public Optional<LockHandle> tryAcquire(LockRequest request) {
+        return Optional.ofNullable(acquire(request, Duration.ZERO).lock());
+    }
+
+    /** A lock, or what was ahead when the wait ran out. */
+    private record Outcome(LockHandle lock, LockKey key, WaitLoop.GaveUp gaveUp, Duration waited) {
+    }
+
+    private Outcome acquire(LockRequest request, Duration wait) {
         LockKey key = keyOf(request);
         Optional<LockHandle> joined = join(request, key);
         if (joined.isPresent()) {
-            return joined;
+            return new Outcome(joined.get(), key, null, Duration.ZERO);
         }
         long start = System.nanoTime();
         QueueEntry entry = newEntry(request, key);
-        if (enqueueAndWait(entry, start) == null) {
-            return Optional.of(granted(entry, request, start));
+        WaitLoop.GaveUp gaveUp = enqueueAndWait(entry, Waits.deadline(start, wait));
+        if (gaveUp == null) {
+            return new Outcome(granted(entry, request, start), key, null, null);
         }
-        notify(listener -> listener.onNotAcquired(key.entity(), key.namespace(), Duration.ZERO));
-        return Optional.empty();
+        Duration waited = Duration.ofNanos(System.nanoTime() - start);
+        notify(listener -> listener.onNotAcquired(key.entity(), key.namespace(), waited));
+        return new Outcome(null, key, gaveUp, waited);
     }
 
     public List<LockInfo> activeLocks() {
