@@ -5,12 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.LockWaitTimeoutException;
-import io.dynamolock.core.test.DynamoDbLocal;
 import io.dynamolock.core.test.FaultInjector;
 import io.dynamolock.core.test.FaultInjector.Fault;
 import io.dynamolock.core.test.FaultInjector.Step;
 import io.dynamolock.core.test.FencedWrite;
-import io.dynamolock.core.test.LockItems;
 import io.dynamolock.core.test.LockWorkerMain;
 import java.time.Clock;
 import java.time.Duration;
@@ -22,9 +20,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -38,7 +34,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  * 0.5 s heartbeat; the tests use 1.5 s, leaving 1 s for a late heartbeat on a loaded machine. What larger skews do is shown too, and written down in
  * {@code docs/failure-modes.md}.
  */
-class ClockSkewTests {
+class ClockSkewTests extends SharedTablesTestSupport {
 
     static final Duration LEASE = Duration.ofSeconds(3);
     static final Duration HEARTBEAT = Duration.ofMillis(500);
@@ -46,29 +42,9 @@ class ClockSkewTests {
     static final long MAX_POLL_MS = 1000;
     static final long MARGIN_MS = 2000;
 
-    static DynamoDbLocal dynamo;
-    static DynamoDbClient client;
-    static String table;
-    static String data;
-    static LockItems items;
 
     final List<LockTemplate> templates = new ArrayList<>();
     final List<DynamoDbClient> clients = new ArrayList<>();
-
-    @BeforeAll
-    static void tables() {
-        dynamo = DynamoDbLocal.shared();
-        client = dynamo.client();
-        table = dynamo.newLockTable();
-        data = "data-" + UUID.randomUUID().toString().substring(0, 8);
-        LockWorkerMain.createDataTable(client, data);
-        items = new LockItems(client, table);
-    }
-
-    @AfterAll
-    static void closeClient() {
-        client.close();
-    }
 
     @AfterEach
     void close() {

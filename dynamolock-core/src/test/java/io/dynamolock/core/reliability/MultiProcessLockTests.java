@@ -3,7 +3,6 @@ package io.dynamolock.core.reliability;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.dynamolock.core.test.Await;
-import io.dynamolock.core.test.DynamoDbLocal;
 import io.dynamolock.core.test.LockHistory;
 import io.dynamolock.core.test.LockItems;
 import io.dynamolock.core.test.LockWorkerMain;
@@ -15,12 +14,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 /**
  * Worker JVMs ({@link LockWorkerMain}) contend for locks on DynamoDB Local; the test kills
@@ -31,7 +27,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  * <p>Takeover times are measured on the wall clock of this one machine (all processes share
  * it) and printed; the assertions allow a generous margin for a loaded 2-core box.
  */
-class MultiProcessLockTests {
+class MultiProcessLockTests extends SharedTablesTestSupport {
 
     static final long LEASE_MS = 2000;
     static final long MAX_POLL_MS = 1000;
@@ -40,31 +36,11 @@ class MultiProcessLockTests {
     static final Duration START = Duration.ofSeconds(90);
     static final Duration STEP = Duration.ofSeconds(30);
 
-    static DynamoDbLocal dynamo;
-    static DynamoDbClient client;
-    static String table;
-    static String data;
-    static LockItems items;
 
     @TempDir
     Path dir;
     final List<WorkerProcess> workers = new ArrayList<>();
     final String entity = "order-" + UUID.randomUUID().toString().substring(0, 8);
-
-    @BeforeAll
-    static void tables() {
-        dynamo = DynamoDbLocal.shared();
-        client = dynamo.client();
-        table = dynamo.newLockTable();
-        data = "data-" + UUID.randomUUID().toString().substring(0, 8);
-        LockWorkerMain.createDataTable(client, data);
-        items = new LockItems(client, table);
-    }
-
-    @AfterAll
-    static void closeClient() {
-        client.close();
-    }
 
     @AfterEach
     void stopWorkers() {
