@@ -18,8 +18,14 @@ public interface LockHandle extends AutoCloseable {
     /** The lock's namespace (the item's sort key). */
     String namespace();
 
-    /** The owner of this acquisition as stored in the queue: owner name plus a per-acquisition id. */
+    /** The owner name of the template that took the lock: a label for people, not an identity. */
     String owner();
+
+    /**
+     * The identity of this acquisition's queue entry: random per acquisition (96 bits), so no other
+     * acquisition of any process ever shares it, whatever the owner names.
+     */
+    String entryId();
 
     /**
      * The caller's ticket. Tickets of one lock strictly increase in grant order, also

@@ -7,10 +7,11 @@ import java.time.Instant;
  *
  * @param entity    the locked entity
  * @param namespace the lock's namespace
- * @param owner     the queue entry's owner
+ * @param owner     the owner name of the template (a label)
+ * @param entryId   the queue entry's identity, random per acquisition
  * @param ticket    the entry's ticket (its fencing token once held)
  * @param holding   {@code true} when held, {@code false} while waiting
  * @param since     when it was enqueued (waiting) or granted (holding)
  */
-public record LockInfo(String entity, String namespace, String owner, long ticket, boolean holding, Instant since) {
+public record LockInfo(String entity, String namespace, String owner, String entryId, long ticket, boolean holding, Instant since) {
 }

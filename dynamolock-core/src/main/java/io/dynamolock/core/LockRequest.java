@@ -64,8 +64,9 @@ public final class LockRequest {
     }
 
     /**
-     * Whether a thread that already holds this lock joins it instead of queueing
-     * behind itself (default {@code true}).
+     * Whether a call made inside a scope that holds this lock (an {@code execute} callback, a
+     * {@code @QueueLocked} method) joins it instead of queueing behind itself (default {@code true}).
+     * Outside such a scope nothing is joined, whatever this says.
      */
     public boolean reentrant() {
         return reentrant;

@@ -10,7 +10,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.UUID;
 import java.util.concurrent.Callable;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
@@ -29,9 +28,15 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  * }
  * }</pre>
  *
- * <p>A thread that holds a lock and asks for it again joins it (re-entry) unless the
- * request says otherwise. {@link #close()} stops the heartbeats of this template;
- * entries still held then expire after their lease.
+ * <p><b>Re-entry is lexical.</b> While a callback of {@code execute} runs, its lock is in the
+ * thread's scope: a nested {@code execute} or {@code acquire} of the same lock from within joins it
+ * (only the outermost release gives it up). A handle returned by {@code acquire()} belongs to the
+ * handle, not to the thread: a later {@code acquire()} of the same lock on the same thread, e.g. the
+ * next task of a pooled thread, queues like anyone else (a thread that so waits behind its own
+ * handle is logged, and its time-out says so). {@link #inScope} puts such a handle in scope.
+ *
+ * <p>{@link #close()} stops the heartbeats of this template; entries still held then expire after
+ * their lease, and their holders are told when they do.
  */
 public final class LockTemplate implements AutoCloseable {
 
@@ -78,12 +83,28 @@ public final class LockTemplate implements AutoCloseable {
         return engine.tryAcquire(request.withoutWait());
     }
 
-    /** Runs {@code callback} holding the lock and releases it however the callback ends. */
+    /**
+     * Runs {@code callback} holding the lock, with the lock in the thread's scope (nested requests for it
+     * join), and releases it however the callback ends.
+     */
     public <T, E extends Throwable> T execute(LockRequest request, LockCallback<T, E> callback) throws E {
         Objects.requireNonNull(callback, "callback must not be null");
         try (LockHandle lock = acquire(request)) {
-            return callback.doWithLock(lock);
+            return engine.inScope(lock, callback);
         }
+    }
+
+    /**
+     * Runs {@code callback} with {@code lock}, a handle of this template, in the calling thread's scope:
+     * requests for the same lock made from within join it. Does not release it: for a lock whose hold
+     * outlives the call, e.g. one released when a future completes.
+     *
+     * @throws IllegalArgumentException if {@code lock} was not acquired through this template
+     */
+    public <T, E extends Throwable> T inScope(LockHandle lock, LockCallback<T, E> callback) throws E {
+        Objects.requireNonNull(lock, "lock must not be null");
+        Objects.requireNonNull(callback, "callback must not be null");
+        return engine.inScope(lock, callback);
     }
 
     /** Runs {@code callback} holding the lock on {@code entity} and releases it however the callback ends. */
@@ -142,7 +163,8 @@ public final class LockTemplate implements AutoCloseable {
 
     /**
      * Stops this template's heartbeats and fails its waiters. Locks still held are not
-     * released: their entries expire after the lease, as if the process had died.
+     * released: their entries expire after the lease, as if the process had died, and their
+     * handles turn invalid and run their lost-lease callbacks when it ends.
      */
     @Override
     public void close() {
@@ -201,7 +223,11 @@ public final class LockTemplate implements AutoCloseable {
             return this;
         }
 
-        /** Names this process in the queue (default host, pid and a random suffix). */
+        /**
+         * Names this process in queues, for people: time-out messages, the actuator endpoint (default host and
+         * pid). A label only: every acquisition's entry has an identity of its own, so templates that share a
+         * name (replicas configured alike) never share an entry.
+         */
         public Builder ownerName(String ownerName) {
             this.ownerName = ownerName;
             return this;
@@ -259,8 +285,7 @@ public final class LockTemplate implements AutoCloseable {
                     host = "unknown-host";
                 }
             }
-            long pid = ManagementFactory.getRuntimeMXBean().getPid();
-            return host + ":" + pid + ":" + UUID.randomUUID().toString().substring(0, 8);
+            return host + ":" + ManagementFactory.getRuntimeMXBean().getPid();
         }
     }
 }

@@ -17,10 +17,16 @@ public class LockWaitTimeoutException extends DynamoLockException {
 
     public LockWaitTimeoutException(String entity, String namespace, Duration waited, int position,
             List<String> ownersAhead) {
+        this(entity, namespace, waited, position, ownersAhead, null);
+    }
+
+    /** @param hint what else the caller should know, e.g. that it waited behind its own thread; may be null */
+    public LockWaitTimeoutException(String entity, String namespace, Duration waited, int position,
+            List<String> ownersAhead, String hint) {
         super("Timed out after " + waited.toMillis() + " ms waiting for lock entity='" + entity + "' namespace='"
                 + namespace + "': " + position + " live " + (position == 1 ? "entry" : "entries")
                 + " still ahead in the queue " + ownersAhead
-                + ". Raise the wait, or shorten the work done under the lock.");
+                + ". " + (hint != null ? hint : "Raise the wait, or shorten the work done under the lock."));
         this.entity = entity;
         this.namespace = namespace;
         this.waited = waited;

@@ -21,10 +21,11 @@ public record QueueSnapshot(String entity, String namespace, long nextTicket, Li
     /**
      * One queue entry.
      *
-     * @param owner          the entry's owner
+     * @param entryId        the entry's identity, random per acquisition
+     * @param owner          the owner name of the template that made it (a label for people)
      * @param ticket         its ticket
      * @param leaseExpiresAt when its lease ends unless renewed
      */
-    public record Entry(String owner, long ticket, Instant leaseExpiresAt) {
+    public record Entry(String entryId, String owner, long ticket, Instant leaseExpiresAt) {
     }
 }

@@ -10,8 +10,11 @@ import org.slf4j.LoggerFactory;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeDefinition;
 import software.amazon.awssdk.services.dynamodb.model.BillingMode;
+import software.amazon.awssdk.services.dynamodb.model.DynamoDbException;
 import software.amazon.awssdk.services.dynamodb.model.KeySchemaElement;
 import software.amazon.awssdk.services.dynamodb.model.KeyType;
+import software.amazon.awssdk.services.dynamodb.model.MultiRegionConsistency;
+import software.amazon.awssdk.services.dynamodb.model.ReplicaDescription;
 import software.amazon.awssdk.services.dynamodb.model.ResourceInUseException;
 import software.amazon.awssdk.services.dynamodb.model.ResourceNotFoundException;
 import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
@@ -20,7 +23,12 @@ import software.amazon.awssdk.services.dynamodb.model.TimeToLiveStatus;
 
 /**
  * Creates or checks the lock table: partition key {@code pk} (S), sort key {@code sk}
- * (S), on-demand billing, TTL on {@code expiresAt}.
+ * (S), on-demand billing, TTL on {@code expiresAt}. Safe to run from many instances at
+ * once (a rolling deploy, a scale-out): every step tolerates the others' steps.
+ *
+ * <p>A global table whose replicas are eventually consistent is refused: a conditional
+ * write in each of two regions can both succeed, so two holders could each take the
+ * lock. Use a single-region table, or one with multi-region strong consistency.
  *
  * <pre>{@code
  * TableBootstrap.of(dynamoDbClient, "dynamolock").createIfMissing();   // create, enable TTL, wait until active
@@ -61,7 +69,11 @@ public final class TableBootstrap {
         }
     }
 
-    /** Creates the table if it is missing, enables TTL, waits until it is active, then verifies it. */
+    /**
+     * Creates the table if it is missing, waits until it is active, enables TTL, then verifies it. Other
+     * instances doing the same at the same time are no trouble: a table being created or already there, and
+     * TTL being enabled or enabled already, all count as done.
+     */
     public Status createIfMissing() {
         try {
             client.createTable(b -> b.tableName(tableName)
@@ -76,23 +88,42 @@ public final class TableBootstrap {
         client.waiter().waitUntilTableExists(b -> b.tableName(tableName),
                 w -> w.maxAttempts(60).waitTimeout(Duration.ofMinutes(5)));
         if (!check().ttlEnabled()) {
+            enableTtl();
+        }
+        return verify();
+    }
+
+    private void enableTtl() {
+        try {
             client.updateTimeToLive(b -> b.tableName(tableName)
                     .timeToLiveSpecification(s -> s.attributeName(TableShape.TTL_ATTRIBUTE).enabled(true)));
             log.info("Enabled TTL on '{}' of lock table '{}'", TableShape.TTL_ATTRIBUTE, tableName);
         }
-        return verify();
+        catch (DynamoDbException ex) {
+            // Another instance enabled it between our check and our request ("TimeToLive is already enabled"),
+            // or is enabling it now ("already being updated"): done either way if TTL is on our attribute.
+            if (!isValidationError(ex) || !check().ttlEnabled()) {
+                throw ex;
+            }
+            log.debug("TTL of lock table '{}' was enabled by another instance", tableName);
+        }
+    }
+
+    private static boolean isValidationError(DynamoDbException ex) {
+        return ex.awsErrorDetails() != null && "ValidationException".equals(ex.awsErrorDetails().errorCode());
     }
 
     /**
      * Checks the table and returns its status.
      *
-     * @throws LockTableException if it is missing or has the wrong keys; a disabled TTL is only logged
+     * @throws LockTableException if it is missing, has the wrong keys, or is a global table with eventually
+     *                            consistent replicas; a disabled TTL is only logged
      */
     public Status verify() {
         Status status = check();
         if (!status.exists()) {
             throw new LockTableException("Lock table '" + tableName + "' does not exist. Create it with "
-                    + TableShape.DESCRIPTION + " (TableBootstrap.createIfMissing(), or dynamolock.create-table=true)");
+                    + TableShape.DESCRIPTION + " (TableBootstrap.createIfMissing() does)");
         }
         if (!status.problems().isEmpty()) {
             throw new LockTableException("Lock table '" + tableName + "' cannot hold locks: "
@@ -122,6 +153,14 @@ public final class TableBootstrap {
         expectKey(table, TableShape.SORT_KEY, KeyType.RANGE, problems);
         if (table.keySchema().size() != 2) {
             problems.add("key schema is " + describeKeys(table) + ", not exactly two keys");
+        }
+        if (table.hasReplicas() && !table.replicas().isEmpty()
+                && table.multiRegionConsistency() != MultiRegionConsistency.STRONG) {
+            problems.add("it is a global table with eventually consistent replicas in "
+                    + table.replicas().stream().map(ReplicaDescription::regionName).toList() + " (multi-region"
+                    + " consistency " + table.multiRegionConsistencyAsString() + "): a conditional write in each of"
+                    + " two regions can both succeed, so two holders could take one lock. Use a single-region table,"
+                    + " or a global table created with multi-region strong consistency (MultiRegionConsistency=STRONG)");
         }
         var ttl = client.describeTimeToLive(b -> b.tableName(tableName)).timeToLiveDescription();
         boolean ttlEnabled = ttl != null && TableShape.TTL_ATTRIBUTE.equals(ttl.attributeName())

@@ -3,6 +3,7 @@ package io.dynamolock.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.dynamolock.core.test.FaultInjector;
 import io.dynamolock.core.test.LockFixture;
 import io.dynamolock.core.test.RequestCounter;
 import java.time.Duration;
@@ -19,6 +20,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -146,7 +148,7 @@ class LockTemplateContractTests {
         try (LockHandle lock = locks.acquire("order-4", Duration.ofSeconds(5))) {
             Map<String, AttributeValue> item = fixture.item("order-4", "default");
             long ttlSeconds = Long.parseLong(item.get("expiresAt").n());
-            long entryExpiryMillis = Long.parseLong(item.get("e#" + lock.owner()).n());
+            long entryExpiryMillis = Long.parseLong(item.get("e#" + lock.entryId()).n());
             assertThat(ttlSeconds * 1000).isGreaterThan(entryExpiryMillis);
         }
         Map<String, AttributeValue> released = fixture.item("order-4", "default");
@@ -238,17 +240,20 @@ class LockTemplateContractTests {
     }
 
     @Test
-    void reentersOnTheSameThreadOnly() throws Exception {
+    void reentersInsideTheScopeOfExecuteOnly() throws Exception {
         LockTemplate locks = fixture.template();
-        try (LockHandle outer = locks.acquire("order-10", Duration.ofSeconds(5))) {
+        locks.execute(LockRequest.builder("order-10").wait(Duration.ofSeconds(5)).build(), outer -> {
+            long nested = locks.execute("order-10", Duration.ofSeconds(5), LockHandle::fencingToken);
+            assertThat(nested).as("a nested execute joins").isEqualTo(outer.fencingToken());
             try (LockHandle inner = locks.acquire("order-10", Duration.ofSeconds(5))) {
-                assertThat(inner.fencingToken()).isEqualTo(outer.fencingToken());
+                assertThat(inner.fencingToken()).as("so does an acquire inside the scope").isEqualTo(outer.fencingToken());
             }
-            assertThat(outer.isValid()).as("the inner release leaves the outer hold").isTrue();
+            assertThat(outer.isValid()).as("the inner releases leave the outer hold").isTrue();
             assertThat(fixture.queue("order-10")).hasSize(1);
             Future<Optional<LockHandle>> otherThread = pool.submit(() -> locks.tryAcquire("order-10"));
             assertThat(otherThread.get(30, TimeUnit.SECONDS)).as("another thread queues, no re-entry").isEmpty();
-        }
+            return null;
+        });
         assertThat(fixture.queue("order-10")).isEmpty();
     }
 
@@ -305,7 +310,7 @@ class LockTemplateContractTests {
         fixture.admin().updateItem(b -> b.tableName(fixture.table())
                 .key(Map.of("pk", AttributeValue.fromS("order-13"), "sk", AttributeValue.fromS("default")))
                 .updateExpression("REMOVE #t, #e")
-                .expressionAttributeNames(Map.of("#t", "t#" + lock.owner(), "#e", "e#" + lock.owner())));
+                .expressionAttributeNames(Map.of("#t", "t#" + lock.entryId(), "#e", "e#" + lock.entryId())));
 
         assertThat(lost.await(LockFixture.HEARTBEAT.toMillis() * 2 + 2_000, TimeUnit.MILLISECONDS)).isTrue();
         assertThat(lock.isValid()).isFalse();
@@ -358,18 +363,17 @@ class LockTemplateContractTests {
 
     @Test
     void aWaiterWhoseLeaseRanOutIsNeverGranted() throws Exception {
-        AtomicBoolean renewalsFail = new AtomicBoolean();
-        ExecutionInterceptor network = failing(request -> renewalsFail.get() && request instanceof UpdateItemRequest update
-                && update.updateExpression().startsWith("SET #e"));
+        FaultInjector network = new FaultInjector();
         LockTemplate cutOff = fixture.template(b -> { }, network);
         LockHandle holder = fixture.template().acquire("order-18", Duration.ofSeconds(5));
         Future<LockHandle> waiter = pool.submit(() -> cutOff.acquire("order-18", Duration.ofSeconds(60)));
         fixture.awaitQueueLength("order-18", 2);
-        renewalsFail.set(true);
+        network.failAlways(FaultInjector.Step.RENEW, FaultInjector.Fault.TIMEOUT_BEFORE);
 
         assertThatThrownBy(() -> waiter.get(LockFixture.LEASE.toMillis() + 5_000, TimeUnit.MILLISECONDS))
                 .as("the wait ends when the lease runs out, before any grant")
                 .hasCauseInstanceOf(LockLostException.class);
+        assertThat(network.injected(FaultInjector.Step.RENEW)).as("renewals were cut off").isPositive();
         holder.release();
         try (LockHandle next = fixture.template().acquire("order-18", Duration.ofSeconds(10))) {
             assertThat(next.isValid()).isTrue();
@@ -379,21 +383,19 @@ class LockTemplateContractTests {
     @Test
     void hungRenewalsOfOtherLocksDoNotCostALeaseItsLife() throws Exception {
         CountDownLatch hung = new CountDownLatch(1);
-        ExecutionInterceptor network = new ExecutionInterceptor() {
-            @Override
-            public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {
-                Object request = context.request();
-                if (request instanceof UpdateItemRequest update
-                        && update.updateExpression().startsWith("SET #e") && !update.key().get("pk").s().equals("k3")) {
-                    try {
-                        hung.await(); // renewals of k1 and k2 never get an answer...
-                    }
-                    catch (InterruptedException ex) {
-                        Thread.currentThread().interrupt(); // ...until their time limit aborts them
-                    }
+        AtomicInteger hungRenewals = new AtomicInteger();
+        FaultInjector network = new FaultInjector();
+        network.onAttempt(FaultInjector.Step.RENEW, request -> {
+            if (!((UpdateItemRequest) request).key().get("pk").s().equals("k3")) {
+                hungRenewals.incrementAndGet();
+                try {
+                    hung.await(); // renewals of k1 and k2 never get an answer...
+                }
+                catch (InterruptedException ex) {
+                    Thread.currentThread().interrupt(); // ...until their time limit aborts them
                 }
             }
-        };
+        });
         LockTemplate locks = fixture.template(b -> { }, network);
         List<LockHandle> held = new ArrayList<>();
         for (String entity : List.of("k1", "k2", "k3")) {
@@ -405,6 +407,7 @@ class LockTemplateContractTests {
 
         // Three leases' worth of time: k3's renewals must get through between the stuck ones.
         assertThat(k3Lost.await(LockFixture.LEASE.toMillis() * 3, TimeUnit.MILLISECONDS)).isFalse();
+        assertThat(hungRenewals.get()).as("renewals of k1 and k2 were hung").isGreaterThanOrEqualTo(4);
         assertThat(k3.isValid()).isTrue();
         assertThat(fixture.template().tryAcquire("k3")).isEmpty();
         hung.countDown();
@@ -412,15 +415,28 @@ class LockTemplateContractTests {
     }
 
     @Test
-    void aThreadStopsJoiningOnceItsOwnHoldIsReleased() throws Exception {
+    void aThreadStopsJoiningWhenTheScopeEnds() throws Exception {
         LockTemplate locks = fixture.template();
-        LockHandle outer = locks.acquire("order-19", Duration.ofSeconds(5));
-        LockHandle inner = locks.acquire("order-19", Duration.ofSeconds(5)); // joins: e.g. handed to an async task
-        outer.release();
+        // Joined inside the scope and kept beyond it: e.g. handed to an async task.
+        LockHandle inner = locks.execute(LockRequest.builder("order-19").wait(Duration.ofSeconds(5)).build(),
+                outer -> locks.acquire("order-19", Duration.ofSeconds(5)));
         assertThat(inner.isValid()).as("the joined hold keeps the lock").isTrue();
-        assertThat(locks.tryAcquire("order-19")).as("the thread no longer holds it: no re-entry").isEmpty();
+        assertThat(locks.tryAcquire("order-19")).as("the scope ended: no re-entry").isEmpty();
         inner.release();
         assertThat(fixture.queue("order-19")).isEmpty();
+    }
+
+    @Test
+    void inScopeLetsNestedCallsJoinAHandleFromAcquire() throws Exception {
+        LockTemplate locks = fixture.template();
+        LockHandle lock = locks.acquire("order-25", Duration.ofSeconds(5));
+        long nested = locks.inScope(lock, held -> locks.execute("order-25", Duration.ofSeconds(5), LockHandle::fencingToken));
+        assertThat(nested).isEqualTo(lock.fencingToken());
+        assertThat(lock.isValid()).as("inScope does not release").isTrue();
+        assertThatThrownBy(() -> fixture.template().inScope(lock, held -> null))
+                .isInstanceOf(IllegalArgumentException.class);
+        lock.release();
+        assertThat(fixture.queue("order-25")).isEmpty();
     }
 
     @Test
@@ -467,6 +483,160 @@ class LockTemplateContractTests {
         }
         assertThat(locks.activeLocks()).isEmpty();
         assertThat(events).containsExactly("acquired order-15", "not acquired order-15", "released order-15");
+    }
+
+    // ---- R8 identity: one acquisition = one entry, whatever the owner name ----
+
+    @Test
+    void templatesWithTheSameOwnerNameNeverShareAnEntry() {
+        LockTemplate podA = fixture.template(b -> b.ownerName("order-service"));
+        LockTemplate podB = fixture.template(b -> b.ownerName("order-service"));
+        LockHandle a = podA.acquire("order-20", Duration.ofSeconds(5));
+
+        assertThatThrownBy(() -> podB.acquire("order-20", Duration.ofMillis(300)))
+                .isInstanceOf(LockWaitTimeoutException.class);
+        assertThat(podB.tryAcquire("order-20")).isEmpty();
+        assertThat(a.isValid()).isTrue();
+        assertThat(fixture.queue("order-20")).singleElement()
+                .satisfies(entry -> assertThat(entry.ticket()).isEqualTo(a.fencingToken()));
+        a.release();
+        assertThat(fixture.queue("order-20")).isEmpty();
+    }
+
+    @Test
+    void aTemplateRebuiltWithTheSameOwnerNameQueuesBehindTheOldHolder() {
+        LockTemplate before = fixture.template(b -> b.ownerName("order-service"));
+        LockHandle held = before.acquire("order-21", Duration.ofSeconds(5));
+        before.close(); // a context refresh or a Lambda re-init: closed without release, the lease runs on
+
+        LockTemplate after = fixture.template(b -> b.ownerName("order-service"));
+        assertThat(after.tryAcquire("order-21")).isEmpty();
+        assertThat(fixture.queue("order-21")).singleElement()
+                .satisfies(entry -> assertThat(entry.ticket()).isEqualTo(held.fencingToken()));
+    }
+
+    // ---- R10 re-entry is lexical ----
+
+    @Test
+    void aHandleFromAcquireIsNotJoinedByLaterWorkOnTheSameThread() throws Exception {
+        LockTemplate locks = fixture.template();
+        ExecutorService pooled = Executors.newSingleThreadExecutor();
+        try {
+            LockHandle escaped = pooled.submit(() -> locks.acquire("acct-1", Duration.ofSeconds(5))).get();
+            Future<LockHandle> unrelated = pooled.submit(() -> locks.acquire("acct-1", Duration.ofMillis(300)));
+
+            assertThatThrownBy(unrelated::get).cause()
+                    .isInstanceOf(LockWaitTimeoutException.class)
+                    .as("a thread waiting on a lock it took itself is told so")
+                    .hasMessageContaining("a handle this thread took with acquire()");
+            assertThat(escaped.isValid()).isTrue();
+            escaped.release();
+        }
+        finally {
+            pooled.shutdownNow();
+        }
+    }
+
+    // ---- R11 lease loss is reported on time ----
+
+    @Test
+    void aHungRenewalDoesNotDelayTheLossOfTheLease() throws Exception {
+        FaultInjector network = new FaultInjector();
+        Map<SdkRequest, Long> sentAt = java.util.Collections.synchronizedMap(new java.util.IdentityHashMap<>());
+        AtomicLong lastConfirmedSend = new AtomicLong();
+        CountDownLatch renewed = new CountDownLatch(1);
+        AtomicBoolean hang = new AtomicBoolean();
+        CountDownLatch hangUntil = new CountDownLatch(1);
+        network.onAttempt(FaultInjector.Step.RENEW, request -> sentAt.put(request, System.nanoTime()));
+        network.onAnswer(FaultInjector.Step.RENEW, request -> {
+            lastConfirmedSend.set(sentAt.get(request));
+            renewed.countDown();
+        });
+        // Once cut, every renewal hangs until the client's own time limit aborts it.
+        network.onAttempt(FaultInjector.Step.RENEW, request -> {
+            if (hang.get()) {
+                FaultInjector.await(hangUntil, 60);
+            }
+        });
+        LockTemplate locks = fixture.template(b -> { }, network);
+        LockHandle lock = locks.acquire("order-22", Duration.ofSeconds(5));
+        AtomicLong lostAt = new AtomicLong();
+        CountDownLatch lost = new CountDownLatch(1);
+        lock.onLost(handle -> {
+            lostAt.set(System.nanoTime());
+            lost.countDown();
+        });
+        assertThat(renewed.await(10, TimeUnit.SECONDS)).isTrue();
+        int renewalsBeforeCut = network.attempts(FaultInjector.Step.RENEW);
+        hang.set(true);
+        long cutAt = System.nanoTime();
+
+        assertThat(lost.await(LockFixture.LEASE.toMillis() * 3, TimeUnit.MILLISECONDS)).isTrue();
+        hangUntil.countDown();
+        long leaseEnd = lastConfirmedSend.get() + LockFixture.LEASE.toNanos();
+        assertThat(network.attempts(FaultInjector.Step.RENEW)).as("renewals were hung").isGreaterThan(renewalsBeforeCut);
+        assertThat(lastConfirmedSend.get()).isLessThan(cutAt);
+        assertThat(Duration.ofNanos(lostAt.get() - leaseEnd))
+                .as("reported when the lease as last confirmed ended, not when the hung renewal gave up")
+                .isLessThan(Duration.ofMillis(150));
+        assertThat(lock.isValid()).isFalse();
+    }
+
+    @Test
+    void aHandleHeldWhenItsTemplateClosesIsReportedLostWhenItsLeaseEnds() throws Exception {
+        LockTemplate locks = fixture.template();
+        LockHandle lock = locks.acquire("order-23", Duration.ofSeconds(5));
+        CountDownLatch lost = new CountDownLatch(1);
+        lock.onLost(handle -> lost.countDown());
+        locks.close();
+
+        assertThat(lost.await(LockFixture.LEASE.toMillis() * 3, TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(lock.isValid()).isFalse();
+    }
+
+    // ---- R9 the item's TTL never undercuts a live entry ----
+
+    @Test
+    void aShortLeaseNeverPullsTheItemTtlBelowALongLeaseHolder() {
+        LockTemplate locks = fixture.template();
+        LockHandle longHolder = locks.acquire(LockRequest.builder("order-24").lease(Duration.ofHours(3))
+                .wait(Duration.ofSeconds(5)).build());
+        assertThat(fixture.template().tryAcquire("order-24")).isEmpty(); // a caller with the default lease
+
+        Map<String, AttributeValue> item = fixture.item("order-24", "default");
+        long holderExpiryMillis = fixture.queue("order-24").get(0).leaseExpiresAt().toEpochMilli();
+        assertThat(Long.parseLong(item.get("expiresAt").n()) * 1000)
+                .as("TTL at least the long holder's lease end plus the margin")
+                .isGreaterThanOrEqualTo(holderExpiryMillis + Duration.ofHours(1).toMillis());
+        longHolder.release();
+    }
+
+    // ---- R12 renewal capacity grows with what the JVM holds ----
+
+    @Test
+    void slowRenewalsDoNotCostHealthyLocksTheirLease() throws Exception {
+        FaultInjector network = new FaultInjector();
+        // Applied at once, answered after 200 ms: a hot partition or a far region.
+        network.onAnswer(FaultInjector.Step.RENEW, request -> FaultInjector.delay(Duration.ofMillis(200)));
+        LockTemplate locks = fixture.template(b -> { }, network);
+        int held = 40;
+        List<LockHandle> handles = new ArrayList<>();
+        AtomicInteger lostCount = new AtomicInteger();
+        for (int i = 0; i < held; i++) {
+            LockHandle lock = locks.acquire("slow-" + i, Duration.ofSeconds(5));
+            lock.onLost(handle -> lostCount.incrementAndGet());
+            handles.add(lock);
+        }
+        CountDownLatch anyLost = new CountDownLatch(1);
+        handles.forEach(lock -> lock.onLost(handle -> anyLost.countDown()));
+
+        // Three leases: every entry must have been renewed several times through the slow answers.
+        assertThat(anyLost.await(LockFixture.LEASE.toMillis() * 3, TimeUnit.MILLISECONDS)).isFalse();
+        assertThat(network.attempts(FaultInjector.Step.RENEW)).as("renewals were slowed")
+                .isGreaterThanOrEqualTo(held * 4);
+        assertThat(lostCount.get()).isZero();
+        assertThat(handles).allMatch(LockHandle::isValid);
+        handles.forEach(LockHandle::release);
     }
 
     /** A network that loses the requests {@code lost} picks before they are sent. */

@@ -4,10 +4,25 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.dynamolock.core.test.DynamoDbLocal;
+import io.dynamolock.core.test.PausingInterceptor;
+import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.core.SdkResponse;
+import software.amazon.awssdk.core.interceptor.Context;
+import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
+import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
+import software.amazon.awssdk.core.interceptor.SdkExecutionAttribute;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.DescribeTableResponse;
+import software.amazon.awssdk.services.dynamodb.model.MultiRegionConsistency;
+import software.amazon.awssdk.services.dynamodb.model.ReplicaDescription;
 import software.amazon.awssdk.services.dynamodb.model.BillingMode;
 import software.amazon.awssdk.services.dynamodb.model.KeyType;
 import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
@@ -38,7 +53,7 @@ class TableBootstrapTests {
         assertThatThrownBy(() -> TableBootstrap.of(client, table).verify())
                 .isInstanceOf(LockTableException.class)
                 .hasMessageContaining("'" + table + "' does not exist")
-                .hasMessageContaining("dynamolock.create-table=true");
+                .hasMessageContaining("TableBootstrap.createIfMissing()");
     }
 
     @Test
@@ -62,5 +77,77 @@ class TableBootstrapTests {
         TableBootstrap.Status status = TableBootstrap.of(client, table).verify();
         assertThat(status.usable()).isTrue();
         assertThat(status.ttlEnabled()).isFalse();
+    }
+
+    @Test
+    void instancesBootstrappingTheSameTableAtOnceAllStart() throws Exception {
+        // Forced interleaving: A has seen TTL disabled and is about to enable it when B enables it first.
+        PausingInterceptor holdEnableTtl = new PausingInterceptor("UpdateTimeToLive", PausingInterceptor.Point.BEFORE_SEND).arm();
+        CountDownLatch bEnabledTtl = new CountDownLatch(1);
+        ExecutionInterceptor afterEnable = new ExecutionInterceptor() {
+            @Override
+            public void afterExecution(Context.AfterExecution context, ExecutionAttributes attributes) {
+                if ("UpdateTimeToLive".equals(attributes.getAttribute(SdkExecutionAttribute.OPERATION_NAME))) {
+                    bEnabledTtl.countDown();
+                }
+            }
+        };
+        ExecutorService instances = Executors.newFixedThreadPool(3);
+        try (DynamoDbClient a = DynamoDbLocal.shared().client(holdEnableTtl);
+                DynamoDbClient b = DynamoDbLocal.shared().client(afterEnable);
+                DynamoDbClient c = DynamoDbLocal.shared().client()) {
+            Future<TableBootstrap.Status> first = instances.submit(() -> TableBootstrap.of(a, table).createIfMissing());
+            holdEnableTtl.awaitPaused();
+            Future<TableBootstrap.Status> second = instances.submit(() -> TableBootstrap.of(b, table).createIfMissing());
+            assertThat(bEnabledTtl.await(30, TimeUnit.SECONDS)).isTrue();
+            holdEnableTtl.resume();
+            Future<TableBootstrap.Status> third = instances.submit(() -> TableBootstrap.of(c, table).createIfMissing());
+
+            for (Future<TableBootstrap.Status> instance : List.of(first, second, third)) {
+                TableBootstrap.Status status = instance.get(60, TimeUnit.SECONDS);
+                assertThat(status.usable()).isTrue();
+                assertThat(status.ttlEnabled()).isTrue();
+            }
+        }
+        finally {
+            instances.shutdownNow();
+        }
+    }
+
+    @Test
+    void refusesAGlobalTableWithEventuallyConsistentReplicas() {
+        TableBootstrap.of(client, table).createIfMissing();
+        try (DynamoDbClient replicated = DynamoDbLocal.shared().client(replicas(MultiRegionConsistency.EVENTUAL))) {
+            assertThatThrownBy(() -> TableBootstrap.of(replicated, table).verify())
+                    .isInstanceOf(LockTableException.class)
+                    .hasMessageContaining("'" + table + "'")
+                    .hasMessageContaining("eu-west-1")
+                    .hasMessageContaining("multi-region strong consistency");
+            assertThat(TableBootstrap.of(replicated, table).check().usable()).isFalse();
+        }
+    }
+
+    @Test
+    void acceptsAGlobalTableWithStrongMultiRegionConsistency() {
+        TableBootstrap.of(client, table).createIfMissing();
+        try (DynamoDbClient replicated = DynamoDbLocal.shared().client(replicas(MultiRegionConsistency.STRONG))) {
+            assertThat(TableBootstrap.of(replicated, table).verify().usable()).isTrue();
+        }
+    }
+
+    /** DynamoDB Local has no replicas: DescribeTable answers as a global table's would. */
+    private static ExecutionInterceptor replicas(MultiRegionConsistency consistency) {
+        return new ExecutionInterceptor() {
+            @Override
+            public SdkResponse modifyResponse(Context.ModifyResponse context, ExecutionAttributes attributes) {
+                if (context.response() instanceof DescribeTableResponse described) {
+                    return described.toBuilder().table(described.table().toBuilder()
+                            .replicas(ReplicaDescription.builder().regionName("eu-west-1").build(),
+                                    ReplicaDescription.builder().regionName("us-east-1").build())
+                            .multiRegionConsistency(consistency).build()).build();
+                }
+                return context.response();
+            }
+        };
     }
 }

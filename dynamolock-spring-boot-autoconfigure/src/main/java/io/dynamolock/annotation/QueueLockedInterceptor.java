@@ -4,8 +4,6 @@ import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockLostException;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTemplate;
-import java.util.ArrayDeque;
-import java.util.Deque;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
@@ -14,29 +12,20 @@ import org.aopalliance.intercept.MethodInvocation;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.aop.support.AopUtils;
-import org.springframework.core.NamedThreadLocal;
 import org.springframework.expression.EvaluationException;
 
 /**
- * Runs a {@link QueueLocked} method holding its lock: evaluates the entity, acquires
- * through the {@link LockTemplate}, proceeds, and releases however the method ends, or,
- * for a method returning {@code CompletableFuture} / {@code CompletionStage}, when the
- * future completes. A lease lost meanwhile is handled as the {@link LostLeasePolicy} says.
+ * Runs a {@link QueueLocked} method holding its lock: evaluates the entity, builds a
+ * {@link LockRequest} and hands the call to the {@link LockTemplate}, as spring-retry's
+ * interceptor hands it to a {@code RetryTemplate}. A synchronous method runs inside
+ * {@code execute}; a method returning {@code CompletableFuture} / {@code CompletionStage}
+ * runs with its lock in scope and keeps it until the future completes. Re-entry is the
+ * template's: calls made inside the method's scope join its lock. A lease lost meanwhile
+ * is handled as the {@link LostLeasePolicy} says.
  */
 public final class QueueLockedInterceptor implements MethodInterceptor {
 
     private static final Logger log = LoggerFactory.getLogger(QueueLockedInterceptor.class);
-
-    /**
-     * The locks this thread holds through {@code @QueueLocked} methods that are running now, innermost
-     * last. Only an asynchronous method needs it: it does not register its lock with the thread (the
-     * lock outlives the call, so a later call of the same thread must queue, not join), so it looks
-     * here to join a lock the thread holds through an enclosing synchronous method.
-     */
-    private static final ThreadLocal<Deque<ThreadHold>> running = new NamedThreadLocal<>("@QueueLocked holds");
-
-    private record ThreadHold(String entity, String namespace, boolean joinable) {
-    }
 
     private final QueueLockedMethods methods;
     private final Supplier<LockTemplate> lockTemplate;
@@ -58,48 +47,52 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
             return invocation.proceed();
         }
         LockTemplate locks = lockTemplate.get();
-        String entity = entity(locked, invocation, targetClass);
-        String namespace = locked.namespace() != null ? locked.namespace() : locks.defaultNamespace();
-        LockRequest.Builder request = LockRequest.builder(entity).namespace(namespace);
+        LockRequest request = request(locked, invocation, targetClass);
+        if (!locked.async()) {
+            return locks.execute(request, lock -> proceed(invocation, locked, lock));
+        }
+        LockHandle lock = locks.acquire(request);
+        Object returned;
+        try {
+            returned = locks.inScope(lock, held -> invocation.proceed());
+        }
+        catch (Throwable ex) {
+            finish(lock, locked, ex);
+            throw ex;
+        }
+        return returned == null ? finish(lock, locked, null) : releaseOnCompletion((CompletionStage<?>) returned, lock, locked);
+    }
+
+    private LockRequest request(LockedMethod locked, MethodInvocation invocation, Class<?> targetClass) {
+        LockRequest.Builder request = LockRequest.builder(entity(locked, invocation, targetClass))
+                .namespace(locked.namespace());
         if (locked.maxWait() != null) {
             request.wait(locked.maxWait());
         }
         if (locked.lease() != null) {
             request.lease(locked.lease());
         }
-        if (find(entity, namespace, false) != null && find(entity, namespace, true) == null) {
-            throw new IllegalStateException("@QueueLocked method " + locked.description() + " needs lock entity='"
-                    + entity + "' namespace='" + namespace + "', which this thread holds for an enclosing method"
-                    + " returning a CompletableFuture. That lock is released only after the enclosing method has"
-                    + " returned and its future completed, so waiting for it here would never end; call this"
-                    + " method from the future's work instead");
-        }
-        return locked.async()
-                ? invokeAsync(invocation, locked, locks, request, entity, namespace)
-                : invokeSync(invocation, locked, locks, request.build(), entity, namespace);
+        return request.build();
     }
 
-    private Object invokeSync(MethodInvocation invocation, LockedMethod locked, LockTemplate locks,
-            LockRequest request, String entity, String namespace) throws Throwable {
-        LockHandle lock = locks.acquire(request);
-        Object result = proceed(invocation, locked, lock, new ThreadHold(entity, namespace, true));
-        finish(lock, locked, null);
+    private Object proceed(MethodInvocation invocation, LockedMethod locked, LockHandle lock) throws Throwable {
+        Object result;
+        try {
+            result = invocation.proceed();
+        }
+        catch (Throwable ex) {
+            reportLoss(lock, locked, ex);
+            throw ex;
+        }
+        reportLoss(lock, locked, null);
         return result;
     }
 
-    private Object invokeAsync(MethodInvocation invocation, LockedMethod locked, LockTemplate locks,
-            LockRequest.Builder request, String entity, String namespace) throws Throwable {
-        // Join only a lock an enclosing synchronous @QueueLocked method of this thread holds; never register
-        // the thread as holder, as it goes on to other work while the future runs.
-        boolean join = find(entity, namespace, true) != null;
-        LockHandle lock = locks.acquire(request.reentrant(join).build());
-        Object returned = proceed(invocation, locked, lock, new ThreadHold(entity, namespace, false));
-        if (returned == null) {
-            finish(lock, locked, null);
-            return null;
-        }
+    /** The caller's future completes after the lock was released, with the method's outcome. */
+    private CompletableFuture<Object> releaseOnCompletion(CompletionStage<?> returned, LockHandle lock,
+            LockedMethod locked) {
         CompletableFuture<Object> result = new CompletableFuture<>();
-        ((CompletionStage<?>) returned).whenComplete((value, failure) -> {
+        returned.whenComplete((value, failure) -> {
             try {
                 finish(lock, locked, failure);
             }
@@ -115,22 +108,6 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
             }
         });
         return result;
-    }
-
-    /** Runs the method, known to this thread as {@code hold}; releases the lock if it throws. */
-    private Object proceed(MethodInvocation invocation, LockedMethod locked, LockHandle lock, ThreadHold hold)
-            throws Throwable {
-        push(hold);
-        try {
-            return invocation.proceed();
-        }
-        catch (Throwable ex) {
-            finish(lock, locked, ex);
-            throw ex;
-        }
-        finally {
-            pop();
-        }
     }
 
     private String entity(LockedMethod locked, MethodInvocation invocation, Class<?> targetClass) {
@@ -153,16 +130,25 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
         return entity;
     }
 
+    /** Reports a lost lease, then releases the lock; returns {@code null} for the caller's convenience. */
+    private Object finish(LockHandle lock, LockedMethod locked, Throwable failure) {
+        try {
+            reportLoss(lock, locked, failure);
+        }
+        finally {
+            lock.release();
+        }
+        return null;
+    }
+
     /**
-     * Releases the lock, checking first whether its lease was lost during the call.
+     * Checks, before the release, whether the lease was lost during the call.
      *
      * @param failure what the method threw, or {@code null}
      * @throws LockLostException if the lease was lost, the method did not throw and the policy is FAIL
      */
-    private void finish(LockHandle lock, LockedMethod locked, Throwable failure) {
-        boolean lost = !lock.isValid();
-        lock.release();
-        if (!lost) {
+    private void reportLoss(LockHandle lock, LockedMethod locked, Throwable failure) {
+        if (lock.isValid()) {
             return;
         }
         LockLostException ex = new LockLostException("The lease of lock entity='" + lock.entity() + "' namespace='"
@@ -176,36 +162,6 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
         }
         else {
             log.warn("{} (dynamolock.on-lost-lease=log)", ex.getMessage());
-        }
-    }
-
-    private static ThreadHold find(String entity, String namespace, boolean joinable) {
-        Deque<ThreadHold> holds = running.get();
-        if (holds == null) {
-            return null;
-        }
-        for (ThreadHold hold : holds) {
-            if (hold.joinable() == joinable && hold.entity().equals(entity) && hold.namespace().equals(namespace)) {
-                return hold;
-            }
-        }
-        return null;
-    }
-
-    private static void push(ThreadHold hold) {
-        Deque<ThreadHold> holds = running.get();
-        if (holds == null) {
-            holds = new ArrayDeque<>(4);
-            running.set(holds);
-        }
-        holds.addLast(hold);
-    }
-
-    private static void pop() {
-        Deque<ThreadHold> holds = running.get();
-        holds.removeLast();
-        if (holds.isEmpty()) {
-            running.remove();
         }
     }
 }

@@ -10,27 +10,19 @@ final class Hold implements LockHandle {
 
     private final QueueEntry entry;
     private final LockEngine engine;
-    private final LockEngine.ThreadLock registration;
     private final AtomicBoolean released = new AtomicBoolean();
 
-    /**
-     * @param registration the thread's claim on the lock, for re-entry, when this is the hold that made it;
-     *                     released with this hold, so that a hold outliving it (an async method's) does not
-     *                     keep the thread joining a lock it no longer holds
-     */
-    Hold(QueueEntry entry, LockEngine engine, LockEngine.ThreadLock registration) {
+    Hold(QueueEntry entry, LockEngine engine) {
         this.entry = entry;
         this.engine = engine;
-        this.registration = registration;
     }
-
 
     QueueEntry entry() {
         return entry;
     }
 
-    LockEngine.ThreadLock registration() {
-        return registration;
+    LockEngine engine() {
+        return engine;
     }
 
     @Override
@@ -46,6 +38,11 @@ final class Hold implements LockHandle {
     @Override
     public String owner() {
         return entry.owner();
+    }
+
+    @Override
+    public String entryId() {
+        return entry.id();
     }
 
     @Override

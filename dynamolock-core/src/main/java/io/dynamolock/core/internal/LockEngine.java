@@ -1,6 +1,7 @@
 package io.dynamolock.core.internal;
 
 import io.dynamolock.core.DynamoLockException;
+import io.dynamolock.core.LockCallback;
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockInfo;
 import io.dynamolock.core.LockInterruptedException;
@@ -13,13 +14,9 @@ import io.dynamolock.core.LockWaitTimeoutException;
 import io.dynamolock.core.QueueSnapshot;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,7 +24,7 @@ import software.amazon.awssdk.awscore.exception.AwsServiceException;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 /**
- * Runs acquisitions for one {@code LockTemplate}: enqueue, wait, grant, re-entry,
+ * Runs acquisitions for one {@code LockTemplate}: enqueue, wait, grant, lexical re-entry,
  * release, and the clean-up of every way an acquisition can fail. Internal: use
  * {@code LockTemplate}.
  */
@@ -38,21 +35,16 @@ public final class LockEngine {
     private final LockSettings settings;
     private final QueueTable table;
     private final Handoff handoff = new Handoff();
-    private final Heartbeats heartbeats;
+    private final Leases leases;
     private final WaitLoop waitLoop;
-    private final AtomicLong acquisitions = new AtomicLong();
+    private final LockScopes scopes = new LockScopes();
     private final Set<QueueEntry> live = ConcurrentHashMap.newKeySet();
-    private final Map<ThreadLock, QueueEntry> heldByThread = new ConcurrentHashMap<>();
     private volatile boolean closed;
-
-    /** A lock held by one thread, for re-entry. */
-    record ThreadLock(Thread thread, LockKey key) {
-    }
 
     public LockEngine(DynamoDbClient client, LockSettings settings) {
         this.settings = settings;
         this.table = new QueueTable(client, settings.tableName(), settings.heartbeatInterval());
-        this.heartbeats = new Heartbeats(table, settings.clock(), settings.heartbeatInterval(), handoff);
+        this.leases = new Leases(table, settings.clock(), settings.heartbeatInterval(), handoff);
         this.waitLoop = new WaitLoop(table, settings.clock(), handoff, settings.minPollInterval(),
                 settings.maxPollInterval());
     }
@@ -66,7 +58,8 @@ public final class LockEngine {
         }
         WaitLoop.GaveUp gaveUp = outcome.gaveUp();
         LockWaitTimeoutException timeout = new LockWaitTimeoutException(outcome.key().entity(),
-                outcome.key().namespace(), outcome.waited(), gaveUp.position(), gaveUp.ownersAhead());
+                outcome.key().namespace(), outcome.waited(), gaveUp.position(), gaveUp.ownersAhead(),
+                selfWaitHint(outcome.key()));
         if (gaveUp.lastFailure() != null) {
             timeout.initCause(gaveUp.lastFailure());
         }
@@ -75,6 +68,14 @@ public final class LockEngine {
 
     public Optional<LockHandle> tryAcquire(LockRequest request) {
         return Optional.ofNullable(acquire(request, Duration.ZERO).lock());
+    }
+
+    /** Runs {@code callback} with {@code lock} in the calling thread's scope, so nested requests join it. */
+    public <T, E extends Throwable> T inScope(LockHandle lock, LockCallback<T, E> callback) throws E {
+        if (!(lock instanceof Hold hold) || hold.engine() != this) {
+            throw new IllegalArgumentException("Not a handle of this LockTemplate: " + lock);
+        }
+        return scopes.run(hold.entry(), lock, callback);
     }
 
     /** A lock, or what was ahead when the wait ran out. */
@@ -91,7 +92,7 @@ public final class LockEngine {
         QueueEntry entry = newEntry(request, key);
         WaitLoop.GaveUp gaveUp = enqueueAndWait(entry, Waits.deadline(start, wait));
         if (gaveUp == null) {
-            return new Outcome(granted(entry, request, start), key, null, null);
+            return new Outcome(granted(entry, start), key, null, null);
         }
         Duration waited = Duration.ofNanos(System.nanoTime() - start);
         notify(listener -> listener.onNotAcquired(key.entity(), key.namespace(), waited));
@@ -101,7 +102,7 @@ public final class LockEngine {
     public List<LockInfo> activeLocks() {
         return live.stream()
                 .filter(QueueEntry::isLive)
-                .map(e -> new LockInfo(e.key().entity(), e.key().namespace(), e.owner(), e.ticket(),
+                .map(e -> new LockInfo(e.key().entity(), e.key().namespace(), e.owner(), e.id(), e.ticket(),
                         e.phase() == QueueEntry.Phase.HELD, e.since()))
                 .toList();
     }
@@ -113,7 +114,7 @@ public final class LockEngine {
 
     public void close() {
         closed = true;
-        heartbeats.shutdown();
+        leases.close();
         handoff.wakeAll();
     }
 
@@ -128,30 +129,43 @@ public final class LockEngine {
         return new LockKey(Keys.requireEntity(request.entity()), Keys.requireNamespace(namespace, "namespace"));
     }
 
+    /** Joins the lock if a scope of this thread holds it (R10); never for a non-reentrant request. */
     private Optional<LockHandle> join(LockRequest request, LockKey key) {
-        if (!request.reentrant()) {
-            return Optional.empty();
-        }
-        QueueEntry held = heldByThread.get(new ThreadLock(Thread.currentThread(), key));
+        QueueEntry held = request.reentrant() ? scopes.find(key) : null;
         if (held == null) {
             return Optional.empty();
         }
         if (held.join()) {
-            return Optional.of(new Hold(held, this, null));
+            return Optional.of(new Hold(held, this));
         }
         if (held.phase() == QueueEntry.Phase.LOST || !held.isValid() && held.phase() == QueueEntry.Phase.HELD) {
-            throw new LockLostException("This thread holds the lock " + key + " already, but its lease was lost ("
-                    + held.lostReason() + "); release it before acquiring again");
+            throw new LockLostException("This thread runs inside a scope holding the lock " + key + ", but its lease"
+                    + " was lost (" + held.lostReason() + "); end that scope before acquiring again");
         }
-        return Optional.empty(); // released by another thread meanwhile: queue as anyone would
+        return Optional.empty(); // the scope's hold was released meanwhile: queue as anyone would
     }
 
     private QueueEntry newEntry(LockRequest request, LockKey key) {
         Duration lease = request.lease() == null ? settings.lease() : request.lease();
         LockSettings.requireLease(lease, "lease");
         LockSettings.requireLeaseLongerThanHeartbeat(lease, settings.heartbeatInterval());
-        String owner = settings.ownerName() + "/" + Long.toString(acquisitions.incrementAndGet(), 36);
-        return new QueueEntry(key, owner, lease);
+        return new QueueEntry(key, settings.ownerName(), lease, leases.callbacks());
+    }
+
+    /**
+     * Why a wait may never end on its own: the calling thread holds the same lock through a handle it took
+     * with {@code acquire()} and has not released, so it waits behind itself. {@code null} if it does not.
+     */
+    private String selfWaitHint(LockKey key) {
+        Thread self = Thread.currentThread();
+        return live.stream()
+                .filter(e -> e.key().equals(key) && e.acquiredBy() == self && e.phase() == QueueEntry.Phase.HELD)
+                .findFirst()
+                .map(e -> "The lock is held by a handle this thread took with acquire() (ticket " + e.ticket()
+                        + ") and has not released: such a handle is not re-entrant, it belongs to the handle, not to"
+                        + " the thread. Release it first, or take the lock with execute() and nest this call in its"
+                        + " callback, where it joins the lock.")
+                .orElse(null);
     }
 
     /**
@@ -166,8 +180,9 @@ public final class LockEngine {
         try {
             long sentAt = System.nanoTime();
             entry.enqueued(0, sentAt);
-            QueueState state = table.enqueue(entry.key(), entry.owner(), settings.clock().millis(), entry.lease());
-            QueueState.Entry self = state.entry(entry.owner());
+            QueueState state = table.enqueue(entry.key(), entry.id(), entry.owner(), settings.clock().millis(),
+                    entry.lease());
+            QueueState.Entry self = state.entry(entry.id());
             if (self == null) {
                 throw new DynamoLockException("Enqueue of " + entry + " returned an item without the entry: " + state);
             }
@@ -175,15 +190,20 @@ public final class LockEngine {
             queued = true;
             live.add(entry);
             // Only live entries count: a crashed process's leftovers are purged by the waiters behind them.
-            long nowMillis = settings.clock().millis();
-            long live = state.entries().stream().filter(e -> !e.isExpiredAt(nowMillis)).count();
-            if (live > settings.maxQueueLength()) {
-                throw new LockQueueFullException("The queue of " + entry.key() + " holds " + live
+            long liveEntries = state.liveAt(settings.clock().millis());
+            if (liveEntries > settings.maxQueueLength()) {
+                throw new LockQueueFullException("The queue of " + entry.key() + " holds " + liveEntries
                         + " live entries, more than maxQueueLength " + settings.maxQueueLength()
                         + "; raise it, or lock more finely");
             }
             handoff.register(entry);
-            heartbeats.start(entry);
+            leases.start(entry);
+            if (!state.ahead(self.ticket()).isEmpty() && deadlineNanos - sentAt > 0) {
+                String hint = selfWaitHint(entry.key());
+                if (hint != null) {
+                    log.warn("Waiting for {} behind this thread's own hold. {}", entry.key(), hint);
+                }
+            }
             WaitLoop.GaveUp gaveUp = waitLoop.await(entry, state, deadlineNanos, () -> closed);
             if (gaveUp != null) {
                 leave(entry);
@@ -194,19 +214,10 @@ public final class LockEngine {
             leave(entry);
             throw interrupted(entry, ex);
         }
-        catch (WaitLoop.EntryLostException ex) {
-            leave(entry);
-            throw new LockLostException("Lost the place in the queue of " + entry.key() + " while waiting: "
-                    + ex.getMessage());
-        }
-        catch (WaitLoop.TemplateClosedException ex) {
-            leave(entry);
-            throw new DynamoLockException("The LockTemplate was closed while waiting for " + entry.key());
-        }
         catch (RuntimeException ex) {
             if (queued || mayHaveLanded(ex)) {
-                // The entry is in the queue (a poll or purge failed), or the enqueue may have landed even if
-                // its answer was lost: take the entry out again, or its heartbeat would keep it there.
+                // The entry is in the queue (a poll or purge failed, the lease ended, the template closed), or the
+                // enqueue may have landed even if its answer was lost: take the entry out again.
                 leave(entry);
             }
             if (Thread.currentThread().isInterrupted()) {
@@ -239,18 +250,13 @@ public final class LockEngine {
         return new LockInterruptedException("Interrupted while waiting for " + entry.key() + "; left the queue", ex);
     }
 
-    private LockHandle granted(QueueEntry entry, LockRequest request, long start) {
+    private LockHandle granted(QueueEntry entry, long start) {
         if (!entry.granted()) {
             leave(entry);
             throw new LockLostException("The lease of " + entry.key() + " ran out before the lock could be handed"
                     + " over (" + entry.lostReason() + "); it was not granted");
         }
-        ThreadLock registration = null;
-        if (request.reentrant()) {
-            registration = new ThreadLock(Thread.currentThread(), entry.key());
-            heldByThread.put(registration, entry);
-        }
-        LockHandle hold = new Hold(entry, this, registration);
+        LockHandle hold = new Hold(entry, this);
         entry.onLost(lost -> {
             log.warn("Lease lost: {} ({})", lost, lost.lostReason());
             notify(listener -> listener.onLost(hold));
@@ -260,15 +266,9 @@ public final class LockEngine {
         return hold;
     }
 
-    /**
-     * Gives up one hold, and the thread's claim for re-entry if this hold made it; the last hold takes the
-     * entry out of the queue.
-     */
+    /** Gives up one hold; the last hold takes the entry out of the queue. */
     void release(Hold hold) {
         QueueEntry entry = hold.entry();
-        if (hold.registration() != null) {
-            heldByThread.remove(hold.registration(), entry);
-        }
         if (!entry.dropHold()) {
             return;
         }
@@ -288,12 +288,16 @@ public final class LockEngine {
         if (previous == QueueEntry.Phase.RELEASED) {
             return previous;
         }
-        heartbeats.stop(entry);
+        leases.stop(entry);
         handoff.unregister(entry);
         live.remove(entry);
         boolean interrupted = Thread.interrupted();
         try {
-            removeOrRetry(entry, Heartbeats.MIN_RETRY);
+            remove(entry);
+        }
+        catch (RuntimeException ex) {
+            log.debug("Removing {} failed", entry, ex);
+            leases.retryUntilLeaseEnds(entry, "remove from the queue", () -> remove(entry), Leases.MIN_RETRY);
         }
         finally {
             if (interrupted) {
@@ -303,25 +307,10 @@ public final class LockEngine {
         return previous;
     }
 
-    private void removeOrRetry(QueueEntry entry, Duration backoff) {
-        try {
-            handoff.publish(entry.key(), table.remove(entry.key(), entry.owner()));
-        }
-        catch (RuntimeException ex) {
-            long remaining = entry.confirmedUntilNanos() - System.nanoTime();
-            if (remaining <= 0 || closed) {
-                log.warn("Could not remove {} from the queue; it expires with its lease", entry, ex);
-                return;
-            }
-            log.warn("Could not remove {} from the queue; retrying in {} ms", entry, backoff.toMillis(), ex);
-            try {
-                heartbeats.scheduler().schedule(() -> removeOrRetry(entry, backoff.multipliedBy(2)),
-                        backoff.toNanos(), TimeUnit.NANOSECONDS);
-            }
-            catch (RejectedExecutionException closing) {
-                log.warn("Template closing: {} expires with its lease", entry);
-            }
-        }
+    private QueueState remove(QueueEntry entry) {
+        QueueState state = table.remove(entry.key(), entry.id());
+        handoff.publish(entry.key(), state);
+        return state;
     }
 
     private void notify(Consumer<LockListener> event) {

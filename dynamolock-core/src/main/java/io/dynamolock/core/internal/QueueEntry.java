@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
@@ -12,8 +13,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One acquisition's entry in a lock's queue, from enqueue to release: its ticket,
- * its lease as this JVM last confirmed it, and the mailbox through which heartbeats
+ * One acquisition's entry in a lock's queue, from enqueue to release: its random id, its
+ * ticket, its lease as this JVM last confirmed it, and the mailbox through which heartbeats
  * and same-JVM releases hand fresh queue states to its waiting thread.
  */
 final class QueueEntry {
@@ -23,29 +24,40 @@ final class QueueEntry {
     enum Phase { WAITING, HELD, RELEASED, LOST }
 
     private final LockKey key;
+    private final String id = EntryIds.next();
     private final String owner;
     private final Duration lease;
-    private final Thread waiter;
+    private final Thread acquiredBy;
+    private final Executor callbacks;
     private final AtomicReference<Phase> phase = new AtomicReference<>(Phase.WAITING);
     private final AtomicReference<QueueState> offered = new AtomicReference<>();
     private final AtomicInteger holds = new AtomicInteger();
     private final List<Consumer<QueueEntry>> lostCallbacks = new ArrayList<>();
     private volatile long ticket;
     private volatile long confirmedUntilNanos;
-    private volatile boolean renewing;
     private volatile Instant since = Instant.now();
     private volatile long grantedAtNanos;
     private volatile String lostReason;
 
-    QueueEntry(LockKey key, String owner, Duration lease) {
+    /**
+     * @param owner     the template's owner name: a label for people, not part of the entry's identity
+     * @param callbacks where lost-lease callbacks run, so that a slow one delays no other lease
+     */
+    QueueEntry(LockKey key, String owner, Duration lease, Executor callbacks) {
         this.key = key;
         this.owner = owner;
         this.lease = lease;
-        this.waiter = Thread.currentThread();
+        this.acquiredBy = Thread.currentThread();
+        this.callbacks = callbacks;
     }
 
     LockKey key() {
         return key;
+    }
+
+    /** The entry's identity in the queue: random per acquisition (R8). */
+    String id() {
+        return id;
     }
 
     String owner() {
@@ -62,6 +74,11 @@ final class QueueEntry {
 
     Phase phase() {
         return phase.get();
+    }
+
+    /** The thread that asked for this entry; it waits on it until granted. */
+    Thread acquiredBy() {
+        return acquiredBy;
     }
 
     Instant since() {
@@ -86,17 +103,9 @@ final class QueueEntry {
         this.confirmedUntilNanos = sentAtNanos + lease.toNanos();
     }
 
+    /** When the lease as last confirmed ends, on the {@link System#nanoTime()} scale. */
     long confirmedUntilNanos() {
         return confirmedUntilNanos;
-    }
-
-    /** Whether a renewal is in flight: its answer, not the clock, then says whether the lease goes on. */
-    boolean isRenewing() {
-        return renewing;
-    }
-
-    void renewing(boolean renewing) {
-        this.renewing = renewing;
     }
 
     boolean isLive() {
@@ -104,6 +113,7 @@ final class QueueEntry {
         return current == Phase.WAITING || current == Phase.HELD;
     }
 
+    /** Held, and the lease as last confirmed has not ended: in-flight renewals do not count (R11). */
     boolean isValid() {
         return phase.get() == Phase.HELD && System.nanoTime() - confirmedUntilNanos < 0;
     }
@@ -144,25 +154,25 @@ final class QueueEntry {
     }
 
     /**
-     * The lease is gone. Runs the lost-lease callbacks once, and wakes the waiting thread,
-     * if any, so it can stop waiting.
+     * The lease is gone. Runs the lost-lease callbacks once, and wakes the waiting thread, if any, so it can
+     * stop waiting. {@code false} if the entry was not live any more.
      */
-    void markLost(String reason) {
+    boolean markLost(String reason) {
         Phase previous = phase.get();
         if ((previous != Phase.HELD && previous != Phase.WAITING) || !phase.compareAndSet(previous, Phase.LOST)) {
-            return;
+            return false;
         }
         lostReason = reason;
-        List<Consumer<QueueEntry>> callbacks;
+        List<Consumer<QueueEntry>> registered;
         synchronized (lostCallbacks) {
-            callbacks = List.copyOf(lostCallbacks);
+            registered = List.copyOf(lostCallbacks);
         }
-        for (Consumer<QueueEntry> callback : callbacks) {
-            runCallback(callback);
-        }
-        LockSupport.unpark(waiter);
+        registered.forEach(callback -> callbacks.execute(() -> runCallback(callback)));
+        LockSupport.unpark(acquiredBy);
+        return true;
     }
 
+    /** Registers a lost-lease callback; one registered after the loss runs at once, on the calling thread. */
     void onLost(Consumer<QueueEntry> callback) {
         synchronized (lostCallbacks) {
             if (phase.get() != Phase.LOST) {
@@ -178,7 +188,7 @@ final class QueueEntry {
             callback.accept(this);
         }
         catch (RuntimeException ex) {
-            log.warn("Lost-lease callback of {} owner={} failed", key, owner, ex);
+            log.warn("Lost-lease callback of {} failed", this, ex);
         }
     }
 
@@ -186,7 +196,7 @@ final class QueueEntry {
     void offer(QueueState state) {
         if (phase.get() == Phase.WAITING) {
             offered.set(state);
-            LockSupport.unpark(waiter);
+            LockSupport.unpark(acquiredBy);
         }
     }
 
@@ -197,7 +207,7 @@ final class QueueEntry {
 
     /** Wakes the waiting thread without a state, e.g. when the template closes. */
     void wake() {
-        LockSupport.unpark(waiter);
+        LockSupport.unpark(acquiredBy);
     }
 
     /** How often this entry is renewed: the template's interval, or half a shorter per-request lease. */
@@ -208,6 +218,6 @@ final class QueueEntry {
 
     @Override
     public String toString() {
-        return key + " owner=" + owner + " ticket=" + ticket + " " + phase.get();
+        return key + " id=" + id + " owner=" + owner + " ticket=" + ticket + " " + phase.get();
     }
 }

@@ -9,32 +9,38 @@ import java.util.Map;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
 /**
- * One lock item as DynamoDB returned it: the ticket counter and the queue, sorted by
- * ticket. Every protocol request returns the whole item, so every response is an
- * exact picture of the queue at the instant of that write.
+ * One lock item as DynamoDB returned it: the ticket counter, the item's TTL and the
+ * queue, sorted by ticket. Every protocol request returns the whole item, so every
+ * response is an exact picture of the queue at the instant of that write.
  */
 final class QueueState {
 
     static final String NEXT = "next";
     static final String TICKET_PREFIX = "t#";
     static final String EXPIRY_PREFIX = "e#";
+    static final String OWNER_PREFIX = "o#";
 
-    /** A queue entry: {@code expiresAtMillis} is the owner's wall clock at its last renewal plus its lease. */
-    record Entry(String owner, long ticket, long expiresAtMillis) {
+    /**
+     * A queue entry: {@code id} names one acquisition, {@code owner} is the label of its template for people,
+     * {@code expiresAtMillis} is the writer's wall clock at its last renewal plus its lease.
+     */
+    record Entry(String id, String owner, long ticket, long expiresAtMillis) {
 
         boolean isExpiredAt(long nowMillis) {
             return expiresAtMillis <= nowMillis;
         }
     }
 
-    static final QueueState ABSENT = new QueueState(0, List.of());
+    static final QueueState ABSENT = new QueueState(0, 0, List.of());
 
     private final long nextTicket;
+    private final long ttlEpochSeconds;
     private final List<Entry> entries;
 
-    private QueueState(long nextTicket, List<Entry> entries) {
+    QueueState(long nextTicket, long ttlEpochSeconds, List<Entry> entries) {
         this.nextTicket = nextTicket;
-        this.entries = entries;
+        this.ttlEpochSeconds = ttlEpochSeconds;
+        this.entries = entries.stream().sorted(Comparator.comparingLong(Entry::ticket)).toList();
     }
 
     static QueueState of(Map<String, AttributeValue> item) {
@@ -44,27 +50,36 @@ final class QueueState {
         List<Entry> entries = new ArrayList<>();
         item.forEach((name, value) -> {
             if (name.startsWith(TICKET_PREFIX)) {
-                String owner = name.substring(TICKET_PREFIX.length());
-                AttributeValue expiry = item.get(EXPIRY_PREFIX + owner);
-                entries.add(new Entry(owner, Long.parseLong(value.n()), expiry == null ? 0 : Long.parseLong(expiry.n())));
+                String id = name.substring(TICKET_PREFIX.length());
+                AttributeValue expiry = item.get(EXPIRY_PREFIX + id);
+                AttributeValue owner = item.get(OWNER_PREFIX + id);
+                entries.add(new Entry(id, owner == null ? id : owner.s(), Long.parseLong(value.n()),
+                        expiry == null ? 0 : Long.parseLong(expiry.n())));
             }
         });
-        entries.sort(Comparator.comparingLong(Entry::ticket));
-        AttributeValue next = item.get(NEXT);
-        return new QueueState(next == null ? 0 : Long.parseLong(next.n()), List.copyOf(entries));
+        return new QueueState(number(item.get(NEXT)), number(item.get(QueueTable.TTL_ATTRIBUTE)), entries);
+    }
+
+    private static long number(AttributeValue value) {
+        return value == null || value.n() == null ? 0 : Long.parseLong(value.n());
     }
 
     long nextTicket() {
         return nextTicket;
     }
 
+    /** The item's TTL in epoch seconds, 0 if it has none. */
+    long ttlEpochSeconds() {
+        return ttlEpochSeconds;
+    }
+
     List<Entry> entries() {
         return entries;
     }
 
-    Entry entry(String owner) {
+    Entry entry(String id) {
         for (Entry entry : entries) {
-            if (entry.owner().equals(owner)) {
+            if (entry.id().equals(id)) {
                 return entry;
             }
         }
@@ -73,23 +88,27 @@ final class QueueState {
 
     /** The entries with a lower ticket, the holder first. Only ever shrinks for a given ticket. */
     List<Entry> ahead(long ticket) {
-        List<Entry> ahead = new ArrayList<>();
-        for (Entry entry : entries) {
-            if (entry.ticket() < ticket) {
-                ahead.add(entry);
-            }
-        }
-        return ahead;
+        return entries.stream().filter(entry -> entry.ticket() < ticket).toList();
+    }
+
+    /** How many entries have not expired at {@code nowMillis}. */
+    long liveAt(long nowMillis) {
+        return entries.stream().filter(entry -> !entry.isExpiredAt(nowMillis)).count();
+    }
+
+    /** The latest lease end of any entry, or 0 for an empty queue. */
+    long latestExpiryMillis() {
+        return entries.stream().mapToLong(Entry::expiresAtMillis).max().orElse(0);
     }
 
     QueueSnapshot toSnapshot(String entity, String namespace) {
         return new QueueSnapshot(entity, namespace, nextTicket, entries.stream()
-                .map(e -> new QueueSnapshot.Entry(e.owner(), e.ticket(), Instant.ofEpochMilli(e.expiresAtMillis())))
+                .map(e -> new QueueSnapshot.Entry(e.id(), e.owner(), e.ticket(), Instant.ofEpochMilli(e.expiresAtMillis())))
                 .toList());
     }
 
     @Override
     public String toString() {
-        return "QueueState[next=" + nextTicket + ", entries=" + entries + "]";
+        return "QueueState[next=" + nextTicket + ", ttl=" + ttlEpochSeconds + ", entries=" + entries + "]";
     }
 }

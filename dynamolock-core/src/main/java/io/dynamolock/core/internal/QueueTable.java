@@ -1,12 +1,15 @@
 package io.dynamolock.core.internal;
 
 import io.dynamolock.core.LockQueueFullException;
+import io.dynamolock.core.ProtocolStep;
 import io.dynamolock.core.LockTableException;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.ConditionalCheckFailedException;
@@ -26,27 +29,34 @@ import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
  * pk         S  the entity
  * sk         S  the namespace
  * next       N  the next ticket
- * t#&lt;owner&gt;  N  an entry's ticket        (one pair per holder or waiter;
- * e#&lt;owner&gt;  N  its lease expiry, epoch ms  owner = owner name + "/" + acquisition id)
- * expiresAt  N  TTL, epoch seconds, past every entry's expiry
+ * t#&lt;id&gt;     N  an entry's ticket             (one triple per holder or waiter; id = 96 random bits
+ * e#&lt;id&gt;     N  its lease expiry, epoch ms      per acquisition, base64url: never a name or a counter)
+ * o#&lt;id&gt;     S  its owner: the template's label, for people only
+ * expiresAt  N  TTL, epoch seconds, at least {@link #MIN_TTL_MARGIN} past every entry's expiry
  * </pre>
  *
  * <h2>Requests (each one UpdateItem or GetItem, returning the whole item)</h2>
+ * Each request carries its {@link ProtocolStep} as an SDK execution attribute.
  * <ol>
- * <li><b>Enqueue</b>: {@code SET next = if_not_exists(next, :floor) + 1, t#o = if_not_exists(next, :floor),
- * e#o = :exp, expiresAt = :ttl} if {@code attribute_not_exists(t#o)}. Every operand reads the item before the
- * update, so the caller's ticket and its place in the queue are taken in one step: there is no window in
- * which a lower ticket can appear after a higher one was granted. {@code :floor} comes from the clock
- * (epoch ms &times; 1000), so a counter that TTL removed restarts above every ticket it gave. A retried
- * enqueue whose first attempt landed fails its condition and returns the item with the entry in it.</li>
+ * <li><b>Enqueue</b>: {@code SET next = if_not_exists(next, :floor) + 1, t#i = if_not_exists(next, :floor),
+ * e#i = :exp, o#i = :owner, expiresAt = :ttl} if {@code attribute_not_exists(t#i)}. Every operand reads the
+ * item before the update, so the caller's ticket and its place in the queue are taken in one step: there is
+ * no window in which a lower ticket can appear after a higher one was granted. {@code :floor} comes from the
+ * clock (epoch ms &times; 1000), so a counter that TTL removed restarts above every ticket it gave. A retried
+ * enqueue whose first attempt landed fails its condition and returns the item with the entry in it: the id
+ * is the acquisition's own, so only that acquisition's retry can find it.</li>
  * <li><b>Read</b>: a strongly consistent GetItem, for waiters that poll.</li>
- * <li><b>Renew</b> (heartbeat): {@code SET e#o = :exp, expiresAt = :ttl} if {@code attribute_exists(t#o)}. A
+ * <li><b>Renew</b> (heartbeat): {@code SET e#i = :exp, expiresAt = :ttl} if {@code attribute_exists(t#i)}. A
  * failed condition means the entry was purged: the lease is lost.</li>
- * <li><b>Remove</b> (release, or giving up a wait): {@code REMOVE t#o, e#o} if {@code attribute_exists(t#o)};
- * a failed condition means the entry was gone already.</li>
- * <li><b>Purge</b>: {@code REMOVE t#x, e#x, ...} for expired entries ahead of the caller, if each
+ * <li><b>Remove</b> (release, or giving up a wait): {@code REMOVE t#i, e#i, o#i} if
+ * {@code attribute_exists(t#i)}; a failed condition means the entry was gone already.</li>
+ * <li><b>Purge</b>: {@code REMOVE t#x, e#x, o#x, ...} for expired entries ahead of the caller, if each
  * {@code e#x} still equals the value the caller saw expire and the caller's own entry exists. An entry
  * renewed in the meantime is never purged.</li>
+ * <li><b>Raise TTL</b>: {@code SET expiresAt = :ttl} if {@code expiresAt < :ttl}. An enqueue or renewal sets
+ * the TTL from its own lease; when the item it returns holds an entry with a later expiry (a longer lease
+ * shares the lock), the writer raises the TTL again at once. With one lease for everyone the latest writer's
+ * expiry is the latest, so this request is not needed (R9).</li>
  * </ol>
  * Every conditional write asks for the old item when its condition fails, so a failure tells the state
  * without another read. Each method returns the item after its request: after the write, or as it stood
@@ -59,21 +69,28 @@ final class QueueTable {
     static final String TTL_ATTRIBUTE = "expiresAt";
 
     /**
-     * How long an item outlives its latest entry's expiry before TTL may delete it. Longer than any
-     * heartbeat interval, so a writer with a short lease cannot set a TTL that ends before a live entry
-     * with a long lease renews; and longer than the clock skew the fencing-token floor tolerates.
+     * How far past its own entry's expiry a writer sets the item's TTL. Longer than the clock skew the
+     * fencing-token floor tolerates.
      */
     static final Duration ITEM_TTL_MARGIN = Duration.ofHours(1);
+
+    /**
+     * The least margin between the item's TTL and any entry's expiry (R9). A few minutes below
+     * {@link #ITEM_TTL_MARGIN}, so that writers whose clocks differ by less than that never need to
+     * raise the TTL after one another.
+     */
+    static final Duration MIN_TTL_MARGIN = ITEM_TTL_MARGIN.minusMinutes(5);
 
     /** Tickets per millisecond of the floor: far more than the ~1,000 writes/s one item takes. */
     static final long TICKETS_PER_MILLI = 1000;
 
     /**
-     * Entries one purge removes at most: each costs about 80 bytes of expression with a long owner name,
-     * and DynamoDB allows 4 KB per expression. A longer dead tail is purged over several requests.
+     * Entries one purge removes at most: each costs about 60 bytes of expression, and DynamoDB allows 4 KB per
+     * expression. A longer dead tail is purged over several requests.
      */
     static final int MAX_PURGE = 25;
 
+    private static final Logger log = LoggerFactory.getLogger(QueueTable.class);
     private static final AttributeValue ONE = AttributeValue.fromN("1");
 
     private final DynamoDbClient client;
@@ -81,9 +98,8 @@ final class QueueTable {
     private final Duration backgroundTimeout;
 
     /**
-     * @param backgroundTimeout the longest a renewal or removal may take, SDK retries included: they run on
-     *                          the shared heartbeat threads, and one hung request must not hold them past an
-     *                          interval while other leases wait to be renewed
+     * @param backgroundTimeout the longest a renewal or removal may take, SDK retries included, so that a hung
+     *                          request cannot occupy a request thread for long
      */
     QueueTable(DynamoDbClient client, String tableName, Duration backgroundTimeout) {
         this.client = client;
@@ -92,22 +108,26 @@ final class QueueTable {
     }
 
     /** Request 1: takes a ticket and joins the queue. */
-    QueueState enqueue(LockKey key, String owner, long nowMillis, Duration lease) {
+    QueueState enqueue(LockKey key, String id, String owner, long nowMillis, Duration lease) {
         long expiresAt = nowMillis + lease.toMillis();
-        return update(key, UpdateItemRequest.builder()
+        QueueState state = update(key, ProtocolStep.ENQUEUE, UpdateItemRequest.builder()
                 .updateExpression("SET #next = if_not_exists(#next, :floor) + :one, #t = if_not_exists(#next, :floor),"
-                        + " #e = :exp, #ttl = :ttl")
+                        + " #e = :exp, #o = :owner, #ttl = :ttl")
                 .conditionExpression("attribute_not_exists(#t)")
-                .expressionAttributeNames(Map.of("#next", QueueState.NEXT, "#t", ticket(owner), "#e", expiry(owner),
-                        "#ttl", TTL_ATTRIBUTE))
+                .expressionAttributeNames(Map.of("#next", QueueState.NEXT, "#t", ticket(id), "#e", expiry(id),
+                        "#o", owner(id), "#ttl", TTL_ATTRIBUTE))
                 .expressionAttributeValues(Map.of(":floor", number(nowMillis * TICKETS_PER_MILLI), ":one", ONE,
-                        ":exp", number(expiresAt), ":ttl", number(ttlFor(expiresAt)))));
+                        ":exp", number(expiresAt), ":owner", AttributeValue.fromS(owner),
+                        ":ttl", number(ttlFor(expiresAt)))));
+        return keepTtlPastEveryEntry(key, state);
     }
 
     /** Request 2: the item as it is now. */
     QueueState read(LockKey key) {
         try {
-            return QueueState.of(client.getItem(b -> b.tableName(tableName).key(key(key)).consistentRead(true)).item());
+            return QueueState.of(client.getItem(b -> b.tableName(tableName).key(key(key)).consistentRead(true)
+                    .overrideConfiguration(c -> c.putExecutionAttribute(ProtocolStep.ATTRIBUTE, ProtocolStep.READ)))
+                    .item());
         }
         catch (ResourceNotFoundException ex) {
             throw missingTable(ex);
@@ -117,24 +137,23 @@ final class QueueTable {
         }
     }
 
-    /** Request 3: extends the owner's lease; the returned item lacks the entry if it was purged. */
-    QueueState renew(LockKey key, String owner, long nowMillis, Duration lease) {
+    /** Request 3: extends the entry's lease; the returned item lacks the entry if it was purged. */
+    QueueState renew(LockKey key, String id, long nowMillis, Duration lease) {
         long expiresAt = nowMillis + lease.toMillis();
-        return update(key, UpdateItemRequest.builder()
-                .overrideConfiguration(c -> c.apiCallTimeout(backgroundTimeout))
+        QueueState state = update(key, ProtocolStep.RENEW, UpdateItemRequest.builder()
                 .updateExpression("SET #e = :exp, #ttl = :ttl")
                 .conditionExpression("attribute_exists(#t)")
-                .expressionAttributeNames(Map.of("#t", ticket(owner), "#e", expiry(owner), "#ttl", TTL_ATTRIBUTE))
+                .expressionAttributeNames(Map.of("#t", ticket(id), "#e", expiry(id), "#ttl", TTL_ATTRIBUTE))
                 .expressionAttributeValues(Map.of(":exp", number(expiresAt), ":ttl", number(ttlFor(expiresAt)))));
+        return state.entry(id) == null ? state : keepTtlPastEveryEntry(key, state);
     }
 
     /** Request 4: leaves the queue. */
-    QueueState remove(LockKey key, String owner) {
-        return update(key, UpdateItemRequest.builder()
-                .overrideConfiguration(c -> c.apiCallTimeout(backgroundTimeout))
-                .updateExpression("REMOVE #t, #e")
+    QueueState remove(LockKey key, String id) {
+        return update(key, ProtocolStep.REMOVE, UpdateItemRequest.builder()
+                .updateExpression("REMOVE #t, #e, #o")
                 .conditionExpression("attribute_exists(#t)")
-                .expressionAttributeNames(Map.of("#t", ticket(owner), "#e", expiry(owner))));
+                .expressionAttributeNames(Map.of("#t", ticket(id), "#e", expiry(id), "#o", owner(id))));
     }
 
     /**
@@ -150,20 +169,53 @@ final class QueueTable {
         names.put("#self", ticket(self));
         for (int i = 0; i < stale.size(); i++) {
             QueueState.Entry entry = stale.get(i);
-            names.put("#t" + i, ticket(entry.owner()));
-            names.put("#e" + i, expiry(entry.owner()));
+            names.put("#t" + i, ticket(entry.id()));
+            names.put("#e" + i, expiry(entry.id()));
+            names.put("#o" + i, owner(entry.id()));
             values.put(":e" + i, number(entry.expiresAtMillis()));
-            remove.append(i == 0 ? "" : ", ").append("#t").append(i).append(", #e").append(i);
+            remove.append(i == 0 ? "" : ", ").append("#t").append(i).append(", #e").append(i).append(", #o").append(i);
             condition.append(" AND #e").append(i).append(" = :e").append(i);
         }
-        return update(key, UpdateItemRequest.builder()
+        return update(key, ProtocolStep.PURGE, UpdateItemRequest.builder()
                 .updateExpression(remove.toString())
                 .conditionExpression(condition.toString())
                 .expressionAttributeNames(names)
                 .expressionAttributeValues(values));
     }
 
-    private QueueState update(LockKey key, UpdateItemRequest.Builder request) {
+    /**
+     * Request 6, only after a write whose item holds an entry that expires later than the TTL allows: raises
+     * the TTL (never lowers it). A failure is logged, not thrown: the entry's own next renewal raises it too,
+     * and the TTL the writer set is still an hour ahead.
+     */
+    private QueueState keepTtlPastEveryEntry(LockKey key, QueueState state) {
+        long latest = state.latestExpiryMillis();
+        if (state == QueueState.ABSENT || state.ttlEpochSeconds() * 1000 >= latest + MIN_TTL_MARGIN.toMillis()) {
+            return state;
+        }
+        AttributeValue ttl = number(ttlFor(latest));
+        try {
+            update(key, ProtocolStep.RAISE_TTL, UpdateItemRequest.builder()
+                        .updateExpression("SET #ttl = :ttl")
+                    .conditionExpression("attribute_exists(#next) AND #ttl < :ttl")
+                    .expressionAttributeNames(Map.of("#ttl", TTL_ATTRIBUTE, "#next", QueueState.NEXT))
+                    .expressionAttributeValues(Map.of(":ttl", ttl)));
+        }
+        catch (RuntimeException ex) {
+            log.warn("Could not raise the TTL of {} to {} s; the next renewal of its longest lease will", key,
+                    ttl.n(), ex);
+        }
+        return state;
+    }
+
+    private QueueState update(LockKey key, ProtocolStep step, UpdateItemRequest.Builder request) {
+        request.overrideConfiguration(c -> {
+            c.putExecutionAttribute(ProtocolStep.ATTRIBUTE, step);
+            if (step != ProtocolStep.ENQUEUE && step != ProtocolStep.PURGE) {
+                // Background requests (and a release, which may be retried in the background): bounded.
+                c.apiCallTimeout(backgroundTimeout);
+            }
+        });
         try {
             return QueueState.of(client.updateItem(request.tableName(tableName).key(key(key))
                     .returnValues(ReturnValue.ALL_NEW)
@@ -199,7 +251,7 @@ final class QueueTable {
 
     private LockTableException missingTable(ResourceNotFoundException ex) {
         return new LockTableException("Lock table '" + tableName + "' does not exist. Create it with"
-                + " TableBootstrap (or dynamolock.create-table=true): " + TableShape.DESCRIPTION, ex);
+                + " TableBootstrap.createIfMissing(): " + TableShape.DESCRIPTION, ex);
     }
 
     /** DynamoDB's answers when a request's key does not fit the table's key schema. */
@@ -226,12 +278,16 @@ final class QueueTable {
         return Map.of(PARTITION_KEY, AttributeValue.fromS(key.entity()), SORT_KEY, AttributeValue.fromS(key.namespace()));
     }
 
-    static String ticket(String owner) {
-        return QueueState.TICKET_PREFIX + owner;
+    static String ticket(String id) {
+        return QueueState.TICKET_PREFIX + id;
     }
 
-    static String expiry(String owner) {
-        return QueueState.EXPIRY_PREFIX + owner;
+    static String expiry(String id) {
+        return QueueState.EXPIRY_PREFIX + id;
+    }
+
+    static String owner(String id) {
+        return QueueState.OWNER_PREFIX + id;
     }
 
     private static AttributeValue number(long value) {

@@ -1,5 +1,7 @@
 package io.dynamolock.core.internal;
 
+import io.dynamolock.core.DynamoLockException;
+import io.dynamolock.core.LockLostException;
 import io.dynamolock.core.LockTableException;
 import java.time.Clock;
 import java.time.Duration;
@@ -51,7 +53,8 @@ final class WaitLoop {
      * Waits until {@code entry} holds the lock ({@code null}) or the deadline passes (what was ahead).
      *
      * @throws InterruptedException if the thread is interrupted
-     * @throws EntryLostException   if the entry was purged while it waited
+     * @throws LockLostException    if the entry's lease ended, or it was purged, while it waited
+     * @throws DynamoLockException  if the template was closed while it waited
      */
     GaveUp await(QueueEntry entry, QueueState initial, long deadlineNanos, BooleanSupplier closed)
             throws InterruptedException {
@@ -61,16 +64,16 @@ final class WaitLoop {
         RuntimeException failure = null;
         while (true) {
             if (entry.phase() == QueueEntry.Phase.LOST) {
-                throw new EntryLostException(entry.lostReason());
+                throw lost(entry, entry.lostReason());
             }
             if (closed.getAsBoolean()) {
-                throw new TemplateClosedException();
+                throw new DynamoLockException("The LockTemplate was closed while waiting for " + entry.key());
             }
-            QueueState.Entry self = state.entry(entry.owner());
+            QueueState.Entry self = state.entry(entry.id());
             if (self == null) {
                 // Only our own requests' answers count here: a state handed over by another thread may
                 // predate our enqueue.
-                throw new EntryLostException("the queue entry expired and was purged while waiting;"
+                throw lost(entry, "the queue entry expired and was purged while waiting;"
                         + " was this JVM paused past the lease?");
             }
             List<QueueState.Entry> ahead = state.ahead(self.ticket());
@@ -80,7 +83,7 @@ final class WaitLoop {
             long nowMillis = clock.millis();
             boolean allExpired = ahead.stream().allMatch(e -> e.isExpiredAt(nowMillis));
             if (allExpired && failure == null) {
-                Attempt purge = attempt(entry, () -> table.purge(entry.key(), entry.owner(), ahead));
+                Attempt purge = attempt(entry, () -> table.purge(entry.key(), entry.id(), ahead));
                 if (purge.failure() == null) {
                     state = purge.state();
                     handoff.publish(entry.key(), state);
@@ -104,7 +107,7 @@ final class WaitLoop {
             polled = false;
             QueueState offered = park(entry, Waits.earlier(nextPollAt, deadlineNanos), closed);
             if (offered != null) {
-                if (offered.entry(entry.owner()) != null) {
+                if (offered.entry(entry.id()) != null) {
                     state = offered;
                     failure = null;
                 }
@@ -168,17 +171,7 @@ final class WaitLoop {
         }
     }
 
-    /** The entry is gone from the queue while its owner waited. */
-    static final class EntryLostException extends RuntimeException {
-        EntryLostException(String message) {
-            super(message, null, false, false);
-        }
-    }
-
-    /** The template closed while its owner waited. */
-    static final class TemplateClosedException extends RuntimeException {
-        TemplateClosedException() {
-            super("closed", null, false, false);
-        }
+    private static LockLostException lost(QueueEntry entry, String reason) {
+        return new LockLostException("Lost the place in the queue of " + entry.key() + " while waiting: " + reason);
     }
 }

@@ -431,17 +431,20 @@ class BadInputTests {
         try (DynamoDbClient faulty = faults.clientFor(dynamo, 1);
                 LockTemplate losing = LockTemplate.builder(faulty).tableName(table).ownerName("losing")
                         .leaseDuration(Duration.ofSeconds(1)).heartbeatInterval(Duration.ofMillis(250)).build()) {
-            LockHandle lock = losing.acquire("order-1", Duration.ZERO);
-            CompletableFuture<LockHandle> lost = new CompletableFuture<>();
-            lock.onLost(lost::complete);
-            faults.failAlways(Step.RENEW, Fault.SERVER_ERROR_BEFORE);
-            lost.get(30, TimeUnit.SECONDS);
-            faults.clear();
+            LockHandle lock = losing.execute(LockRequest.builder("order-1").wait(Duration.ZERO).build(), held -> {
+                CompletableFuture<LockHandle> lost = new CompletableFuture<>();
+                held.onLost(lost::complete);
+                faults.failAlways(Step.RENEW, Fault.SERVER_ERROR_BEFORE);
+                lost.get(30, TimeUnit.SECONDS);
+                faults.clear();
+                assertThat(faults.injected(Step.RENEW)).isPositive();
 
-            // The same thread asks again while it still holds the lost handle: no silent re-entry into a
-            // critical section that is already broken.
-            assertThatThrownBy(() -> losing.acquire("order-1", Duration.ofSeconds(10)))
-                    .isInstanceOf(LockLostException.class).hasMessageContaining("release it before acquiring again");
+                // Inside the scope that holds the lost lock, asking again is an error: no silent re-entry into
+                // a critical section that is already broken.
+                assertThatThrownBy(() -> losing.acquire("order-1", Duration.ofSeconds(10)))
+                        .isInstanceOf(LockLostException.class).hasMessageContaining("end that scope before acquiring again");
+                return held;
+            });
             lock.release();
             lock.release();
             assertThat(lock.isValid()).isFalse();

@@ -14,6 +14,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import io.dynamolock.core.ProtocolStep;
 import software.amazon.awssdk.awscore.exception.AwsErrorDetails;
 import software.amazon.awssdk.awscore.retry.AwsRetryStrategy;
 import software.amazon.awssdk.core.SdkRequest;
@@ -27,10 +28,8 @@ import software.amazon.awssdk.retries.StandardRetryStrategy;
 import software.amazon.awssdk.retries.api.BackoffStrategy;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.DynamoDbException;
-import software.amazon.awssdk.services.dynamodb.model.GetItemRequest;
 import software.amazon.awssdk.services.dynamodb.model.InternalServerErrorException;
 import software.amazon.awssdk.services.dynamodb.model.ProvisionedThroughputExceededException;
-import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
 
 /**
  * An SDK interceptor that fails chosen steps of the lock protocol, for tests against
@@ -51,30 +50,16 @@ import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
  */
 public final class FaultInjector implements ExecutionInterceptor {
 
-    /** A request of the protocol, told apart by its operation and update expression. */
+    /**
+     * A request of the protocol, told apart by the {@link ProtocolStep} it carries (never by its expression
+     * text); {@code OTHER} for requests that are not the lock's, e.g. a test's own.
+     */
     public enum Step {
-        ENQUEUE, READ, RENEW, REMOVE, PURGE, OTHER;
+        ENQUEUE, READ, RENEW, REMOVE, PURGE, RAISE_TTL, OTHER;
 
-        public static Step of(SdkRequest request) {
-            if (request instanceof GetItemRequest) {
-                return READ;
-            }
-            if (request instanceof UpdateItemRequest update && update.updateExpression() != null) {
-                String expression = update.updateExpression();
-                if (expression.startsWith("SET #next")) {
-                    return ENQUEUE;
-                }
-                if (expression.startsWith("SET #e")) {
-                    return RENEW;
-                }
-                if (expression.startsWith("REMOVE #t0")) {
-                    return PURGE;
-                }
-                if (expression.startsWith("REMOVE #t")) {
-                    return REMOVE;
-                }
-            }
-            return OTHER;
+        public static Step of(ExecutionAttributes attributes) {
+            ProtocolStep step = attributes.getAttribute(ProtocolStep.ATTRIBUTE);
+            return step == null ? OTHER : valueOf(step.name());
         }
     }
 
@@ -235,7 +220,7 @@ public final class FaultInjector implements ExecutionInterceptor {
 
     @Override
     public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {
-        Step step = Step.of(context.request());
+        Step step = Step.of(attributes);
         attempts.computeIfAbsent(step, s -> new AtomicInteger()).incrementAndGet();
         attributes.putAttribute(PENDING, null);
         for (Consumer<SdkRequest> hook : hooks.getOrDefault(step, List.of())) {
@@ -255,7 +240,7 @@ public final class FaultInjector implements ExecutionInterceptor {
 
     @Override
     public void afterTransmission(Context.AfterTransmission context, ExecutionAttributes attributes) {
-        for (Consumer<SdkRequest> hook : answerHooks.getOrDefault(Step.of(context.request()), List.of())) {
+        for (Consumer<SdkRequest> hook : answerHooks.getOrDefault(Step.of(attributes), List.of())) {
             hook.accept(context.request());
         }
         Fault fault = attributes.getAttribute(PENDING);

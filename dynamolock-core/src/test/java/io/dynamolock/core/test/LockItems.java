@@ -8,8 +8,8 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
 /**
  * Reads lock items as stored, bypassing the library, for assertions on what a test left
- * in the table: {@code pk} = entity, {@code sk} = namespace, {@code next}, {@code t#owner} /
- * {@code e#owner} pairs, {@code expiresAt}.
+ * in the table: {@code pk} = entity, {@code sk} = namespace, {@code next}, {@code t#id} /
+ * {@code e#id} / {@code o#id} triples, {@code expiresAt}.
  */
 public final class LockItems {
 
@@ -21,8 +21,8 @@ public final class LockItems {
         this.table = table;
     }
 
-    /** One queue entry as stored. */
-    public record Entry(String owner, long ticket, long expiresAtMillis) {
+    /** One queue entry as stored: its random id and its owner's label. */
+    public record Entry(String id, String owner, long ticket, long expiresAtMillis) {
     }
 
     /** A lock item as stored; {@code exists} false when there is no item. */
@@ -62,9 +62,10 @@ public final class LockItems {
         Map<String, Entry> entries = new TreeMap<>();
         item.forEach((name, value) -> {
             if (name.startsWith("t#")) {
-                String owner = name.substring(2);
-                AttributeValue expiry = item.get("e#" + owner);
-                entries.put(owner, new Entry(owner, Long.parseLong(value.n()),
+                String id = name.substring(2);
+                AttributeValue expiry = item.get("e#" + id);
+                AttributeValue owner = item.get("o#" + id);
+                entries.put(id, new Entry(id, owner == null ? null : owner.s(), Long.parseLong(value.n()),
                         expiry == null ? 0 : Long.parseLong(expiry.n())));
             }
         });

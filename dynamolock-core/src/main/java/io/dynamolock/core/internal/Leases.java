@@ -1,0 +1,268 @@
+package io.dynamolock.core.internal;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Keeps the leases of one template's live entries, holders and waiters alike.
+ *
+ * <ul>
+ * <li><b>Ending leases on time (R11).</b> One timer thread, which sends no request and runs no callback,
+ * marks an entry lost the moment its lease as last confirmed (send time of the last renewal that succeeded,
+ * plus the lease) has ended, whatever renewal is in flight then. A renewal answered later does not revive
+ * it. After {@link #close()} the timer goes on until the last lease it watches has ended, so every handle
+ * still held is reported lost on time.</li>
+ * <li><b>Renewing (R12).</b> The timer hands each renewal to a pool of request threads that grows with the
+ * renewals in flight (one thread per request waiting for DynamoDB's answer, up to
+ * {@link #MAX_REQUEST_THREADS}) and shrinks when idle, so slow answers cost threads, not leases. A renewal
+ * that is refused means the entry was purged: the lease is lost at once. One that fails (throttling,
+ * timeouts) is retried sooner, until the lease runs out.</li>
+ * <li><b>Background requests</b> of an entry that left the queue (a removal whose answer failed) are retried
+ * here too, {@linkplain #retryUntilLeaseEnds until the lease would have run out anyway}.</li>
+ * </ul>
+ */
+final class Leases {
+
+    private static final Logger log = LoggerFactory.getLogger(Leases.class);
+
+    /** Shortest pause before retrying a failed request. */
+    static final Duration MIN_RETRY = Duration.ofMillis(100);
+
+    /**
+     * Requests in flight at most: 500 threads waiting 200 ms each renew 2,500 leases a second, the leases of
+     * 75,000 locks at the default 30 s heartbeat.
+     */
+    static final int MAX_REQUEST_THREADS = 500;
+
+    /** When every request thread is busy, a renewal is handed over again after this pause. */
+    private static final Duration BUSY_RETRY = Duration.ofMillis(20);
+
+    private final QueueTable table;
+    private final Clock clock;
+    private final Duration interval;
+    private final Handoff handoff;
+    private final ScheduledThreadPoolExecutor timer;
+    private final ThreadPoolExecutor requests;
+    private final Map<QueueEntry, ScheduledFuture<?>> renewals = new ConcurrentHashMap<>();
+    private final Map<QueueEntry, ScheduledFuture<?>> deadlines = new ConcurrentHashMap<>();
+    private volatile boolean closed;
+
+    Leases(QueueTable table, Clock clock, Duration interval, Handoff handoff) {
+        this.table = table;
+        this.clock = clock;
+        this.interval = interval;
+        this.handoff = handoff;
+        this.timer = new ScheduledThreadPoolExecutor(1, daemonThreads("dynamolock-lease-timer-"));
+        // Cancelled tasks leave the queue at once: every release cancels a renewal an interval ahead.
+        this.timer.setRemoveOnCancelPolicy(true);
+        this.requests = new ThreadPoolExecutor(0, MAX_REQUEST_THREADS, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
+                daemonThreads("dynamolock-request-"));
+    }
+
+    /** Where lost-lease callbacks run: a request thread, or the caller when every one is busy. */
+    Executor callbacks() {
+        return task -> {
+            try {
+                requests.execute(task);
+            }
+            catch (RejectedExecutionException busyOrClosed) {
+                task.run();
+            }
+        };
+    }
+
+    /** Starts renewing {@code entry} and watching its lease. */
+    void start(QueueEntry entry) {
+        watchDeadline(entry);
+        scheduleRenewal(entry, nextRenewal(entry));
+    }
+
+    /** Stops renewing and watching {@code entry}: it left the queue or lost its lease. */
+    void stop(QueueEntry entry) {
+        cancel(renewals.remove(entry));
+        cancel(deadlines.remove(entry));
+        shutDownIfDone();
+    }
+
+    /**
+     * Stops renewing. Leases still held end as if the process had died, and their holders are told when
+     * they do; the threads end after the last one.
+     */
+    void close() {
+        closed = true;
+        renewals.values().forEach(Leases::cancel);
+        renewals.clear();
+        shutDownIfDone();
+    }
+
+    private void shutDownIfDone() {
+        if (closed && deadlines.isEmpty()) {
+            timer.shutdown();
+            requests.shutdown();
+        }
+    }
+
+    private static void cancel(ScheduledFuture<?> future) {
+        if (future != null) {
+            future.cancel(false);
+        }
+    }
+
+    /** Marks the entry lost when its confirmed lease ends; looks again later if a renewal moved the end. */
+    private void watchDeadline(QueueEntry entry) {
+        long until = entry.confirmedUntilNanos();
+        try {
+            deadlines.put(entry, timer.schedule(() -> {
+                if (!entry.isLive()) {
+                    return;
+                }
+                if (System.nanoTime() - entry.confirmedUntilNanos() >= 0) {
+                    lose(entry, "the lease ran out before a renewal was confirmed");
+                }
+                else {
+                    watchDeadline(entry);
+                }
+            }, until - System.nanoTime(), TimeUnit.NANOSECONDS));
+        }
+        catch (RejectedExecutionException shutDown) {
+            return;
+        }
+        if (!entry.isLive()) {
+            stop(entry);
+        }
+    }
+
+    private void lose(QueueEntry entry, String reason) {
+        entry.markLost(reason);
+        stop(entry);
+    }
+
+    private void scheduleRenewal(QueueEntry entry, Duration delay) {
+        if (!entry.isLive() || closed) {
+            return;
+        }
+        try {
+            renewals.put(entry, timer.schedule(() -> dispatch(entry), delay.toNanos(), TimeUnit.NANOSECONDS));
+        }
+        catch (RejectedExecutionException shutDown) {
+            return;
+        }
+        if (!entry.isLive() || closed) {
+            cancel(renewals.remove(entry));
+        }
+    }
+
+    private void dispatch(QueueEntry entry) {
+        try {
+            requests.execute(() -> renew(entry));
+        }
+        catch (RejectedExecutionException busy) {
+            scheduleRenewal(entry, BUSY_RETRY);
+        }
+    }
+
+    private void renew(QueueEntry entry) {
+        if (!entry.isLive() || closed) {
+            return;
+        }
+        long sentAt = System.nanoTime();
+        if (sentAt - entry.confirmedUntilNanos() >= 0) {
+            lose(entry, "the lease ran out before it could be renewed");
+            return;
+        }
+        try {
+            QueueState state = table.renew(entry.key(), entry.id(), clock.millis(), entry.lease());
+            if (state.entry(entry.id()) == null) {
+                // Refused: another process judged the entry expired and purged it.
+                lose(entry, "the queue entry was purged by another process after its lease expired;"
+                        + " was this JVM paused, or its clock behind by more than the lease?");
+                return;
+            }
+            entry.renewed(sentAt);
+            // A free look at the queue for this JVM's waiters of the lock, this entry among them.
+            handoff.publish(entry.key(), state);
+            scheduleRenewal(entry, nextRenewal(entry));
+        }
+        catch (RuntimeException ex) {
+            Duration retry = retryDelay(entry);
+            log.warn("Renewing the lease of {} failed; retrying in {} ms, {} ms of lease left", entry, retry.toMillis(),
+                    Duration.ofNanos(entry.confirmedUntilNanos() - System.nanoTime()).toMillis(), ex);
+            scheduleRenewal(entry, retry);
+        }
+    }
+
+    /**
+     * Sends {@code request} in the background until it succeeds, doubling the pause after each failure, and
+     * gives up once {@code entry}'s lease as last confirmed has ended (the entry then expires by itself) or the
+     * template closed.
+     */
+    void retryUntilLeaseEnds(QueueEntry entry, String what, Supplier<?> request, Duration pause) {
+        if (closed || System.nanoTime() - entry.confirmedUntilNanos() >= 0) {
+            log.warn("Gave up {} {}; it expires with its lease", what, entry);
+            return;
+        }
+        log.warn("Could not {} {}; retrying in {} ms", what, entry, pause.toMillis());
+        try {
+            timer.schedule(() -> dispatchRetry(entry, what, request, pause), pause.toNanos(), TimeUnit.NANOSECONDS);
+        }
+        catch (RejectedExecutionException shutDown) {
+            log.warn("Template closed: {} expires with its lease", entry);
+        }
+    }
+
+    private void dispatchRetry(QueueEntry entry, String what, Supplier<?> request, Duration pause) {
+        try {
+            requests.execute(() -> {
+                try {
+                    request.get();
+                }
+                catch (RuntimeException ex) {
+                    log.debug("Retry to {} {} failed", what, entry, ex);
+                    retryUntilLeaseEnds(entry, what, request, pause.multipliedBy(2));
+                }
+            });
+        }
+        catch (RejectedExecutionException busy) {
+            retryUntilLeaseEnds(entry, what, request, pause);
+        }
+    }
+
+    /** After a failed renewal: sooner than the usual interval, and well before the lease runs out. */
+    private Duration retryDelay(QueueEntry entry) {
+        long remaining = entry.confirmedUntilNanos() - System.nanoTime();
+        return Duration.ofNanos(Math.max(MIN_RETRY.toNanos(),
+                Math.min(entry.renewalInterval(interval).toNanos(), remaining / 4)));
+    }
+
+    /**
+     * One interval after the request that last confirmed the lease was <em>sent</em>, however long its answer
+     * took: the lease runs from the send, so a slow answer must not push the renewal past its end.
+     */
+    private Duration nextRenewal(QueueEntry entry) {
+        long confirmedSentAt = entry.confirmedUntilNanos() - entry.lease().toNanos();
+        return Duration.ofNanos(Math.max(0, confirmedSentAt + entry.renewalInterval(interval).toNanos() - System.nanoTime()));
+    }
+
+    static ThreadFactory daemonThreads(String prefix) {
+        AtomicInteger count = new AtomicInteger();
+        return runnable -> {
+            Thread thread = new Thread(runnable, prefix + count.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+        };
+    }
+}
