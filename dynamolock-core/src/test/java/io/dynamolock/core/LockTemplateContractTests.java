@@ -11,6 +11,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -483,6 +485,26 @@ class LockTemplateContractTests {
         }
         assertThat(locks.activeLocks()).isEmpty();
         assertThat(events).containsExactly("acquired order-15", "not acquired order-15", "released order-15");
+    }
+
+    // ---- R4 no hot key ----
+
+    @Test
+    void distinctLocksNeverWriteTheSameItem() {
+        Set<String> written = ConcurrentHashMap.newKeySet();
+        ExecutionInterceptor keys = new ExecutionInterceptor() {
+            @Override
+            public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {
+                if (context.request() instanceof UpdateItemRequest update) {
+                    written.add(update.key().get("pk").s() + "/" + update.key().get("sk").s());
+                }
+            }
+        };
+        LockTemplate locks = fixture.template(b -> { }, keys);
+        locks.execute("order-a", Duration.ofSeconds(5), a -> locks.execute(LockRequest.builder("order-b")
+                .namespace("billing").wait(Duration.ofSeconds(5)).build(), b -> null));
+        assertThat(written).as("each lock writes its own item only: no shared counter")
+                .containsExactlyInAnyOrder("order-a/default", "order-b/billing");
     }
 
     // ---- R8 identity: one acquisition = one entry, whatever the owner name ----

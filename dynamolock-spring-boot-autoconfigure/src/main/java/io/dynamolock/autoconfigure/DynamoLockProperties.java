@@ -46,7 +46,10 @@ public class DynamoLockProperties implements Validator {
     /** How long callers wait for a lock when they name no wait: 0 for no wait. */
     private Duration defaultWait = Duration.ofSeconds(60);
 
-    /** Names this instance in lock queues, e.g. in timeout messages. Default: host, process id and a random suffix. */
+    /**
+     * Names this instance in lock queues, for people (timeout messages, the actuator endpoint). Default: host and
+     * process id. A label only: each acquisition has a random entry id, so replicas sharing a name never share an entry.
+     */
     private String ownerName;
 
     /** Pauses between a waiter's reads of the queue. */
@@ -204,7 +207,7 @@ public class DynamoLockProperties implements Validator {
         }
         if (ownerName != null && (ownerName.isBlank() || ownerName.length() > 200)) {
             errors.rejectValue("ownerName", "invalid", "must be 1 to 200 characters and not blank; leave it unset"
-                    + " for host:pid:random");
+                    + " for host:pid");
         }
         requirePositive(errors, "pollInterval.min", pollInterval.min);
         requirePositive(errors, "pollInterval.max", pollInterval.max);

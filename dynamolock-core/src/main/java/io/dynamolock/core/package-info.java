@@ -1,0 +1,59 @@
+/**
+ * FIFO-fair, fenced distributed locks on one DynamoDB table: {@link io.dynamolock.core.LockTemplate}
+ * and what it hands out ({@link io.dynamolock.core.LockHandle}) or throws
+ * ({@link io.dynamolock.core.DynamoLockException} and its subclasses).
+ *
+ * <h2>Guarantees, and the test that checks each</h2>
+ * The protocol (one item per lock holding the ticket counter and the whole queue) is described in
+ * {@code internal.QueueTable}. Tests named here live in {@code dynamolock-core/src/test}: the contract
+ * suite {@code LockTemplateContractTests} (public API only, DynamoDB Local as a server, faults through
+ * SDK interceptors), {@code TableBootstrapTests}, and the multi-process and fault suites in
+ * {@code reliability}.
+ * <table>
+ * <caption>R1-R12</caption>
+ * <tr><th>requirement</th><th>checked by</th></tr>
+ * <tr><td>R1 mutual exclusion under every interleaving, the late-enqueue race included</td>
+ *     <td>{@code excludesMutuallyUnderContention}, {@code LateEnqueueRaceTests} (forced with a hook),
+ *     {@code MultiProcessLockTests.contendingWorkersKeepExclusionOrderAndCounts}</td></tr>
+ * <tr><td>R2 grants in ticket order; the ticket is a fencing token, increasing across idle periods and TTL</td>
+ *     <td>{@code grantsInFifoOrderWithIncreasingFencingTokens}, {@code fencingTokensIncreaseAfterTheItemWasRemoved},
+ *     {@code LockHistoryTests}</td></tr>
+ * <tr><td>R3 uncontended: acquire in one request, release in one</td>
+ *     <td>{@code uncontendedAcquireAndReleaseTakeOneRequestEach}</td></tr>
+ * <tr><td>R4 no table-wide hot key: distinct locks never write the same item</td>
+ *     <td>{@code distinctLocksNeverWriteTheSameItem}</td></tr>
+ * <tr><td>R5 a holder learns of a lost lease at once ({@code onLost}, {@code isValid()})</td>
+ *     <td>{@code holderLearnsOfAPurgedEntryWithinOneHeartbeat},
+ *     {@code holderLearnsOfAnExpiredLeaseWhenRenewalsKeepFailing}</td></tr>
+ * <tr><td>R6 bounded waiting cost; a same-JVM waiter is handed the lock without a request</td>
+ *     <td>{@code sameJvmWaiterIsHandedTheLockWithoutARequest}; the cost per waiter in the benchmarks</td></tr>
+ * <tr><td>R6b a dead holder is replaced one lease after its last heartbeat</td>
+ *     <td>{@code crashedHolderIsReplacedOneLeaseAfterItsLastHeartbeat},
+ *     {@code MultiProcessLockTests.killedHolderIsReplacedByTheNextWaiterOneLeaseAfterItsLastHeartbeat}</td></tr>
+ * <tr><td>R7 table growth bounded by the locks in use</td>
+ *     <td>{@code timesOutAfterWaitAndLeavesNoEntry}, {@code purgesALongTailOfDeadEntries},
+ *     {@code itemCarriesATtlPastEveryEntry}, {@code InjectedFaultTests} (no entry left on any failure)</td></tr>
+ * <tr><td>R8 one acquisition = one identity (96 random bits), never a name, a counter or snapshot state</td>
+ *     <td>{@code templatesWithTheSameOwnerNameNeverShareAnEntry},
+ *     {@code aTemplateRebuiltWithTheSameOwnerNameQueuesBehindTheOldHolder},
+ *     {@code InjectedFaultTests.retriedEnqueueAfterALostAnswerTakesOneTicketAndOneEntry} (an SDK retry still
+ *     finds its own entry)</td></tr>
+ * <tr><td>R9 the item's TTL is never earlier than any live entry's lease end plus a margin</td>
+ *     <td>{@code aShortLeaseNeverPullsTheItemTtlBelowALongLeaseHolder}, {@code itemCarriesATtlPastEveryEntry}</td></tr>
+ * <tr><td>R10 re-entry is lexical: only inside a scope ({@code execute}, {@code inScope}, a {@code @QueueLocked}
+ *     method) that holds the lock</td>
+ *     <td>{@code reentersInsideTheScopeOfExecuteOnly}, {@code aHandleFromAcquireIsNotJoinedByLaterWorkOnTheSameThread},
+ *     {@code aThreadStopsJoiningWhenTheScopeEnds}, {@code inScopeLetsNestedCallsJoinAHandleFromAcquire}</td></tr>
+ * <tr><td>R11 lease loss reported when the lease as last confirmed ends, whatever renewals are in flight, and
+ *     after {@code close()}</td>
+ *     <td>{@code aHungRenewalDoesNotDelayTheLossOfTheLease}, {@code aHandleHeldWhenItsTemplateClosesIsReportedLostWhenItsLeaseEnds},
+ *     {@code aWaiterWhoseLeaseRanOutIsNeverGranted}</td></tr>
+ * <tr><td>R12 renewal capacity grows with what the JVM holds</td>
+ *     <td>{@code slowRenewalsDoNotCostHealthyLocksTheirLease}, {@code hungRenewalsOfOtherLocksDoNotCostALeaseItsLife};
+ *     10,000 locks in the benchmarks' renewal-capacity scenario</td></tr>
+ * <tr><td>start-up: concurrent bootstraps of one table all succeed; eventually consistent global tables refused</td>
+ *     <td>{@code TableBootstrapTests.instancesBootstrappingTheSameTableAtOnceAllStart},
+ *     {@code refusesAGlobalTableWithEventuallyConsistentReplicas}, {@code acceptsAGlobalTableWithStrongMultiRegionConsistency}</td></tr>
+ * </table>
+ */
+package io.dynamolock.core;

@@ -1,0 +1,74 @@
+package io.dynamolock.core.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+
+/** The pure rules of the queue: who is ahead, what is live, what the TTL must cover, how often to poll. */
+class QueueStateTests {
+
+    private static final QueueState.Entry HOLDER = new QueueState.Entry("h", "pod-a", 10, 5_000);
+    private static final QueueState.Entry SECOND = new QueueState.Entry("s", "pod-b", 11, 9_000);
+    private static final QueueState.Entry THIRD = new QueueState.Entry("t", "pod-a", 12, 7_000);
+
+    private final QueueState state = new QueueState(13, 100, List.of(THIRD, HOLDER, SECOND));
+
+    @Test
+    void entriesAreInTicketOrderAndAheadMeansALowerTicket() {
+        assertThat(state.entries()).containsExactly(HOLDER, SECOND, THIRD);
+        assertThat(state.ahead(12)).containsExactly(HOLDER, SECOND);
+        assertThat(state.ahead(10)).isEmpty();
+    }
+
+    @Test
+    void liveEntriesAreThoseNotExpiredYet() {
+        assertThat(state.liveAt(4_999)).isEqualTo(3);
+        assertThat(state.liveAt(5_000)).as("an entry expires at its expiry").isEqualTo(2);
+        assertThat(state.liveAt(9_000)).isZero();
+        assertThat(state.latestExpiryMillis()).isEqualTo(9_000);
+        assertThat(QueueState.ABSENT.latestExpiryMillis()).isZero();
+    }
+
+    @Test
+    void parsesTheItemAsStored() {
+        QueueState parsed = QueueState.of(Map.of("pk", AttributeValue.fromS("order-1"), "sk", AttributeValue.fromS("default"),
+                "next", AttributeValue.fromN("13"), "expiresAt", AttributeValue.fromN("100"),
+                "t#h", AttributeValue.fromN("10"), "e#h", AttributeValue.fromN("5000"), "o#h", AttributeValue.fromS("pod-a"),
+                "t#s", AttributeValue.fromN("11"), "e#s", AttributeValue.fromN("9000")));
+        assertThat(parsed.nextTicket()).isEqualTo(13);
+        assertThat(parsed.ttlEpochSeconds()).isEqualTo(100);
+        assertThat(parsed.entries()).containsExactly(HOLDER,
+                new QueueState.Entry("s", "s", 11, 9_000)); // no label stored: the id stands in
+        assertThat(QueueState.of(Map.of())).isSameAs(QueueState.ABSENT);
+    }
+
+    @Test
+    void entryIdsAreRandomAndUrlSafe() {
+        String first = EntryIds.next();
+        assertThat(first).hasSize(16).matches("[A-Za-z0-9_-]+");
+        assertThat(EntryIds.next()).isNotEqualTo(first);
+    }
+
+    @Test
+    void waitDeadlinesAreNeverReachedForForeverAndSafeAcrossWrapAround() {
+        long start = Long.MAX_VALUE - 10; // nanoTime may be anywhere, and the sum may wrap
+        long deadline = Waits.deadline(start, Duration.ofMillis(5));
+        assertThat(deadline - start).isEqualTo(Duration.ofMillis(5).toNanos());
+        assertThat(Waits.earlier(start, deadline)).isEqualTo(start);
+        assertThat(Waits.isForever(Duration.ofDays(365L * 200))).isTrue();
+        assertThat(Waits.deadline(0, Duration.ofDays(365L * 200)) - 0).isPositive();
+    }
+
+    @Test
+    void pollDelayGrowsWithThePositionUpToTheMaximum() {
+        WaitLoop loop = new WaitLoop(null, null, null, Duration.ofMillis(50), Duration.ofSeconds(1));
+        assertThat(loop.pollDelay(0)).isEqualTo(Duration.ofMillis(50));
+        assertThat(loop.pollDelay(1)).isEqualTo(Duration.ofMillis(50));
+        assertThat(loop.pollDelay(4)).isEqualTo(Duration.ofMillis(200));
+        assertThat(loop.pollDelay(100)).isEqualTo(Duration.ofSeconds(1));
+    }
+}
