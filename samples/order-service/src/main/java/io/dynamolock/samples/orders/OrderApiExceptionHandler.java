@@ -123,7 +123,6 @@ class OrderApiExceptionHandler extends ResponseEntityExceptionHandler {
         List<FieldProblem> sorted = errors.stream().sorted(Comparator.comparing(FieldProblem::field)).toList();
         ProblemDetail problem = ProblemDetail.forStatusAndDetail(status, sorted.stream()
                 .map(error -> error.field() + " " + error.message()).collect(Collectors.joining("; ")));
-        problem.setTitle("Invalid request");
         problem.setProperty("errors", sorted);
         return problem;
     }

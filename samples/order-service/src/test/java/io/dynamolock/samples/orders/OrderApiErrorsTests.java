@@ -48,7 +48,7 @@ class OrderApiErrorsTests {
     @Test
     void emptyOrderIdIsABadRequestNamingTheFieldAndTheFix() {
         assertProblem(post("/orders", "{\"orderId\": \"\", \"customer\": \"ann\"}"), HttpStatus.BAD_REQUEST, """
-                {"title": "Invalid request", "status": 400, "instance": "/orders",
+                {"title": "Bad Request", "status": 400, "instance": "/orders",
                  "errors": [{"field": "orderId", "rejectedValue": "",
                              "message": "must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit; leave it out to get a generated id"}]}
                 """);
