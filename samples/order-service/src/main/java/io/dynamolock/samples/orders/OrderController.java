@@ -41,6 +41,7 @@ public class OrderController {
         }
     }
 
+    /** A discount on the order's total, in percent. */
     public record Discount(@NotNull @PositiveOrZero @Max(100) Integer percent) {
     }
 
