@@ -46,7 +46,7 @@ public class ContentionDemo implements ApplicationRunner {
         log.info("Contention demo: {} concurrent addItem calls on one order, each reading the order, working"
                 + " for a moment, and writing it back", requests);
 
-        log.info("Round 1, with @QueueLocked(entity = \"#orderId\", maxWait = \"60s\"):");
+        log.info("Round 1, with @QueueLocked(entity = \"#orderId\"):");
         String locked = "demo-" + run + "-locked";
         Order withLock = round(locked, service::addItem);
         List<GrantLog.Grant> grants = grantLog.grantsOf(locked);

@@ -1,15 +1,25 @@
 package io.dynamolock.samples.orders;
 
-import org.springframework.http.HttpStatus;
+import jakarta.validation.Valid;
+import jakarta.validation.constraints.Max;
+import jakarta.validation.constraints.NotBlank;
+import jakarta.validation.constraints.NotNull;
+import jakarta.validation.constraints.PositiveOrZero;
+import jakarta.validation.constraints.Size;
+import java.util.UUID;
+import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestMapping;
-import org.springframework.web.bind.annotation.ResponseStatus;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.servlet.support.ServletUriComponentsBuilder;
 
-/** {@code POST /orders}, {@code POST /orders/{id}/items}, {@code POST /orders/{id}/discount}, {@code GET /orders/{id}}. */
+/**
+ * {@code POST /orders}, {@code POST /orders/{id}/items}, {@code POST /orders/{id}/discount}, {@code GET /orders/{id}}.
+ * Requests are validated; errors are answered as RFC 9457 problem details ({@link OrderApiExceptionHandler}).
+ */
 @RestController
 @RequestMapping("/orders")
 public class OrderController {
@@ -20,30 +30,40 @@ public class OrderController {
         this.service = service;
     }
 
-    public record NewOrder(String orderId, String customer) {
+    /** A new order; without an {@code orderId} it gets a generated one. */
+    public record NewOrder(
+            @OrderId(message = "must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit;"
+                    + " leave it out to get a generated id") String orderId,
+            @NotBlank @Size(max = 200) String customer) {
+
+        String orderIdOrGenerated() {
+            return orderId != null ? orderId : UUID.randomUUID().toString();
+        }
     }
 
-    public record Discount(int percent) {
+    /** A discount on the order's total, in percent. */
+    public record Discount(@NotNull @PositiveOrZero @Max(100) Integer percent) {
     }
 
     @PostMapping
-    @ResponseStatus(HttpStatus.CREATED)
-    public Order create(@RequestBody NewOrder order) {
-        return service.create(order.orderId(), order.customer());
+    public ResponseEntity<Order> create(@Valid @RequestBody NewOrder order) {
+        Order created = service.create(order.orderIdOrGenerated(), order.customer());
+        return ResponseEntity.created(ServletUriComponentsBuilder.fromCurrentRequest().path("/{orderId}")
+                .buildAndExpand(created.getOrderId()).toUri()).body(created);
     }
 
     @PostMapping("/{orderId}/items")
-    public Order addItem(@PathVariable String orderId, @RequestBody Item item) {
+    public Order addItem(@PathVariable @OrderId String orderId, @Valid @RequestBody Item item) {
         return service.addItem(orderId, item);
     }
 
     @PostMapping("/{orderId}/discount")
-    public Order discount(@PathVariable String orderId, @RequestBody Discount discount) {
+    public Order discount(@PathVariable @OrderId String orderId, @Valid @RequestBody Discount discount) {
         return service.applyDiscount(orderId, discount.percent());
     }
 
     @GetMapping("/{orderId}")
-    public Order get(@PathVariable String orderId) {
+    public Order get(@PathVariable @OrderId String orderId) {
         return service.get(orderId);
     }
 }

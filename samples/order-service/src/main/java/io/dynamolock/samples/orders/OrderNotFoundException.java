@@ -1,12 +1,17 @@
 package io.dynamolock.samples.orders;
 
-import org.springframework.http.HttpStatus;
-import org.springframework.web.bind.annotation.ResponseStatus;
-
-@ResponseStatus(HttpStatus.NOT_FOUND)
+/** No order has this id. Answered as 404. */
 class OrderNotFoundException extends RuntimeException {
 
+    private final String orderId;
+
     OrderNotFoundException(String orderId) {
-        super("No order " + orderId);
+        super("No order '" + orderId + "'. Create it first: POST /orders {\"orderId\": \"" + orderId
+                + "\", \"customer\": \"...\"}");
+        this.orderId = orderId;
+    }
+
+    String orderId() {
+        return orderId;
     }
 }

@@ -1,13 +1,18 @@
 package io.dynamolock.samples.orders;
 
 import io.dynamolock.annotation.QueueLocked;
+import io.dynamolock.core.LockHandle;
+import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTemplate;
 import java.time.Duration;
+import java.util.function.Consumer;
 import org.springframework.stereotype.Service;
 
 /**
  * Read-modify-write updates of orders. Each instance of the app may run them at once for the
- * same order; {@code @QueueLocked} makes them take turns in arrival order.
+ * same order; the order's lock makes them take turns in arrival order, and its fencing token
+ * guards the write (README, "Fencing"): a holder whose lease was lost, e.g. in a long GC pause,
+ * cannot overwrite the work of the holder that took over.
  */
 @Service
 public class OrderService {
@@ -22,9 +27,10 @@ public class OrderService {
         this.workTime = properties.workTime();
     }
 
+    /** @throws OrderExistsException if the id is taken */
     public Order create(String orderId, String customer) {
         Order order = new Order(orderId, customer);
-        orders.save(order);
+        orders.create(order);
         return order;
     }
 
@@ -32,33 +38,41 @@ public class OrderService {
         return orders.find(orderId).orElseThrow(() -> new OrderNotFoundException(orderId));
     }
 
-    /** The lock is taken before the order is read and released after it is written. */
-    @QueueLocked(entity = "#orderId", maxWait = "60s")
+    /**
+     * The lock is taken before the order is read and released after it is written, waiting at most
+     * {@code dynamolock.default-wait}.
+     */
+    @QueueLocked(entity = "#orderId")
     public Order addItem(String orderId, Item item) {
-        return update(orderId, item);
+        // This thread holds the lock through @QueueLocked: asking the template for it again joins it
+        // (re-entry) and gives its handle, for the fencing token.
+        LockRequest held = LockRequest.builder(orderId).wait(LockRequest.NO_WAIT).build();
+        return locks.execute(held, lock -> fencedUpdate(orderId, lock, order -> {
+            simulateWork();
+            order.add(item);
+        }));
     }
 
-    /** The same update with no lock: concurrent calls overwrite each other. For the demo only. */
+    /** The same update with no lock and no fence: concurrent calls overwrite each other. For the demo only. */
     public Order addItemWithoutLock(String orderId, Item item) {
-        return update(orderId, item);
+        Order order = get(orderId);
+        simulateWork();
+        order.add(item);
+        orders.saveUnfenced(order);
+        return order;
     }
 
     /** The programmatic way: the injected {@link LockTemplate}, with the fencing token at hand. */
     public Order applyDiscount(String orderId, int percent) {
-        return locks.execute(orderId, Duration.ofSeconds(60), lock -> {
-            Order order = get(orderId);
-            order.setTotalCents(order.getTotalCents() * (100 - percent) / 100);
-            order.setLastFencingToken(lock.fencingToken());
-            orders.save(order);
-            return order;
-        });
+        return locks.execute(LockRequest.of(orderId),
+                lock -> fencedUpdate(orderId, lock, order -> order.setTotalCents(order.getTotalCents() * (100 - percent) / 100)));
     }
 
-    private Order update(String orderId, Item item) {
-        Order order = get(orderId);
-        simulateWork();
-        order.add(item);
-        orders.save(order);
+    /** Claims the order with the lock's fencing token, changes it, and writes it back fenced by the same token. */
+    private Order fencedUpdate(String orderId, LockHandle lock, Consumer<Order> change) {
+        Order order = orders.claim(orderId, lock.fencingToken());
+        change.accept(order);
+        orders.save(order, lock.fencingToken());
         return order;
     }
 

@@ -1,0 +1,159 @@
+package io.dynamolock.samples.orders;
+
+import io.dynamolock.core.LockQueueFullException;
+import io.dynamolock.core.LockWaitTimeoutException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.stream.Collectors;
+import org.springframework.context.MessageSourceResolvable;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseEntity;
+import org.springframework.http.converter.HttpMessageNotReadableException;
+import org.springframework.validation.FieldError;
+import org.springframework.validation.method.ParameterValidationResult;
+import org.springframework.web.bind.MethodArgumentNotValidException;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.RestControllerAdvice;
+import org.springframework.web.context.request.WebRequest;
+import org.springframework.web.method.annotation.HandlerMethodValidationException;
+import org.springframework.web.servlet.mvc.method.annotation.ResponseEntityExceptionHandler;
+import tools.jackson.core.JacksonException;
+import tools.jackson.core.TokenStreamLocation;
+import tools.jackson.databind.exc.PropertyBindingException;
+
+/**
+ * Answers every error of the API as an RFC 9457 problem detail ({@code application/problem+json}):
+ * 400 naming each bad field, the value sent and the rule it broke; 404 for an unknown order; 409 for
+ * an id that is taken or a write fenced out by a later lock holder; 503 with {@code Retry-After} when
+ * the order's lock stayed taken for the whole wait. Spring's own errors (wrong method, media type...)
+ * come as problem details from {@link ResponseEntityExceptionHandler}.
+ */
+@RestControllerAdvice
+class OrderApiExceptionHandler extends ResponseEntityExceptionHandler {
+
+    /**
+     * When to retry after the order's lock stayed taken: the caller has given up its place in the
+     * queue, and the updates ahead of it take milliseconds each, so the order is soon free again.
+     */
+    static final Duration RETRY_AFTER = Duration.ofSeconds(5);
+
+    /** One field or parameter that broke a rule: its name, the value sent, and the rule. */
+    record FieldProblem(String field, Object rejectedValue, String message) {
+    }
+
+    @Override
+    protected ResponseEntity<Object> handleMethodArgumentNotValid(MethodArgumentNotValidException ex,
+            HttpHeaders headers, HttpStatusCode status, WebRequest request) {
+        List<FieldProblem> errors = ex.getBindingResult().getFieldErrors().stream()
+                .map(error -> new FieldProblem(error.getField(), error.getRejectedValue(), error.getDefaultMessage()))
+                .toList();
+        return handleExceptionInternal(ex, invalid(status, errors), headers, status, request);
+    }
+
+    /** Path variables, and request bodies of the same method, that broke their constraints. */
+    @Override
+    protected ResponseEntity<Object> handleHandlerMethodValidationException(HandlerMethodValidationException ex,
+            HttpHeaders headers, HttpStatusCode status, WebRequest request) {
+        List<FieldProblem> errors = new ArrayList<>();
+        for (ParameterValidationResult result : ex.getParameterValidationResults()) {
+            for (MessageSourceResolvable error : result.getResolvableErrors()) {
+                errors.add(error instanceof FieldError field
+                        ? new FieldProblem(field.getField(), field.getRejectedValue(), field.getDefaultMessage())
+                        : new FieldProblem(result.getMethodParameter().getParameterName(), result.getArgument(),
+                                error.getDefaultMessage()));
+            }
+        }
+        return handleExceptionInternal(ex, invalid(status, errors), headers, status, request);
+    }
+
+    /** Malformed JSON, unknown fields, values of the wrong type, no body. */
+    @Override
+    protected ResponseEntity<Object> handleHttpMessageNotReadable(HttpMessageNotReadableException ex,
+            HttpHeaders headers, HttpStatusCode status, WebRequest request) {
+        return handleExceptionInternal(ex, ProblemDetail.forStatusAndDetail(status, unreadable(ex)), headers, status,
+                request);
+    }
+
+    @ExceptionHandler
+    ProblemDetail orderNotFound(OrderNotFoundException ex) {
+        return problem(HttpStatus.NOT_FOUND, ex.getMessage(), ex.orderId());
+    }
+
+    @ExceptionHandler
+    ProblemDetail orderExists(OrderExistsException ex) {
+        return problem(HttpStatus.CONFLICT, ex.getMessage(), ex.orderId());
+    }
+
+    @ExceptionHandler
+    ProblemDetail staleFencingToken(StaleFencingTokenException ex) {
+        ProblemDetail problem = problem(HttpStatus.CONFLICT, ex.getMessage(), ex.orderId());
+        problem.setProperty("fencingToken", ex.token());
+        problem.setProperty("storedFencingToken", ex.storedToken());
+        return problem;
+    }
+
+    @ExceptionHandler
+    ResponseEntity<ProblemDetail> lockWaitTimeout(LockWaitTimeoutException ex) {
+        ProblemDetail problem = problem(HttpStatus.SERVICE_UNAVAILABLE, "Order '" + ex.entity() + "' is busy: its lock"
+                + " was still taken after waiting " + ex.waited().toMillis() + " ms, with " + ex.position()
+                + " update(s) ahead. Retry after " + RETRY_AFTER.toSeconds() + " s", ex.entity());
+        return retryLater(problem);
+    }
+
+    @ExceptionHandler
+    ResponseEntity<ProblemDetail> lockQueueFull(LockQueueFullException ex) {
+        return retryLater(ProblemDetail.forStatusAndDetail(HttpStatus.SERVICE_UNAVAILABLE, "Too many updates of this"
+                + " order are queued already. Retry after " + RETRY_AFTER.toSeconds() + " s"));
+    }
+
+    /** Anything else: logged here, answered without internals (a DynamoDB message means nothing to the client). */
+    @ExceptionHandler
+    ProblemDetail unexpected(Exception ex) {
+        logger.error("Request failed", ex);
+        return ProblemDetail.forStatusAndDetail(HttpStatus.INTERNAL_SERVER_ERROR,
+                "The request failed unexpectedly; the service's log has the details");
+    }
+
+    private static ProblemDetail invalid(HttpStatusCode status, List<FieldProblem> errors) {
+        List<FieldProblem> sorted = errors.stream().sorted(Comparator.comparing(FieldProblem::field)).toList();
+        ProblemDetail problem = ProblemDetail.forStatusAndDetail(status, sorted.stream()
+                .map(error -> error.field() + " " + error.message()).collect(Collectors.joining("; ")));
+        problem.setProperty("errors", sorted);
+        return problem;
+    }
+
+    private static String unreadable(HttpMessageNotReadableException ex) {
+        Throwable cause = ex.getMostSpecificCause();
+        if (cause instanceof PropertyBindingException unknown) {
+            return "Unknown field '" + unknown.getPropertyName() + "': the fields are " + unknown.getKnownPropertyIds();
+        }
+        if (cause instanceof JacksonException json) {
+            if (!json.getPath().isEmpty()) {
+                String field = json.getPath().stream()
+                        .map(step -> step.getPropertyName() != null ? step.getPropertyName() : "[" + step.getIndex() + "]")
+                        .collect(Collectors.joining("."));
+                return "Field '" + field + "': " + json.getOriginalMessage();
+            }
+            TokenStreamLocation at = json.getLocation();
+            return "Malformed JSON" + (at == null ? "" : " at line " + at.getLineNr() + ", column " + at.getColumnNr())
+                    + ": " + json.getOriginalMessage();
+        }
+        return "The request body is missing or is not JSON: send a JSON object with Content-Type application/json";
+    }
+
+    private static ProblemDetail problem(HttpStatus status, String detail, String orderId) {
+        ProblemDetail problem = ProblemDetail.forStatusAndDetail(status, detail);
+        problem.setProperty("orderId", orderId);
+        return problem;
+    }
+
+    private static ResponseEntity<ProblemDetail> retryLater(ProblemDetail problem) {
+        return ResponseEntity.status(problem.getStatus())
+                .header(HttpHeaders.RETRY_AFTER, Long.toString(RETRY_AFTER.toSeconds())).body(problem);
+    }
+}

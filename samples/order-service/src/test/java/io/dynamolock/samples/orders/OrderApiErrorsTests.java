@@ -1,0 +1,173 @@
+package io.dynamolock.samples.orders;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.dynamolock.core.LockHandle;
+import io.dynamolock.core.LockTemplate;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.webmvc.test.autoconfigure.AutoConfigureMockMvc;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.test.web.servlet.assertj.MockMvcTester;
+import org.springframework.test.web.servlet.assertj.MvcTestResult;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+
+/**
+ * Bad requests, as a new user sends them: each is answered with the right status and an RFC 9457
+ * problem body that names what was wrong, and none changes a stored order.
+ */
+@SpringBootTest(properties = {"sample.demo.enabled=false", "sample.embedded-dynamodb.port=0",
+        "dynamolock.default-wait=0"})
+@AutoConfigureMockMvc
+class OrderApiErrorsTests {
+
+    @Autowired
+    MockMvcTester mvc;
+
+    @Autowired
+    LockTemplate locks;
+
+    @Autowired
+    DynamoDbClient dynamoDbClient;
+
+    @Test
+    void orderWithoutIdGetsAGeneratedOne() {
+        MvcTestResult created = post("/orders", "{\"customer\": \"ann\"}");
+
+        assertThat(created).hasStatus(HttpStatus.CREATED);
+        String orderId = created.getResponse().getHeader("Location").replaceFirst(".*/orders/", "");
+        assertThat(orderId).matches("[0-9a-f-]{36}");
+        assertThat(created).bodyJson().extractingPath("$.orderId").isEqualTo(orderId);
+        assertThat(mvc.get().uri("/orders/" + orderId)).hasStatusOk().bodyJson()
+                .extractingPath("$.customer").isEqualTo("ann");
+    }
+
+    @Test
+    void emptyOrderIdIsABadRequestNamingTheFieldAndTheFix() {
+        assertProblem(post("/orders", "{\"orderId\": \"\", \"customer\": \"ann\"}"), HttpStatus.BAD_REQUEST, """
+                {"title": "Bad Request", "status": 400, "instance": "/orders",
+                 "errors": [{"field": "orderId", "rejectedValue": "",
+                             "message": "must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit; leave it out to get a generated id"}]}
+                """);
+    }
+
+    @Test
+    void orderIdThatIsNoPathSegmentIsABadRequest() {
+        assertProblem(post("/orders", "{\"orderId\": \"a/b\", \"customer\": \"ann\"}"), HttpStatus.BAD_REQUEST,
+                "{\"errors\": [{\"field\": \"orderId\", \"rejectedValue\": \"a/b\"}]}");
+        assertProblem(mvc.get().uri("/orders/.hidden").exchange(), HttpStatus.BAD_REQUEST,
+                "{\"errors\": [{\"field\": \"orderId\", \"rejectedValue\": \".hidden\"}]}");
+    }
+
+    @Test
+    void missingFieldsAreEachNamed() {
+        assertProblem(post("/orders", "{}"), HttpStatus.BAD_REQUEST, """
+                {"detail": "customer must not be blank",
+                 "errors": [{"field": "customer", "rejectedValue": null, "message": "must not be blank"}]}
+                """);
+        create("no-fields");
+        assertProblem(post("/orders/no-fields/items", "{}"), HttpStatus.BAD_REQUEST, """
+                {"detail": "name must not be blank; priceCents must not be null",
+                 "errors": [{"field": "name"}, {"field": "priceCents"}]}
+                """);
+        assertProblem(post("/orders/no-fields/discount", "{}"), HttpStatus.BAD_REQUEST,
+                "{\"errors\": [{\"field\": \"percent\", \"message\": \"must not be null\"}]}");
+        assertUnchanged("no-fields");
+    }
+
+    @Test
+    void fieldsUnderOtherNamesAreABadRequestNotStoredAsNull() {
+        create("other-names");
+        assertProblem(post("/orders/other-names/items", "{\"title\": \"book\", \"price\": 1250}"),
+                HttpStatus.BAD_REQUEST, "{\"detail\": \"Unknown field 'title': the fields are [name, priceCents]\"}");
+        assertProblem(post("/orders", "{\"id\": \"o-7\", \"client\": \"ann\"}"), HttpStatus.BAD_REQUEST,
+                "{\"detail\": \"Unknown field 'id': the fields are [orderId, customer]\"}");
+        assertUnchanged("other-names");
+    }
+
+    @Test
+    void valuesOutsideTheirRangeAreABadRequest() {
+        create("ranges");
+        assertProblem(post("/orders/ranges/items", "{\"name\": \"book\", \"priceCents\": -1250}"),
+                HttpStatus.BAD_REQUEST, """
+                {"errors": [{"field": "priceCents", "rejectedValue": -1250, "message": "must be greater than 0"}]}
+                """);
+        assertProblem(post("/orders/ranges/discount", "{\"percent\": 150}"), HttpStatus.BAD_REQUEST, """
+                {"errors": [{"field": "percent", "rejectedValue": 150, "message": "must be less than or equal to 100"}]}
+                """);
+        assertUnchanged("ranges");
+    }
+
+    @Test
+    void malformedJsonIsABadRequestSayingWhere() {
+        create("malformed");
+        MvcTestResult result = post("/orders/malformed/items", "{\"name\": \"book\", \"priceCents\": 12,50}");
+        assertProblem(result, HttpStatus.BAD_REQUEST, "{\"title\": \"Bad Request\"}");
+        assertThat(result).bodyJson().extractingPath("$.detail").asString()
+                .startsWith("Malformed JSON at line 1, column 35: Unexpected character");
+        assertThat(post("/orders/malformed/items", "{\"name\": \"book\", \"priceCents\": \"twelve\"}")).bodyJson()
+                .extractingPath("$.detail").asString().startsWith("Field 'priceCents': Cannot deserialize value");
+        assertThat(post("/orders/malformed/items", "")).hasStatus(HttpStatus.BAD_REQUEST).bodyJson()
+                .extractingPath("$.detail").asString().startsWith("The request body is missing or is not JSON");
+        assertUnchanged("malformed");
+    }
+
+    @Test
+    void unknownOrderIsNotFoundAndNotCreatedByAnUpdate() {
+        String detail = "No order 'nobody'. Create it first: POST /orders {\\\"orderId\\\": \\\"nobody\\\", \\\"customer\\\": \\\"...\\\"}";
+        assertProblem(mvc.get().uri("/orders/nobody").exchange(), HttpStatus.NOT_FOUND,
+                "{\"status\": 404, \"detail\": \"" + detail + "\", \"orderId\": \"nobody\", \"instance\": \"/orders/nobody\"}");
+        assertProblem(post("/orders/nobody/items", "{\"name\": \"book\", \"priceCents\": 1250}"), HttpStatus.NOT_FOUND,
+                "{\"orderId\": \"nobody\"}");
+        assertProblem(post("/orders/nobody/discount", "{\"percent\": 10}"), HttpStatus.NOT_FOUND,
+                "{\"orderId\": \"nobody\"}");
+        assertThat(mvc.get().uri("/orders/nobody")).hasStatus(HttpStatus.NOT_FOUND);
+    }
+
+    @Test
+    void secondOrderWithTheSameIdIsAConflict() {
+        create("taken");
+        assertProblem(post("/orders", "{\"orderId\": \"taken\", \"customer\": \"bob\"}"), HttpStatus.CONFLICT,
+                "{\"status\": 409, \"orderId\": \"taken\", \"detail\": \"Order 'taken' exists already. Leave orderId"
+                        + " out to get a generated id, or choose another\"}");
+        assertThat(mvc.get().uri("/orders/taken")).bodyJson().extractingPath("$.customer").isEqualTo("ann");
+    }
+
+    @Test
+    void orderWhoseLockStaysTakenIsServiceUnavailableWithRetryAfter() {
+        create("busy");
+        // Another instance of the app holds the order's lock; this one waits dynamolock.default-wait (0 here).
+        try (LockTemplate otherInstance = LockTemplate.builder(dynamoDbClient).tableName(locks.tableName()).build();
+                LockHandle held = otherInstance.acquire("busy", Duration.ofSeconds(5))) {
+            MvcTestResult result = post("/orders/busy/items", "{\"name\": \"book\", \"priceCents\": 1250}");
+
+            assertProblem(result, HttpStatus.SERVICE_UNAVAILABLE, "{\"status\": 503, \"orderId\": \"busy\"}");
+            assertThat(result).hasHeader("Retry-After", "5").bodyJson().extractingPath("$.detail").asString()
+                    .matches("Order 'busy' is busy: its lock was still taken after waiting \\d+ ms, with 1 update\\(s\\)"
+                            + " ahead. Retry after 5 s");
+            assertThat(held.isValid()).isTrue();
+        }
+        assertUnchanged("busy");
+    }
+
+    private MvcTestResult post(String uri, String json) {
+        return mvc.post().uri(uri).contentType(MediaType.APPLICATION_JSON).content(json).exchange();
+    }
+
+    private void create(String orderId) {
+        assertThat(post("/orders", "{\"orderId\": \"" + orderId + "\", \"customer\": \"ann\"}")).hasStatus(HttpStatus.CREATED);
+    }
+
+    private void assertUnchanged(String orderId) {
+        assertThat(mvc.get().uri("/orders/" + orderId)).hasStatusOk().bodyJson()
+                .isLenientlyEqualTo("{\"items\": [], \"totalCents\": 0, \"lastFencingToken\": 0}");
+    }
+
+    private static void assertProblem(MvcTestResult result, HttpStatus status, String expectedJson) {
+        assertThat(result).hasStatus(status).hasContentType(MediaType.APPLICATION_PROBLEM_JSON).bodyJson()
+                .isLenientlyEqualTo(expectedJson);
+    }
+}

@@ -1,0 +1,126 @@
+package io.dynamolock.samples.orders;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.mockito.ArgumentMatchers.anyLong;
+import static org.mockito.ArgumentMatchers.eq;
+import static org.mockito.Mockito.doAnswer;
+
+import io.dynamolock.core.LockHandle;
+import io.dynamolock.core.LockTemplate;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.webmvc.test.autoconfigure.AutoConfigureMockMvc;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.test.context.bean.override.mockito.MockitoSpyBean;
+import org.springframework.test.web.servlet.assertj.MockMvcTester;
+import org.springframework.test.web.servlet.assertj.MvcTestResult;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+
+/**
+ * The README's fencing pattern at work in the sample: every write of an order carries the fencing
+ * token of the order's lock, and a write with an older token than the order has seen is rejected.
+ */
+@SpringBootTest(properties = {"sample.demo.enabled=false", "sample.embedded-dynamodb.port=0"})
+@AutoConfigureMockMvc
+class OrderFencingTests {
+
+    @Autowired
+    MockMvcTester mvc;
+
+    @Autowired
+    OrderService service;
+
+    @MockitoSpyBean
+    OrderRepository orders;
+
+    @Autowired
+    LockTemplate locks;
+
+    @Autowired
+    DynamoDbClient dynamoDbClient;
+
+    @Test
+    void writesWithAnOlderTokenThanTheOrdersAreRejected() {
+        service.create("stale-order", "ann");
+        long older;
+        try (LockHandle first = locks.acquire("stale-order", Duration.ofSeconds(5))) {
+            older = first.fencingToken();
+        }
+        Order claimed;
+        long newer;
+        try (LockHandle second = locks.acquire("stale-order", Duration.ofSeconds(5))) {
+            newer = second.fencingToken();
+            claimed = orders.claim("stale-order", newer);
+        }
+        assertThat(newer).isGreaterThan(older);
+        assertThat(claimed.getLastFencingToken()).isEqualTo(newer);
+
+        Order late = orders.find("stale-order").orElseThrow();
+        late.add(new Item("late", 999L));
+        assertThatExceptionOfType(StaleFencingTokenException.class).isThrownBy(() -> orders.save(late, older))
+                .withMessage("Write to order 'stale-order' with fencing token " + older + " rejected: a later lock"
+                        + " holder claimed it with token " + newer + ". This holder's lease was lost; its update was"
+                        + " not applied");
+        assertThatExceptionOfType(StaleFencingTokenException.class).isThrownBy(() -> orders.claim("stale-order", older));
+
+        Order stored = service.get("stale-order");
+        assertThat(stored.getItems()).isEmpty();
+        assertThat(stored.getLastFencingToken()).isEqualTo(newer);
+        orders.save(stored, newer);
+        assertThat(service.get("stale-order").getLastFencingToken()).as("the holder itself may write again").isEqualTo(newer);
+    }
+
+    /**
+     * A holder stalls after reading the order (a long GC pause, say); its lease runs out, and another
+     * instance takes the lock over and updates the order. When the first holder resumes, its write is
+     * rejected and its caller told so; the other instance's update stands.
+     */
+    @Test
+    void holderWhoseLeaseWasTakenOverCannotOverwriteTheNextHoldersUpdate() throws Exception {
+        service.create("paused-order", "ann");
+        CountDownLatch firstHolderRead = new CountDownLatch(1);
+        CountDownLatch resumeFirstHolder = new CountDownLatch(1);
+        AtomicLong stalledToken = new AtomicLong();
+        doAnswer(call -> {
+            Object read = call.callRealMethod();
+            if (stalledToken.compareAndSet(0, call.getArgument(1))) {
+                firstHolderRead.countDown();
+                assertThat(resumeFirstHolder.await(60, TimeUnit.SECONDS)).isTrue();
+            }
+            return read;
+        }).when(orders).claim(eq("paused-order"), anyLong());
+
+        CompletableFuture<MvcTestResult> stalled = CompletableFuture.supplyAsync(() -> mvc.post()
+                .uri("/orders/paused-order/items").contentType(MediaType.APPLICATION_JSON)
+                .content("{\"name\": \"stale\", \"priceCents\": 999}").exchange());
+        assertThat(firstHolderRead.await(30, TimeUnit.SECONDS)).isTrue();
+
+        // The other instance's clock is two minutes ahead, so it sees the stalled holder's lease (60 s, renewed
+        // every 30 s) as run out and takes the lock over at once, as it would one lease after a real stall.
+        try (LockTemplate otherInstance = LockTemplate.builder(dynamoDbClient).tableName(locks.tableName())
+                .clock(Clock.offset(Clock.systemUTC(), Duration.ofMinutes(2))).build();
+                LockHandle takenOver = otherInstance.acquire("paused-order", Duration.ofSeconds(10))) {
+            assertThat(takenOver.fencingToken()).isGreaterThan(stalledToken.get());
+            Order order = orders.claim("paused-order", takenOver.fencingToken());
+            order.add(new Item("fresh", 1_250L));
+            orders.save(order, takenOver.fencingToken());
+        }
+        resumeFirstHolder.countDown();
+
+        MvcTestResult result = stalled.get(30, TimeUnit.SECONDS);
+        assertThat(result).hasStatus(HttpStatus.CONFLICT).hasContentType(MediaType.APPLICATION_PROBLEM_JSON)
+                .bodyJson().isLenientlyEqualTo("{\"orderId\": \"paused-order\", \"fencingToken\": " + stalledToken.get() + "}");
+        Order stored = service.get("paused-order");
+        assertThat(stored.getItems()).containsExactly("fresh");
+        assertThat(stored.getTotalCents()).isEqualTo(1_250);
+    }
+}
