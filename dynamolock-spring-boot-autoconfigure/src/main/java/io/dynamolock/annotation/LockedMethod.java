@@ -16,7 +16,9 @@ import org.springframework.expression.Expression;
  * @param maxWait     the wait, or {@code null} for the template's default
  * @param lease       the lease, or {@code null} for the template's default
  * @param async       whether it returns a {@code CompletableFuture} or {@code CompletionStage}
+ * @param onWaitTimeout what a call does when the wait runs out
+ * @param minHold     the least time the lock is held from its grant, or {@code null} for none
  */
 record LockedMethod(Method method, String description, String entitySource, Expression entity, String namespace,
-        Duration maxWait, Duration lease, boolean async) {
+        Duration maxWait, Duration lease, boolean async, WaitTimeoutPolicy onWaitTimeout, Duration minHold) {
 }

@@ -33,6 +33,14 @@ import java.lang.annotation.Target;
  * <li>Like every Spring proxy-based annotation, it applies to calls through the bean, not to
  * calls from the bean to itself ({@code this.method()}).</li>
  * </ul>
+ *
+ * <p>A cluster-singleton scheduled job, run by one instance at a time and skipped quietly by the
+ * others:
+ * <pre>{@code
+ * @Scheduled(fixedRate = 60_000)
+ * @QueueLocked(entity = "'nightly-report'", maxWait = "0", onWaitTimeout = WaitTimeoutPolicy.SKIP, minHold = "50s")
+ * public void report() { ... }
+ * }</pre>
  */
 @Target({ElementType.METHOD, ElementType.ANNOTATION_TYPE})
 @Retention(RetentionPolicy.RUNTIME)
@@ -70,4 +78,20 @@ public @interface QueueLocked {
      * for {@code dynamolock.lease-duration}.
      */
     String lease() default "";
+
+    /**
+     * What a call does when the wait runs out: {@link WaitTimeoutPolicy#FAIL} (the default) throws
+     * {@code LockWaitTimeoutException}; {@link WaitTimeoutPolicy#SKIP} returns without running the method,
+     * for jobs that one instance at a time should run ({@code void} methods only).
+     */
+    WaitTimeoutPolicy onWaitTimeout() default WaitTimeoutPolicy.FAIL;
+
+    /**
+     * The least time the lock is held from its grant, e.g. {@code 30s}: a method that returns sooner keeps
+     * the lock (renewed as usual) until then, and is released in the background. For scheduled jobs, so
+     * that an instance whose clock or schedule runs a little behind does not run a job that another has
+     * just finished (like ShedLock's {@code lockAtLeastFor}). {@code ${...}} placeholders are resolved.
+     * Empty for none.
+     */
+    String minHold() default "";
 }

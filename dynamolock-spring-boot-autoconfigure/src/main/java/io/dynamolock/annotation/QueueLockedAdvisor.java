@@ -7,6 +7,7 @@ import org.springframework.aop.Pointcut;
 import org.springframework.aop.support.AbstractPointcutAdvisor;
 import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
 import org.springframework.beans.factory.BeanFactory;
+import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.core.env.PropertyResolver;
 import org.springframework.util.function.SingletonSupplier;
 
@@ -28,12 +29,13 @@ public class QueueLockedAdvisor extends AbstractPointcutAdvisor {
      * @param placeholders     resolves {@code ${...}} in namespaces and durations
      * @param beanFactory      resolves {@code @bean} references in entity expressions
      * @param order            the advisor's order; lower is outer
+     * @param events           where skipped calls are published ({@link QueueLockedSkippedEvent})
      */
     public QueueLockedAdvisor(Supplier<LockTemplate> lockTemplate, Supplier<LostLeasePolicy> lostLeasePolicy,
-            PropertyResolver placeholders, BeanFactory beanFactory, int order) {
+            PropertyResolver placeholders, BeanFactory beanFactory, int order, ApplicationEventPublisher events) {
         Supplier<LockTemplate> template = SingletonSupplier.of(lockTemplate);
         this.methods = new QueueLockedMethods(placeholders, beanFactory, template);
-        this.interceptor = new QueueLockedInterceptor(methods, template, lostLeasePolicy);
+        this.interceptor = new QueueLockedInterceptor(methods, template, lostLeasePolicy, events::publishEvent);
         setOrder(order);
     }
 

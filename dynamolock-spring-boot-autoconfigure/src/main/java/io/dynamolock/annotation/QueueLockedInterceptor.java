@@ -4,8 +4,13 @@ import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockLostException;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTemplate;
+import io.dynamolock.core.LockWaitTimeoutException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -13,15 +18,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.expression.EvaluationException;
+import org.springframework.util.function.SingletonSupplier;
 
 /**
  * Runs a {@link QueueLocked} method holding its lock: evaluates the entity, builds a
  * {@link LockRequest} and hands the call to the {@link LockTemplate}, as spring-retry's
- * interceptor hands it to a {@code RetryTemplate}. A synchronous method runs inside
- * {@code execute}; a method returning {@code CompletableFuture} / {@code CompletionStage}
- * runs with its lock in scope and keeps it until the future completes. Re-entry is the
- * template's: calls made inside the method's scope join its lock. A lease lost meanwhile
- * is handled as the {@link LostLeasePolicy} says.
+ * interceptor hands it to a {@code RetryTemplate}: acquire, run the method with the lock in
+ * the thread's scope ({@code inScope}: calls made inside it join the lock), release when the
+ * method returns or, for a method returning {@code CompletableFuture} / {@code CompletionStage},
+ * when its future completes; with a {@code minHold}, no earlier than that after the grant. A
+ * wait that runs out fails the call or, with {@link WaitTimeoutPolicy#SKIP}, skips it. A lease
+ * lost meanwhile is handled as the {@link LostLeasePolicy} says.
  */
 public final class QueueLockedInterceptor implements MethodInterceptor {
 
@@ -30,12 +37,24 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
     private final QueueLockedMethods methods;
     private final Supplier<LockTemplate> lockTemplate;
     private final Supplier<LostLeasePolicy> lostLeasePolicy;
+    private final Consumer<QueueLockedSkippedEvent> skips;
+    /** Releases locks whose minimum hold outlasts their method; created on first use. */
+    private final Supplier<ScheduledExecutorService> delayedReleases = SingletonSupplier.of(() -> {
+        ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, runnable -> {
+            Thread thread = new Thread(runnable, "dynamolock-min-hold");
+            thread.setDaemon(true);
+            return thread;
+        });
+        executor.setRemoveOnCancelPolicy(true);
+        return executor;
+    });
 
     QueueLockedInterceptor(QueueLockedMethods methods, Supplier<LockTemplate> lockTemplate,
-            Supplier<LostLeasePolicy> lostLeasePolicy) {
+            Supplier<LostLeasePolicy> lostLeasePolicy, Consumer<QueueLockedSkippedEvent> skips) {
         this.methods = methods;
         this.lockTemplate = lockTemplate;
         this.lostLeasePolicy = lostLeasePolicy;
+        this.skips = skips;
     }
 
     @Override
@@ -48,19 +67,39 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
         }
         LockTemplate locks = lockTemplate.get();
         LockRequest request = request(locked, invocation, targetClass);
-        if (!locked.async()) {
-            return locks.execute(request, lock -> proceed(invocation, locked, lock));
+        LockHandle lock;
+        try {
+            lock = locks.acquire(request);
         }
-        LockHandle lock = locks.acquire(request);
+        catch (LockWaitTimeoutException busy) {
+            if (locked.onWaitTimeout() != WaitTimeoutPolicy.SKIP) {
+                throw busy;
+            }
+            return skip(locked, busy);
+        }
+        long grantedAt = System.nanoTime();
         Object returned;
         try {
             returned = locks.inScope(lock, held -> invocation.proceed());
         }
         catch (Throwable ex) {
-            finish(lock, locked, ex);
+            finish(lock, locked, grantedAt, ex);
             throw ex;
         }
-        return returned == null ? finish(lock, locked, null) : releaseOnCompletion((CompletionStage<?>) returned, lock, locked);
+        if (locked.async() && returned != null) {
+            return releaseOnCompletion((CompletionStage<?>) returned, lock, locked, grantedAt);
+        }
+        finish(lock, locked, grantedAt, null);
+        return returned;
+    }
+
+    /** A busy lock and {@link WaitTimeoutPolicy#SKIP}: one DEBUG line and an event, no error. */
+    private Object skip(LockedMethod locked, LockWaitTimeoutException busy) {
+        log.debug("Skipped {}: lock entity='{}' namespace='{}' is busy ({} ahead after {} ms)", locked.description(),
+                busy.entity(), busy.namespace(), busy.position(), busy.waited().toMillis());
+        skips.accept(new QueueLockedSkippedEvent(this, locked.description(), busy.entity(), busy.namespace(),
+                busy.waited()));
+        return locked.async() ? CompletableFuture.completedFuture(null) : null;
     }
 
     private LockRequest request(LockedMethod locked, MethodInvocation invocation, Class<?> targetClass) {
@@ -75,26 +114,13 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
         return request.build();
     }
 
-    private Object proceed(MethodInvocation invocation, LockedMethod locked, LockHandle lock) throws Throwable {
-        Object result;
-        try {
-            result = invocation.proceed();
-        }
-        catch (Throwable ex) {
-            reportLoss(lock, locked, ex);
-            throw ex;
-        }
-        reportLoss(lock, locked, null);
-        return result;
-    }
-
     /** The caller's future completes after the lock was released, with the method's outcome. */
     private CompletableFuture<Object> releaseOnCompletion(CompletionStage<?> returned, LockHandle lock,
-            LockedMethod locked) {
+            LockedMethod locked, long grantedAt) {
         CompletableFuture<Object> result = new CompletableFuture<>();
         returned.whenComplete((value, failure) -> {
             try {
-                finish(lock, locked, failure);
+                finish(lock, locked, grantedAt, failure);
             }
             catch (RuntimeException | Error ex) {
                 result.completeExceptionally(ex);
@@ -130,15 +156,22 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
         return entity;
     }
 
-    /** Reports a lost lease, then releases the lock; returns {@code null} for the caller's convenience. */
-    private Object finish(LockHandle lock, LockedMethod locked, Throwable failure) {
+    /** Reports a lost lease, then releases the lock, at once or when its minimum hold has passed. */
+    private void finish(LockHandle lock, LockedMethod locked, long grantedAt, Throwable failure) {
         try {
             reportLoss(lock, locked, failure);
         }
         finally {
-            lock.release();
+            long remaining = locked.minHold() == null ? 0
+                    : grantedAt + locked.minHold().toNanos() - System.nanoTime();
+            if (remaining > 0 && lock.isValid()) {
+                // Held on, renewed as usual; if the application stops first, the entry expires with its lease.
+                delayedReleases.get().schedule(lock::release, remaining, TimeUnit.NANOSECONDS);
+            }
+            else {
+                lock.release();
+            }
         }
-        return null;
     }
 
     /**

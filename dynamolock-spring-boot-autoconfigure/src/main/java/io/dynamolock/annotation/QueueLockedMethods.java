@@ -38,7 +38,8 @@ final class QueueLockedMethods {
 
     private static final String REACTIVE_STREAMS_PUBLISHER = "org.reactivestreams.Publisher";
 
-    private static final LockedMethod NOT_LOCKED = new LockedMethod(null, null, null, null, null, null, null, false);
+    private static final LockedMethod NOT_LOCKED = new LockedMethod(null, null, null, null, null, null, null, false,
+            WaitTimeoutPolicy.FAIL, null);
 
     private final Map<MethodClassKey, LockedMethod> cache = new ConcurrentHashMap<>(64);
     private final LockExpressionEvaluator evaluator;
@@ -81,6 +82,17 @@ final class QueueLockedMethods {
         String namespace = resolve(annotation.namespace(), "namespace", description);
         Duration maxWait = duration(annotation.maxWait(), "maxWait", description);
         Duration lease = duration(annotation.lease(), "lease", description);
+        Duration minHold = duration(annotation.minHold(), "minHold", description);
+        if (minHold != null && (minHold.isNegative() || minHold.isZero())) {
+            throw invalid(description, "minHold '" + annotation.minHold() + "' must be a positive duration, e.g. 30s;"
+                    + " leave it empty for none");
+        }
+        if (annotation.onWaitTimeout() == WaitTimeoutPolicy.SKIP && !returnsNothing(method, async)) {
+            throw invalid(description, "onWaitTimeout = SKIP needs a method returning void, Void or a future of Void:"
+                    + " a skipped call has no value to return, and this method returns "
+                    + method.getGenericReturnType().getTypeName() + ". Use FAIL and handle LockWaitTimeoutException,"
+                    + " or return nothing");
+        }
         if (maxWait != null && maxWait.isNegative()) {
             throw invalid(description, "maxWait '" + annotation.maxWait() + "' is negative; use 0 for no wait,"
                     + " a positive duration, or infinite");
@@ -94,7 +106,15 @@ final class QueueLockedMethods {
             }
         }
         return new LockedMethod(method, description, annotation.entity(), entity,
-                namespace.isEmpty() ? null : namespace, maxWait, lease, async);
+                namespace.isEmpty() ? null : namespace, maxWait, lease, async, annotation.onWaitTimeout(), minHold);
+    }
+
+    private static boolean returnsNothing(Method method, boolean async) {
+        if (!async) {
+            return method.getReturnType() == void.class || method.getReturnType() == Void.class;
+        }
+        return method.getGenericReturnType() instanceof java.lang.reflect.ParameterizedType future
+                && future.getActualTypeArguments()[0] == Void.class;
     }
 
     private Expression parseEntity(String source, Method method, Class<?> targetClass, String description) {

@@ -19,6 +19,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
@@ -55,11 +56,12 @@ public class DynamoLockAutoConfiguration {
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     @ConditionalOnMissingBean
     static QueueLockedAdvisor queueLockedAdvisor(ObjectProvider<LockTemplate> lockTemplate,
-            ObjectProvider<DynamoLockProperties> properties, Environment environment, BeanFactory beanFactory) {
+            ObjectProvider<DynamoLockProperties> properties, Environment environment, BeanFactory beanFactory,
+            ApplicationEventPublisher events) {
         int order = Binder.get(environment).bind("dynamolock.advisor-order", Integer.class)
                 .orElse(DynamoLockProperties.DEFAULT_ADVISOR_ORDER);
         Supplier<LostLeasePolicy> lostLeasePolicy = () -> properties.getObject().getOnLostLease();
-        return new QueueLockedAdvisor(lockTemplate::getObject, lostLeasePolicy, environment, beanFactory, order);
+        return new QueueLockedAdvisor(lockTemplate::getObject, lostLeasePolicy, environment, beanFactory, order, events);
     }
 
     @Bean

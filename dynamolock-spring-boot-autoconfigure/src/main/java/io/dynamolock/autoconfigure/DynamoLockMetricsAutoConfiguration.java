@@ -1,11 +1,14 @@
 package io.dynamolock.autoconfigure;
 
 import io.dynamolock.core.LockTemplate;
+import io.dynamolock.annotation.QueueLockedSkippedEvent;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
 
 /**
@@ -23,6 +26,17 @@ public class DynamoLockMetricsAutoConfiguration {
     @ConditionalOnMissingBean
     LockMetricsListener lockMetricsListener(MeterRegistry meterRegistry) {
         return new LockMetricsListener(meterRegistry);
+    }
+
+    /** Counts {@code @QueueLocked} calls skipped because their lock was busy (onWaitTimeout = SKIP). */
+    @Bean
+    ApplicationListener<QueueLockedSkippedEvent> lockSkipCounter(MeterRegistry meterRegistry) {
+        return skipped -> Counter.builder("dynamolock.skipped")
+                .description("@QueueLocked calls skipped because their lock was busy")
+                .tag("namespace", skipped.namespace())
+                .tag("method", skipped.method())
+                .register(meterRegistry)
+                .increment();
     }
 
     @Bean

@@ -68,6 +68,19 @@ class QueueLockedValidationTests {
     }
 
     @Test
+    void failsOnSkipForAMethodThatReturnsAValue() {
+        assertFails(SkipWithResult.class, SkipWithResult.class.getName() + ".run(String): onWaitTimeout = SKIP needs"
+                + " a method returning void, Void or a future of Void: a skipped call has no value to return, and this"
+                + " method returns java.util.concurrent.CompletableFuture<java.lang.String>");
+    }
+
+    @Test
+    void failsOnMinHoldThatIsNotPositive() {
+        assertFails(ZeroMinHold.class, ZeroMinHold.class.getName() + ".run(String): minHold '0s' must be a positive"
+                + " duration, e.g. 30s");
+    }
+
+    @Test
     void failsOnPlaceholderResolvedToNoDuration() {
         assertFails(PlaceholderWait.class, "maxWait '${orders.name}' (resolved to 'orders') is not a duration",
                 "orders.name=orders");
@@ -144,6 +157,15 @@ class QueueLockedValidationTests {
         @QueueLocked(entity = "'constant'", maxWait = "0")
         public void constant() {
         }
+
+        @QueueLocked(entity = "'job'", maxWait = "0", onWaitTimeout = WaitTimeoutPolicy.SKIP, minHold = "${orders.wait}")
+        public void job() {
+        }
+
+        @QueueLocked(entity = "'async-job'", maxWait = "0", onWaitTimeout = WaitTimeoutPolicy.SKIP)
+        public CompletableFuture<Void> asyncJob() {
+            return CompletableFuture.completedFuture(null);
+        }
     }
 
     public static class BadSyntax {
@@ -177,6 +199,21 @@ class QueueLockedValidationTests {
     public static class NegativeWait {
 
         @QueueLocked(entity = "#id", maxWait = "-1s")
+        public void run(String id) {
+        }
+    }
+
+    public static class SkipWithResult {
+
+        @QueueLocked(entity = "#id", maxWait = "0", onWaitTimeout = WaitTimeoutPolicy.SKIP)
+        public CompletableFuture<String> run(String id) {
+            return CompletableFuture.completedFuture(id);
+        }
+    }
+
+    public static class ZeroMinHold {
+
+        @QueueLocked(entity = "#id", minHold = "0s")
         public void run(String id) {
         }
     }
