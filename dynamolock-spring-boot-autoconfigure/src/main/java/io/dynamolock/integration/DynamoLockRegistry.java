@@ -134,6 +134,7 @@ public final class DynamoLockRegistry
      */
     @Override
     public void renewLock(Object lockKey, Duration ttl) {
+        Objects.requireNonNull(ttl, "ttl must not be null");
         renewLock(lockKey);
         ThreadHold hold = heldByCurrentThread((String) lockKey);
         if (!hold.lease().equals(ttl)) {
