@@ -1,0 +1,414 @@
+package io.dynamolock.integration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.dynamolock.autoconfigure.DynamoDbLocalProperties;
+import io.dynamolock.core.LockHandle;
+import io.dynamolock.core.LockListener;
+import io.dynamolock.core.LockLostException;
+import io.dynamolock.core.LockTemplate;
+import io.dynamolock.core.QueueSnapshot;
+import io.dynamolock.core.test.Await;
+import io.dynamolock.core.test.LockFixture;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.ConcurrentModificationException;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.Lock;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.integration.support.locks.DistributedLock;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+
+/**
+ * The registry's guarantees and {@link Lock} rules on DynamoDB Local. Two registries on two
+ * templates, each with a client of its own, stand for two processes.
+ */
+class DynamoLockRegistryTests {
+
+    private static final Duration WAIT = Duration.ofSeconds(30);
+
+    private final LockFixture fixture = new LockFixture();
+    private final Semaphore lostLeases = new Semaphore(0);
+    private final LockTemplate templateA = fixture.template(builder -> builder.listener(new LockListener() {
+        @Override
+        public void onLost(LockHandle lock) {
+            lostLeases.release();
+        }
+    }));
+    private final DynamoLockRegistry processA = new DynamoLockRegistry(templateA);
+    private final DynamoLockRegistry processB = new DynamoLockRegistry(fixture.template());
+    private final ExecutorService threads = Executors.newCachedThreadPool();
+
+    @AfterEach
+    void close() throws Exception {
+        threads.shutdownNow();
+        fixture.close();
+    }
+
+    @Test
+    void excludesThreadsOfAllProcesses() throws Exception {
+        DynamoLockRegistry[] registries = {processA, processB};
+        AtomicInteger turn = new AtomicInteger();
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger overlaps = new AtomicInteger();
+        int[] counter = {0};
+        DynamoDbLocalProperties.race(4, 5, () -> {
+            registries[turn.getAndIncrement() % 2].executeLocked("counter", () -> {
+                if (inside.incrementAndGet() > 1) {
+                    overlaps.incrementAndGet();
+                }
+                int seen = counter[0];
+                Thread.yield();
+                counter[0] = seen + 1;
+                inside.decrementAndGet();
+            });
+            return null;
+        });
+        assertThat(overlaps).hasValue(0);
+        assertThat(counter[0]).as("no increment lost").isEqualTo(20);
+        assertThat(fixture.queue("counter")).isEmpty();
+    }
+
+    @Test
+    void grantsInArrivalOrderAcrossProcessesAndThreads() throws Exception {
+        Lock holder = processA.obtain("fifo");
+        holder.lock();
+        List<Integer> grants = Collections.synchronizedList(new ArrayList<>());
+        List<Future<?>> waiters = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            int arrival = i;
+            DynamoLockRegistry registry = i % 2 == 0 ? processB : processA;
+            waiters.add(threads.submit(() -> {
+                Lock lock = registry.obtain("fifo");
+                lock.lockInterruptibly();
+                grants.add(arrival);
+                lock.unlock();
+                return null;
+            }));
+            // The next caller arrives only once this one is queued.
+            fixture.awaitQueueLength("fifo", i + 2);
+        }
+        holder.unlock();
+        for (Future<?> waiter : waiters) {
+            waiter.get(30, TimeUnit.SECONDS);
+        }
+        assertThat(grants).containsExactly(0, 1, 2, 3, 4);
+    }
+
+    @Test
+    void reentersPerThreadThroughAnyLockObjectOfTheKey() throws Exception {
+        Lock lock = processA.obtain("reentry");
+        lock.lock();
+        assertThat(processA.obtain("reentry").tryLock()).as("another object of the key, same thread").isTrue();
+        assertThat(fixture.queue("reentry")).as("one queue entry for both holds").hasSize(1);
+
+        lock.unlock();
+        assertThat(processB.obtain("reentry").tryLock()).as("still held once").isFalse();
+        assertThat(onOtherThread(() -> processA.obtain("reentry").tryLock()))
+                .as("another thread of the same process does not join").isFalse();
+
+        lock.unlock();
+        assertThat(fixture.queue("reentry")).isEmpty();
+        Lock other = processB.obtain("reentry");
+        assertThat(other.tryLock()).isTrue();
+        other.unlock();
+    }
+
+    @Test
+    void unlockByAThreadThatDoesNotHoldTheLockThrows() throws Exception {
+        Lock lock = processA.obtain("owned");
+        lock.lock();
+        assertThat(onOtherThread(() -> {
+            try {
+                lock.unlock();
+                return "unlocked";
+            }
+            catch (IllegalMonitorStateException ex) {
+                return ex.getMessage();
+            }
+        })).isEqualTo("The current thread does not hold lock 'owned' of namespace 'default' of table '"
+                + fixture.table() + "'");
+        assertThat(processB.obtain("owned").tryLock()).as("still held").isFalse();
+        lock.unlock();
+        assertThatThrownBy(lock::unlock).isInstanceOf(IllegalMonitorStateException.class);
+    }
+
+    @Test
+    void tryLockWithoutWaitFailsWhileAnotherHoldsIt() throws Exception {
+        Lock held = processB.obtain("no-wait");
+        held.lock();
+        Lock lock = processA.obtain("no-wait");
+        assertThat(lock.tryLock()).isFalse();
+        assertThat(lock.tryLock(0, TimeUnit.SECONDS)).isFalse();
+        assertThat(lock.tryLock(-1, TimeUnit.SECONDS)).isFalse();
+        assertThat(fixture.queue("no-wait")).as("the attempts left the queue").hasSize(1);
+
+        held.unlock();
+        assertThat(lock.tryLock(0, TimeUnit.SECONDS)).isTrue();
+        lock.unlock();
+        assertThat(lock.tryLock()).isTrue();
+        lock.unlock();
+    }
+
+    @Test
+    void tryLockWaitsInTheQueueAndGivesUpAfterTheWait() throws Exception {
+        Lock held = processB.obtain("bounded");
+        held.lock();
+        Lock lock = processA.obtain("bounded");
+        assertThat(lock.tryLock(300, TimeUnit.MILLISECONDS)).isFalse();
+        assertThat(fixture.queue("bounded")).as("the waiter left the queue").hasSize(1);
+
+        Future<Boolean> waiter = threads.submit(() -> {
+            boolean locked = lock.tryLock(30, TimeUnit.SECONDS);
+            lock.unlock();
+            return locked;
+        });
+        fixture.awaitQueueLength("bounded", 2);
+        held.unlock();
+        assertThat(waiter.get(30, TimeUnit.SECONDS)).isTrue();
+    }
+
+    @Test
+    void lockInterruptiblyLeavesTheQueueWhenInterrupted() throws Exception {
+        Lock held = processB.obtain("interruptible");
+        held.lock();
+        AtomicReference<Thread> waiterThread = new AtomicReference<>();
+        Future<String> waiter = threads.submit(() -> {
+            waiterThread.set(Thread.currentThread());
+            try {
+                processA.obtain("interruptible").lockInterruptibly();
+                return "locked";
+            }
+            catch (InterruptedException ex) {
+                return "interrupted, status " + Thread.currentThread().isInterrupted();
+            }
+        });
+        fixture.awaitQueueLength("interruptible", 2);
+        waiterThread.get().interrupt();
+        assertThat(waiter.get(30, TimeUnit.SECONDS)).isEqualTo("interrupted, status false");
+        assertThat(fixture.queue("interruptible")).hasSize(1);
+        held.unlock();
+
+        Thread.currentThread().interrupt();
+        assertThatThrownBy(() -> processA.obtain("interruptible").lockInterruptibly())
+                .isInstanceOf(InterruptedException.class);
+        assertThat(fixture.queue("interruptible")).as("an interrupted thread does not queue").isEmpty();
+    }
+
+    @Test
+    void lockKeepsWaitingWhenInterruptedAndRestoresTheInterrupt() throws Exception {
+        Lock held = processB.obtain("uninterruptible");
+        held.lock();
+        AtomicReference<Thread> waiterThread = new AtomicReference<>();
+        Future<Boolean> waiter = threads.submit(() -> {
+            waiterThread.set(Thread.currentThread());
+            Lock lock = processA.obtain("uninterruptible");
+            lock.lock();
+            boolean interrupted = Thread.currentThread().isInterrupted();
+            lock.unlock();
+            return interrupted;
+        });
+        fixture.awaitQueueLength("uninterruptible", 2);
+        String firstPlace = fixture.queue("uninterruptible").get(1).owner();
+        waiterThread.get().interrupt();
+        Await.until(WAIT, "the interrupted waiter queues again", () -> {
+            List<QueueSnapshot.Entry> queue = fixture.queue("uninterruptible");
+            return queue.size() == 2 && !queue.get(1).owner().equals(firstPlace);
+        });
+        held.unlock();
+        assertThat(waiter.get(30, TimeUnit.SECONDS)).as("interrupt status on return").isTrue();
+    }
+
+    @Test
+    void conditionsAreNotSupported() {
+        assertThatThrownBy(() -> processA.obtain("condition").newCondition())
+                .isInstanceOf(UnsupportedOperationException.class);
+    }
+
+    @Test
+    void lockWithTtlTakesThatLease() throws Exception {
+        DistributedLock lock = processA.obtain("ttl");
+        lock.lock(Duration.ofSeconds(30));
+        assertThat(fixture.queue("ttl")).singleElement().satisfies(entry -> assertThat(entry.leaseExpiresAt())
+                .as("the template's lease is 2 s").isAfter(Instant.now().plusSeconds(20)));
+        processA.renewLock("ttl", Duration.ofSeconds(30));
+        assertThatThrownBy(() -> processA.renewLock("ttl", Duration.ofSeconds(10)))
+                .isInstanceOf(UnsupportedOperationException.class)
+                .hasMessageContaining("taken with a lease of PT30S").hasMessageContaining("lock(ttl)");
+        lock.unlock();
+
+        assertThat(lock.tryLock(Duration.ofSeconds(1), Duration.ofSeconds(40))).isTrue();
+        assertThat(fixture.queue("ttl").get(0).leaseExpiresAt()).isAfter(Instant.now().plusSeconds(30));
+        lock.unlock();
+        assertThatIllegalArgumentException().isThrownBy(() -> lock.lock(Duration.ofMillis(100)))
+                .withMessageContaining("lease");
+    }
+
+    @Test
+    void unlockOfALostLockThrowsConcurrentModification() throws Exception {
+        Lock lock = processA.obtain("lost");
+        lock.lock();
+        purgeFirstEntry("lost");
+        assertThat(lostLeases.tryAcquire(30, TimeUnit.SECONDS)).isTrue();
+
+        assertThatThrownBy(lock::unlock).isInstanceOf(ConcurrentModificationException.class)
+                .hasMessageContaining("Lock 'lost' of namespace 'default'").hasMessageContaining("was lost");
+        assertThat(lock.tryLock()).as("unlocked all the same").isTrue();
+        lock.unlock();
+    }
+
+    @Test
+    void reentryIntoALostLockFailsAndGivesTheHoldUp() throws Exception {
+        Lock lock = processA.obtain("lost-reentry");
+        lock.lock();
+        purgeFirstEntry("lost-reentry");
+        assertThat(lostLeases.tryAcquire(30, TimeUnit.SECONDS)).isTrue();
+
+        assertThat(lock.tryLock()).isFalse();
+        assertThatThrownBy(lock::unlock).as("the hold was given up").isInstanceOf(IllegalMonitorStateException.class);
+        assertThat(lock.tryLock()).as("the next attempt queues afresh").isTrue();
+        lock.unlock();
+
+        lock.lock();
+        purgeFirstEntry("lost-reentry");
+        assertThat(lostLeases.tryAcquire(30, TimeUnit.SECONDS)).isTrue();
+        assertThatThrownBy(lock::lock).isInstanceOf(LockLostException.class)
+                .hasMessageContaining("lock again to queue afresh");
+        lock.lock();
+        lock.unlock();
+    }
+
+    @Test
+    void renewLockChecksThatTheThreadHoldsAValidLease() throws Exception {
+        assertThatThrownBy(() -> processA.renewLock("renew")).isInstanceOf(IllegalMonitorStateException.class);
+        Lock lock = processA.obtain("renew");
+        lock.lock();
+        processA.renewLock("renew");
+        processA.renewLock("renew", LockFixture.LEASE);
+        assertThat(onOtherThread(() -> {
+            try {
+                processA.renewLock("renew");
+                return "renewed";
+            }
+            catch (IllegalMonitorStateException ex) {
+                return "not the holder";
+            }
+        })).isEqualTo("not the holder");
+
+        purgeFirstEntry("renew");
+        assertThat(lostLeases.tryAcquire(30, TimeUnit.SECONDS)).isTrue();
+        assertThatThrownBy(() -> processA.renewLock("renew")).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("Could not renew lock 'renew'");
+        assertThatThrownBy(lock::unlock).isInstanceOf(ConcurrentModificationException.class);
+    }
+
+    @Test
+    void executeLockedWithAWaitTimesOutWhileAnotherHoldsTheLock() throws Exception {
+        Lock held = processB.obtain("execute");
+        held.lock();
+        assertThatThrownBy(() -> processA.executeLocked("execute", Duration.ofMillis(200), () -> { }))
+                .isInstanceOf(TimeoutException.class);
+        held.unlock();
+        assertThat(processA.executeLocked("execute", Duration.ofSeconds(5), () -> {
+            assertThat(processB.obtain("execute").tryLock()).isFalse();
+            return "done";
+        })).isEqualTo("done");
+    }
+
+    @Test
+    void expiringUnusedLocksForgetsNoHeldLock() throws Exception {
+        Lock lock = processA.obtain("expire");
+        lock.lock();
+        processA.expireUnusedOlderThan(0);
+        Lock again = processA.obtain("expire");
+        assertThat(again.tryLock()).as("re-entry, not a second entry queued behind the first").isTrue();
+        again.unlock();
+        lock.unlock();
+        assertThat(fixture.queue("expire")).isEmpty();
+    }
+
+    @Test
+    void rejectsKeysThatAreNotStrings() {
+        assertThatIllegalArgumentException().isThrownBy(() -> processA.obtain(42L))
+                .withMessage("lockKey must be a String (the locked entity), not java.lang.Long '42'; pass"
+                        + " String.valueOf(key)");
+        assertThatIllegalArgumentException().isThrownBy(() -> processA.obtain(null))
+                .withMessageContaining("not null");
+        assertThatIllegalArgumentException().isThrownBy(() -> processA.obtain(" ").lock())
+                .withMessageContaining("entity ' ' must not be blank");
+    }
+
+    @Test
+    void locksInItsOwnNamespace() throws Exception {
+        DynamoLockRegistry billing = new DynamoLockRegistry(templateA, "billing", Duration.ZERO);
+        Lock lock = billing.obtain("order-1");
+        lock.lock();
+        assertThat(processB.obtain("order-1").tryLock()).as("another namespace, another lock").isTrue();
+        processB.obtain("order-1").unlock();
+        assertThat(templateA.queue("order-1", "billing").entries()).hasSize(1);
+        lock.unlock();
+    }
+
+    @Test
+    void closeWaitsForHeldLocksToBeUnlockedAndRefusesNewOnes() throws Exception {
+        Lock lock = processA.obtain("closing");
+        lock.lock();
+        CompletableFuture<List<QueueSnapshot.Entry>> closed = new CompletableFuture<>();
+        AtomicReference<Thread> closer = new AtomicReference<>();
+        threads.submit(() -> {
+            closer.set(Thread.currentThread());
+            processA.close();
+            closed.complete(fixture.queue("closing"));
+        });
+        Await.until(WAIT, "close() waits", () -> closer.get() != null
+                && closer.get().getState() == Thread.State.TIMED_WAITING);
+        assertThat(closed).isNotDone();
+        assertThatThrownBy(() -> processA.obtain("other").tryLock()).isInstanceOf(IllegalStateException.class)
+                .hasMessage(processA + " is closed; it takes no new locks");
+
+        lock.unlock();
+        assertThat(closed.get(30, TimeUnit.SECONDS)).as("the queue when close() returned").isEmpty();
+    }
+
+    @Test
+    void closeGivesUpWaitingAfterItsTimeout() {
+        DynamoLockRegistry registry = new DynamoLockRegistry(templateA, null, Duration.ZERO);
+        Lock lock = registry.obtain("close-timeout");
+        lock.lock();
+        registry.close();
+        assertThat(fixture.queue("close-timeout")).as("still held").hasSize(1);
+        lock.unlock();
+        assertThat(fixture.queue("close-timeout")).isEmpty();
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> new DynamoLockRegistry(templateA, null, Duration.ofSeconds(-1)))
+                .withMessageContaining("closeTimeout PT-1S is negative");
+    }
+
+    /** Removes the holder's entry, as another process does after judging it expired. */
+    private void purgeFirstEntry(String entity) {
+        String owner = fixture.queue(entity).get(0).owner();
+        fixture.admin().updateItem(b -> b.tableName(fixture.table())
+                .key(Map.of("pk", AttributeValue.fromS(entity), "sk", AttributeValue.fromS("default")))
+                .updateExpression("REMOVE #t, #e")
+                .expressionAttributeNames(Map.of("#t", "t#" + owner, "#e", "e#" + owner)));
+    }
+
+    private <T> T onOtherThread(java.util.concurrent.Callable<T> work) throws Exception {
+        return threads.submit(work).get(30, TimeUnit.SECONDS);
+    }
+}
