@@ -224,11 +224,11 @@ class DynamoLockRegistryTests {
             return interrupted;
         });
         fixture.awaitQueueLength("uninterruptible", 2);
-        String firstPlace = fixture.queue("uninterruptible").get(1).owner();
+        String firstPlace = fixture.queue("uninterruptible").get(1).entryId();
         waiterThread.get().interrupt();
         Await.until(WAIT, "the interrupted waiter queues again", () -> {
             List<QueueSnapshot.Entry> queue = fixture.queue("uninterruptible");
-            return queue.size() == 2 && !queue.get(1).owner().equals(firstPlace);
+            return queue.size() == 2 && !queue.get(1).entryId().equals(firstPlace);
         });
         held.unlock();
         assertThat(waiter.get(30, TimeUnit.SECONDS)).as("interrupt status on return").isTrue();
@@ -401,11 +401,11 @@ class DynamoLockRegistryTests {
 
     /** Removes the holder's entry, as another process does after judging it expired. */
     private void purgeFirstEntry(String entity) {
-        String owner = fixture.queue(entity).get(0).owner();
+        String id = fixture.queue(entity).get(0).entryId();
         fixture.admin().updateItem(b -> b.tableName(fixture.table())
                 .key(Map.of("pk", AttributeValue.fromS(entity), "sk", AttributeValue.fromS("default")))
-                .updateExpression("REMOVE #t, #e")
-                .expressionAttributeNames(Map.of("#t", "t#" + owner, "#e", "e#" + owner)));
+                .updateExpression("REMOVE #t, #e, #o")
+                .expressionAttributeNames(Map.of("#t", "t#" + id, "#e", "e#" + id, "#o", "o#" + id)));
     }
 
     private <T> T onOtherThread(java.util.concurrent.Callable<T> work) throws Exception {
