@@ -3,10 +3,18 @@ package io.dynamolock.core;
 import java.time.Duration;
 
 /**
- * Hears what happens to this JVM's locks, for metrics and logs. Called on the
+ * Hears what happens to this JVM's locks, for metrics, traces and logs. Called on the
  * thread that caused the event; keep it quick and do not throw.
+ *
+ * <p>Every acquisition (re-entries aside) is reported as {@link #onAcquiring} followed, on the
+ * same thread, by exactly one of {@link #onAcquired}, {@link #onNotAcquired} or {@link #onFailed};
+ * a granted lock then ends with {@link #onReleased} or {@link #onLost}.
  */
 public interface LockListener {
+
+    /** An acquisition begins, before its first request, on the thread that asked. */
+    default void onAcquiring(String entity, String namespace) {
+    }
 
     /** The lock was granted after waiting {@code waited} (re-entries are not reported). */
     default void onAcquired(LockHandle lock, Duration waited) {
@@ -14,6 +22,15 @@ public interface LockListener {
 
     /** The caller gave up after {@code waited}, or could not get in at once with no wait. */
     default void onNotAcquired(String entity, String namespace, Duration waited) {
+    }
+
+    /**
+     * The acquisition failed other than by its wait running out: its lease was lost while it waited
+     * ({@link LockLostException}), it was interrupted ({@link LockInterruptedException}), the queue was
+     * full ({@link LockQueueFullException}), the template closed, or a request failed. Its entry has been
+     * removed; {@code failure} is what the caller gets thrown.
+     */
+    default void onFailed(String entity, String namespace, Duration waited, RuntimeException failure) {
     }
 
     /** The lock was released after being held for {@code held}. */

@@ -487,6 +487,43 @@ class LockTemplateContractTests {
         assertThat(events).containsExactly("acquired order-15", "not acquired order-15", "released order-15");
     }
 
+    @Test
+    void listenersHearEveryAcquisitionAndItsOutcome() {
+        List<String> events = new CopyOnWriteArrayList<>();
+        LockTemplate locks = fixture.template(b -> b.maxQueueLength(1).listener(new LockListener() {
+            @Override
+            public void onAcquiring(String entity, String namespace) {
+                events.add("acquiring " + entity);
+            }
+
+            @Override
+            public void onAcquired(LockHandle lock, Duration waited) {
+                events.add("acquired " + lock.entity());
+            }
+
+            @Override
+            public void onFailed(String entity, String namespace, Duration waited, RuntimeException failure) {
+                events.add("failed " + entity + " " + failure.getClass().getSimpleName());
+            }
+        }));
+        locks.execute("order-27", Duration.ofSeconds(5), lock -> null);
+        LockHandle holder = fixture.template().acquire("order-26", Duration.ofSeconds(5));
+        assertThatThrownBy(() -> locks.acquire("order-26", Duration.ofSeconds(5))).isInstanceOf(LockQueueFullException.class);
+        Thread.currentThread().interrupt();
+        try {
+            assertThatThrownBy(() -> locks.acquire("order-26", Duration.ofSeconds(5)))
+                    .isInstanceOf(LockInterruptedException.class);
+        }
+        finally {
+            Thread.interrupted();
+        }
+        holder.release();
+
+        assertThat(events).containsExactly("acquiring order-27", "acquired order-27",
+                "acquiring order-26", "failed order-26 LockQueueFullException",
+                "acquiring order-26", "failed order-26 LockInterruptedException");
+    }
+
     // ---- R4 no hot key ----
 
     @Test

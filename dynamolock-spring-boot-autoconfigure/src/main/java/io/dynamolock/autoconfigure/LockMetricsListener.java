@@ -12,8 +12,9 @@ import java.time.Duration;
  * entity (entities are unbounded).
  * <ul>
  * <li>{@code dynamolock.acquire} (timer): time spent waiting for a lock; {@code outcome} is
- * {@code acquired} or {@code timeout} (also a failed no-wait attempt). The count of
- * {@code outcome=timeout} is the number of timeouts.</li>
+ * {@code acquired}, {@code timeout} (also a failed no-wait attempt), {@code lost} (the lease ran out
+ * while waiting), {@code interrupted}, {@code queue_full} or {@code error} (a request failed, the
+ * template closed). The count of each outcome is the number of such acquisitions.</li>
  * <li>{@code dynamolock.held} (timer): how long locks were held, measured at release.</li>
  * <li>{@code dynamolock.lost} (counter): leases lost while held.</li>
  * </ul>
@@ -28,12 +29,17 @@ public class LockMetricsListener implements LockListener {
 
     @Override
     public void onAcquired(LockHandle lock, Duration waited) {
-        acquireTimer(lock.namespace(), "acquired").record(waited);
+        acquireTimer(lock.namespace(), LockOutcomes.ACQUIRED).record(waited);
     }
 
     @Override
     public void onNotAcquired(String entity, String namespace, Duration waited) {
-        acquireTimer(namespace, "timeout").record(waited);
+        acquireTimer(namespace, LockOutcomes.TIMEOUT).record(waited);
+    }
+
+    @Override
+    public void onFailed(String entity, String namespace, Duration waited, RuntimeException failure) {
+        acquireTimer(namespace, LockOutcomes.of(failure)).record(waited);
     }
 
     @Override

@@ -1,11 +1,13 @@
 package io.dynamolock.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.dynamolock.annotation.QueueLocked;
 import io.dynamolock.annotation.QueueLockedAdvisor;
 import io.dynamolock.annotation.QueueLockedMethodValidator;
 import io.dynamolock.core.LockHandle;
+import io.dynamolock.core.LockInterruptedException;
 import io.dynamolock.core.LockListener;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTableException;
@@ -266,6 +268,16 @@ class DynamoLockAutoConfigurationTests {
             assertThat(registry.get("dynamolock.acquire").tag("outcome", "acquired").tag("namespace", "default")
                     .timer().count()).isEqualTo(1);
             assertThat(registry.get("dynamolock.acquire").tag("outcome", "timeout").timer().count()).isEqualTo(1);
+            Thread.currentThread().interrupt();
+            try {
+                assertThatThrownBy(() -> locks.acquire("metered", Duration.ofSeconds(5)))
+                        .isInstanceOf(LockInterruptedException.class);
+            }
+            finally {
+                Thread.interrupted();
+            }
+            assertThat(registry.get("dynamolock.acquire").tag("outcome", "interrupted").timer().count())
+                    .as("failures other than time-outs are tagged too").isEqualTo(1);
             assertThat(registry.get("dynamolock.held").timer().count()).isEqualTo(1);
             assertThat(registry.get("dynamolock.locks").tag("state", "holding").gauge().value()).isZero();
         });

@@ -90,9 +90,18 @@ public final class LockEngine {
         }
         long start = System.nanoTime();
         QueueEntry entry = newEntry(request, key);
-        WaitLoop.GaveUp gaveUp = enqueueAndWait(entry, Waits.deadline(start, wait));
-        if (gaveUp == null) {
-            return new Outcome(granted(entry, start), key, null, null);
+        notify(listener -> listener.onAcquiring(key.entity(), key.namespace()));
+        WaitLoop.GaveUp gaveUp;
+        try {
+            gaveUp = enqueueAndWait(entry, Waits.deadline(start, wait));
+            if (gaveUp == null) {
+                return new Outcome(granted(entry, start), key, null, null);
+            }
+        }
+        catch (RuntimeException ex) {
+            Duration failedAfter = Duration.ofNanos(System.nanoTime() - start);
+            notify(listener -> listener.onFailed(key.entity(), key.namespace(), failedAfter, ex));
+            throw ex;
         }
         Duration waited = Duration.ofNanos(System.nanoTime() - start);
         notify(listener -> listener.onNotAcquired(key.entity(), key.namespace(), waited));

@@ -1,0 +1,95 @@
+package io.dynamolock.autoconfigure;
+
+import io.dynamolock.core.LockHandle;
+import io.dynamolock.core.LockListener;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Reports lock acquisitions and holds as Micrometer {@link Observation}s, so that a trace shows how long a
+ * request waited for which lock and how long it held it.
+ * <ul>
+ * <li>{@code dynamolock.acquire}: from the first request to the outcome, a child of the caller's current
+ * observation. Low-cardinality {@code namespace}, {@code mode} and {@code outcome}
+ * ({@code acquired}, {@code timeout}, {@code lost}, {@code interrupted}, {@code queue_full}, {@code error},
+ * the failure also recorded as the observation's error); the entity as the high-cardinality {@code entity}.</li>
+ * <li>{@code dynamolock.hold}: from the grant to the release ({@code outcome=released}) or the loss of the lease
+ * ({@code outcome=lost}), with the fencing token as a high-cardinality value.</li>
+ * </ul>
+ * The core reports an acquisition's start and outcome on the acquiring thread, which ties them together here.
+ */
+public class LockObservationListener implements LockListener {
+
+    static final String MODE = "exclusive";
+
+    private final ObservationRegistry registry;
+    private final ThreadLocal<Observation> acquiring = new ThreadLocal<>();
+    private final Map<LockHandle, Observation> holding = new ConcurrentHashMap<>();
+
+    public LockObservationListener(ObservationRegistry registry) {
+        this.registry = registry;
+    }
+
+    @Override
+    public void onAcquiring(String entity, String namespace) {
+        acquiring.set(Observation.createNotStarted("dynamolock.acquire", registry)
+                .contextualName("lock " + namespace)
+                .lowCardinalityKeyValue("namespace", namespace)
+                .lowCardinalityKeyValue("mode", MODE)
+                .highCardinalityKeyValue("entity", entity)
+                .start());
+    }
+
+    @Override
+    public void onAcquired(LockHandle lock, Duration waited) {
+        stopAcquiring(LockOutcomes.ACQUIRED, null);
+        holding.put(lock, Observation.createNotStarted("dynamolock.hold", registry)
+                .contextualName("hold " + lock.namespace())
+                .lowCardinalityKeyValue("namespace", lock.namespace())
+                .lowCardinalityKeyValue("mode", MODE)
+                .highCardinalityKeyValue("entity", lock.entity())
+                .highCardinalityKeyValue("fencing.token", Long.toString(lock.fencingToken()))
+                .start());
+    }
+
+    @Override
+    public void onNotAcquired(String entity, String namespace, Duration waited) {
+        stopAcquiring(LockOutcomes.TIMEOUT, null);
+    }
+
+    @Override
+    public void onFailed(String entity, String namespace, Duration waited, RuntimeException failure) {
+        stopAcquiring(LockOutcomes.of(failure), failure);
+    }
+
+    @Override
+    public void onReleased(LockHandle lock, Duration held) {
+        stopHolding(lock, "released");
+    }
+
+    @Override
+    public void onLost(LockHandle lock) {
+        stopHolding(lock, "lost");
+    }
+
+    private void stopAcquiring(String outcome, RuntimeException failure) {
+        Observation observation = acquiring.get();
+        acquiring.remove();
+        if (observation != null) {
+            if (failure != null) {
+                observation.error(failure);
+            }
+            observation.lowCardinalityKeyValue("outcome", outcome).stop();
+        }
+    }
+
+    private void stopHolding(LockHandle lock, String outcome) {
+        Observation observation = holding.remove(lock);
+        if (observation != null) {
+            observation.lowCardinalityKeyValue("outcome", outcome).stop();
+        }
+    }
+}

@@ -1,0 +1,28 @@
+package io.dynamolock.autoconfigure;
+
+import io.dynamolock.core.LockInterruptedException;
+import io.dynamolock.core.LockLostException;
+import io.dynamolock.core.LockQueueFullException;
+
+/** The {@code outcome} tag of a failed acquisition, shared by metrics and observations. */
+final class LockOutcomes {
+
+    static final String ACQUIRED = "acquired";
+    static final String TIMEOUT = "timeout";
+
+    private LockOutcomes() {
+    }
+
+    static String of(RuntimeException failure) {
+        if (failure instanceof LockLostException) {
+            return "lost";
+        }
+        if (failure instanceof LockInterruptedException) {
+            return "interrupted";
+        }
+        if (failure instanceof LockQueueFullException) {
+            return "queue_full";
+        }
+        return "error";
+    }
+}
