@@ -38,7 +38,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  * <p>{@link #close()} stops the heartbeats of this template; entries still held then expire after
  * their lease, and their holders are told when they do.
  */
-public final class LockTemplate implements AutoCloseable {
+public final class LockTemplate implements LockOperations, AutoCloseable {
 
     private final LockEngine engine;
     private final LockSettings settings;
@@ -57,6 +57,7 @@ public final class LockTemplate implements AutoCloseable {
      *
      * @throws LockWaitTimeoutException if the wait ran out first
      */
+    @Override
     public LockHandle acquire(String entity, Duration wait) {
         return acquire(LockRequest.builder(entity).wait(wait).build());
     }
@@ -69,16 +70,19 @@ public final class LockTemplate implements AutoCloseable {
      * @throws LockQueueFullException    if the queue is at its maximum length
      * @throws LockLostException         if the caller's queue entry expired while it waited
      */
+    @Override
     public LockHandle acquire(LockRequest request) {
         return engine.acquire(request);
     }
 
     /** Takes the lock on {@code entity} if no live entry is ahead, without waiting. */
+    @Override
     public Optional<LockHandle> tryAcquire(String entity) {
         return tryAcquire(LockRequest.of(entity));
     }
 
     /** Takes the lock if no live entry is ahead, without waiting; the request's wait is ignored. */
+    @Override
     public Optional<LockHandle> tryAcquire(LockRequest request) {
         return engine.tryAcquire(request.withoutWait());
     }
@@ -87,6 +91,7 @@ public final class LockTemplate implements AutoCloseable {
      * Runs {@code callback} holding the lock, with the lock in the thread's scope (nested requests for it
      * join), and releases it however the callback ends.
      */
+    @Override
     public <T, E extends Throwable> T execute(LockRequest request, LockCallback<T, E> callback) throws E {
         Objects.requireNonNull(callback, "callback must not be null");
         try (LockHandle lock = acquire(request)) {
@@ -101,6 +106,7 @@ public final class LockTemplate implements AutoCloseable {
      *
      * @throws IllegalArgumentException if {@code lock} was not acquired through this template
      */
+    @Override
     public <T, E extends Throwable> T inScope(LockHandle lock, LockCallback<T, E> callback) throws E {
         Objects.requireNonNull(lock, "lock must not be null");
         Objects.requireNonNull(callback, "callback must not be null");
@@ -108,6 +114,7 @@ public final class LockTemplate implements AutoCloseable {
     }
 
     /** Runs {@code callback} holding the lock on {@code entity} and releases it however the callback ends. */
+    @Override
     public <T, E extends Throwable> T execute(String entity, Duration wait, LockCallback<T, E> callback) throws E {
         return execute(LockRequest.builder(entity).wait(wait).build(), callback);
     }
@@ -128,11 +135,13 @@ public final class LockTemplate implements AutoCloseable {
     }
 
     /** The locks this template holds or waits for now. */
+    @Override
     public List<LockInfo> activeLocks() {
         return engine.activeLocks();
     }
 
     /** The queue of a lock as stored in DynamoDB now (one strongly consistent read). */
+    @Override
     public QueueSnapshot queue(String entity, String namespace) {
         return engine.queue(entity, namespace == null ? settings.defaultNamespace() : namespace);
     }

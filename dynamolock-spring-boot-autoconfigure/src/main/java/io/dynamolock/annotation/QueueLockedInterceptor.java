@@ -3,7 +3,7 @@ package io.dynamolock.annotation;
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockLostException;
 import io.dynamolock.core.LockRequest;
-import io.dynamolock.core.LockTemplate;
+import io.dynamolock.core.LockOperations;
 import io.dynamolock.core.LockWaitTimeoutException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -22,7 +22,7 @@ import org.springframework.util.function.SingletonSupplier;
 
 /**
  * Runs a {@link QueueLocked} method holding its lock: evaluates the entity, builds a
- * {@link LockRequest} and hands the call to the {@link LockTemplate}, as spring-retry's
+ * {@link LockRequest} and hands the call to the {@link LockOperations} (the {@code LockTemplate}), as spring-retry's
  * interceptor hands it to a {@code RetryTemplate}: acquire, run the method with the lock in
  * the thread's scope ({@code inScope}: calls made inside it join the lock), release when the
  * method returns or, for a method returning {@code CompletableFuture} / {@code CompletionStage},
@@ -35,7 +35,7 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
     private static final Logger log = LoggerFactory.getLogger(QueueLockedInterceptor.class);
 
     private final QueueLockedMethods methods;
-    private final Supplier<LockTemplate> lockTemplate;
+    private final Supplier<? extends LockOperations> lockOperations;
     private final Supplier<LostLeasePolicy> lostLeasePolicy;
     private final Consumer<QueueLockedSkippedEvent> skips;
     /** Releases locks whose minimum hold outlasts their method; created on first use. */
@@ -49,10 +49,10 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
         return executor;
     });
 
-    QueueLockedInterceptor(QueueLockedMethods methods, Supplier<LockTemplate> lockTemplate,
+    QueueLockedInterceptor(QueueLockedMethods methods, Supplier<? extends LockOperations> lockOperations,
             Supplier<LostLeasePolicy> lostLeasePolicy, Consumer<QueueLockedSkippedEvent> skips) {
         this.methods = methods;
-        this.lockTemplate = lockTemplate;
+        this.lockOperations = lockOperations;
         this.lostLeasePolicy = lostLeasePolicy;
         this.skips = skips;
     }
@@ -65,7 +65,7 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
         if (locked == null) {
             return invocation.proceed();
         }
-        LockTemplate locks = lockTemplate.get();
+        LockOperations locks = lockOperations.get();
         LockRequest request = request(locked, invocation, targetClass);
         LockHandle lock;
         try {

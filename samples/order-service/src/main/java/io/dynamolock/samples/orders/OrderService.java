@@ -3,7 +3,7 @@ package io.dynamolock.samples.orders;
 import io.dynamolock.annotation.QueueLocked;
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockRequest;
-import io.dynamolock.core.LockTemplate;
+import io.dynamolock.core.LockOperations;
 import java.time.Duration;
 import java.util.function.Consumer;
 import org.springframework.stereotype.Service;
@@ -18,10 +18,10 @@ import org.springframework.stereotype.Service;
 public class OrderService {
 
     private final OrderRepository orders;
-    private final LockTemplate locks;
+    private final LockOperations locks;
     private final Duration workTime;
 
-    public OrderService(OrderRepository orders, LockTemplate locks, SampleProperties properties) {
+    public OrderService(OrderRepository orders, LockOperations locks, SampleProperties properties) {
         this.orders = orders;
         this.locks = locks;
         this.workTime = properties.workTime();
@@ -62,7 +62,7 @@ public class OrderService {
         return order;
     }
 
-    /** The programmatic way: the injected {@link LockTemplate}, with the fencing token at hand. */
+    /** The programmatic way: the injected {@link LockOperations} (the auto-configured LockTemplate), with the fencing token at hand. */
     public Order applyDiscount(String orderId, int percent) {
         return locks.execute(LockRequest.of(orderId),
                 lock -> fencedUpdate(orderId, lock, order -> order.setTotalCents(order.getTotalCents() * (100 - percent) / 100)));
