@@ -44,9 +44,10 @@ public final class TableBootstrap {
 
     private TableBootstrap(DynamoDbClient client, String tableName) {
         this.client = Objects.requireNonNull(client, "dynamoDbClient must not be null");
-        this.tableName = Objects.requireNonNull(tableName, "tableName must not be null");
+        this.tableName = TableShape.requireTableName(tableName);
     }
 
+    /** @throws LockOptionException if {@code tableName} is not a name DynamoDB accepts */
     public static TableBootstrap of(DynamoDbClient client, String tableName) {
         return new TableBootstrap(client, tableName);
     }

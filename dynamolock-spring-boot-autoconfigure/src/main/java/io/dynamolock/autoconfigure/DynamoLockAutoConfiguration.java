@@ -118,10 +118,12 @@ public class DynamoLockAutoConfiguration {
                     .tableName(properties.getTableName())
                     .defaultNamespace(properties.getDefaultNamespace())
                     .leaseDuration(properties.getLeaseDuration())
-                    .heartbeatInterval(properties.effectiveHeartbeatInterval())
                     .defaultWait(properties.getDefaultWait())
                     .pollInterval(properties.getPollInterval().getMin(), properties.getPollInterval().getMax())
                     .maxQueueLength(properties.getMaxQueueLength());
+            if (properties.getHeartbeatInterval() != null) {
+                builder.heartbeatInterval(properties.getHeartbeatInterval()); // unset: the core's default, half the lease
+            }
             if (properties.getOwnerName() != null) {
                 builder.ownerName(properties.getOwnerName());
             }

@@ -122,11 +122,6 @@ public class DynamoLockProperties implements Validator {
         this.heartbeatInterval = heartbeatInterval;
     }
 
-    /** The heartbeat interval as set, or half the lease. */
-    public Duration effectiveHeartbeatInterval() {
-        return heartbeatInterval != null ? heartbeatInterval : leaseDuration == null ? null : leaseDuration.dividedBy(2);
-    }
-
     public Duration getDefaultWait() {
         return defaultWait;
     }
@@ -180,45 +175,18 @@ public class DynamoLockProperties implements Validator {
         return DynamoLockProperties.class.isAssignableFrom(type);
     }
 
-    /** Checks values against each other and against DynamoDB's rules, naming the property and the fix. */
+    /** Checks the starter's own rules; the core checks the lock options when the template is built. */
     @Override
     public void validate(Object target, Errors errors) {
         DynamoLockProperties properties = (DynamoLockProperties) target;
         properties.check(errors);
     }
 
+    /**
+     * Only the rules of this starter: the lock options' own rules (lengths, limits, lease against heartbeat)
+     * live in dynamolock-core, which the failure analyzer reports under these properties' names.
+     */
     private void check(Errors errors) {
-        if (tableName == null || !tableName.matches("[a-zA-Z0-9_.-]{3,255}")) {
-            errors.rejectValue("tableName", "invalid", "must be 3 to 255 letters, digits, '_', '-' or '.'");
-        }
-        if (defaultNamespace == null || defaultNamespace.isBlank()) {
-            errors.rejectValue("defaultNamespace", "blank", "must not be blank");
-        }
-        requirePositive(errors, "leaseDuration", leaseDuration);
-        requirePositive(errors, "heartbeatInterval", effectiveHeartbeatInterval());
-        if (isPositive(leaseDuration) && heartbeatInterval != null && isPositive(heartbeatInterval)
-                && leaseDuration.compareTo(heartbeatInterval) <= 0) {
-            errors.rejectValue("leaseDuration", "notLongerThanHeartbeat", "must be longer than heartbeat-interval ("
-                    + heartbeatInterval + "), or every lock would expire before it is renewed; twice the heartbeat"
-                    + " interval or more is usual");
-        }
-        if (defaultWait == null || defaultWait.isNegative()) {
-            errors.rejectValue("defaultWait", "negative", "must be 0 (no wait) or a positive duration");
-        }
-        if (ownerName != null && (ownerName.isBlank() || ownerName.length() > 200)) {
-            errors.rejectValue("ownerName", "invalid", "must be 1 to 200 characters and not blank; leave it unset"
-                    + " for host:pid");
-        }
-        requirePositive(errors, "pollInterval.min", pollInterval.min);
-        requirePositive(errors, "pollInterval.max", pollInterval.max);
-        if (isPositive(pollInterval.min) && isPositive(pollInterval.max)
-                && pollInterval.max.compareTo(pollInterval.min) < 0) {
-            errors.rejectValue("pollInterval.max", "lessThanMin", "must be at least poll-interval.min ("
-                    + pollInterval.min + ")");
-        }
-        if (maxQueueLength < 1) {
-            errors.rejectValue("maxQueueLength", "tooSmall", "must be at least 1");
-        }
         if (onLostLease == null) {
             errors.rejectValue("onLostLease", "missing", "must be 'fail' or 'log'");
         }
@@ -227,16 +195,6 @@ public class DynamoLockProperties implements Validator {
                     "incomplete", "must be set together with dynamodb."
                             + (dynamodb.accessKeyId == null ? "secret-access-key" : "access-key-id")
                             + ", or leave both unset for the AWS default credentials chain");
-        }
-    }
-
-    private static boolean isPositive(Duration duration) {
-        return duration != null && !duration.isNegative() && !duration.isZero();
-    }
-
-    private static void requirePositive(Errors errors, String field, Duration value) {
-        if (!isPositive(value)) {
-            errors.rejectValue(field, "notPositive", "must be a positive duration");
         }
     }
 

@@ -6,6 +6,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.dynamolock.annotation.QueueLocked;
 import io.dynamolock.annotation.QueueLockedAdvisor;
 import io.dynamolock.annotation.QueueLockedMethodValidator;
+import io.dynamolock.core.LockOptionException;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.mock.env.MockEnvironment;
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockInterruptedException;
 import io.dynamolock.core.LockListener;
@@ -206,23 +211,45 @@ class DynamoLockAutoConfigurationTests {
         });
     }
 
-    @Test
-    void failsOnLeaseNotLongerThanHeartbeat() {
-        contextRunner.withPropertyValues("dynamolock.lease-duration=10s", "dynamolock.heartbeat-interval=10s")
-                .run(context -> assertThat(context).getFailure().rootCause()
-                        .hasMessageContaining("leaseDuration")
-                        .hasMessageContaining("must be longer than heartbeat-interval (PT10S)"));
+    /** Each rule of a lock option fails the start with the property, the value as written and the limit. */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', textBlock = """
+            dynamolock.table-name=ab                                | dynamolock.table-name=ab: tableName 'ab' is not a valid DynamoDB table name: use 3 to 255 letters
+            dynamolock.lease-duration=400d                          | dynamolock.lease-duration=400d: leaseDuration PT9600H is too long: at most 365 days
+            dynamolock.lease-duration=0s                            | dynamolock.lease-duration=0s: leaseDuration PT0S must be a positive duration
+            dynamolock.heartbeat-interval=0s                        | dynamolock.heartbeat-interval=0s: heartbeatInterval PT0S must be a positive duration
+            dynamolock.heartbeat-interval=60s                       | dynamolock.lease-duration=PT1M (the default): lease PT1M must be longer than the heartbeat interval PT1M
+            dynamolock.default-wait=-1s                             | dynamolock.default-wait=-1s: defaultWait PT-1S is negative
+            dynamolock.poll-interval.min=0ms                        | dynamolock.poll-interval.min=0ms: minPollInterval PT0S must be a positive duration
+            dynamolock.poll-interval.max=10ms                       | dynamolock.poll-interval.max=10ms: maxPollInterval PT0.01S is shorter than minPollInterval PT0.05S
+            dynamolock.max-queue-length=0                           | dynamolock.max-queue-length=0: maxQueueLength 0 must be at least 1
+            """)
+    void failsOnEveryBrokenOptionRuleNamingTheProperty(String property, String expected) {
+        assertOptionFailure(property, expected);
     }
 
     @Test
-    void failsOnBadProperties() {
-        contextRunner.withPropertyValues("dynamolock.table-name=x", "dynamolock.default-wait=-1s",
-                "dynamolock.poll-interval.min=2s", "dynamolock.poll-interval.max=1s", "dynamolock.max-queue-length=0").run(context -> assertThat(context).getFailure().rootCause()
-                        .hasMessageContaining("Field error in object 'dynamolock' on field 'tableName'")
-                        .hasMessageContaining("must be 3 to 255 letters, digits, '_', '-' or '.'")
-                        .hasMessageContaining("on field 'defaultWait'")
-                        .hasMessageContaining("on field 'pollInterval.max'")
-                        .hasMessageContaining("on field 'maxQueueLength'"));
+    void failsOnOptionsOverDynamoDbsLimitsNamingTheProperty() {
+        String namespace = "n".repeat(1100);
+        assertOptionFailure("dynamolock.default-namespace=" + namespace, "dynamolock.default-namespace=" + namespace
+                + ": defaultNamespace 'nnn");
+        assertOptionFailure("dynamolock.default-namespace=" + namespace, "is 1100 bytes in UTF-8; DynamoDB allows at"
+                + " most 1024 bytes");
+        String owner = "o".repeat(201);
+        assertOptionFailure("dynamolock.owner-name=" + owner, "dynamolock.owner-name=" + owner + ": ownerName '"
+                + owner + "' must be 1 to 200 characters");
+    }
+
+    private void assertOptionFailure(String property, String expected) {
+        contextRunner.withPropertyValues(property).run(context -> {
+            assertThat(context).getFailure().rootCause().isInstanceOf(LockOptionException.class);
+            int equals = property.indexOf('=');
+            MockEnvironment environment = new MockEnvironment()
+                    .withProperty(property.substring(0, equals), property.substring(equals + 1));
+            FailureAnalysis analysis = new LockOptionFailureAnalyzer(environment).analyze(context.getStartupFailure());
+            assertThat(analysis).as("analysed").isNotNull();
+            assertThat(analysis.getDescription()).contains(expected);
+        });
     }
 
     @Test

@@ -1,5 +1,6 @@
 package io.dynamolock.core.internal;
 
+import io.dynamolock.core.LockOptionException;
 import java.nio.charset.CharsetEncoder;
 import java.nio.charset.StandardCharsets;
 
@@ -23,25 +24,25 @@ final class Keys {
 
     static void requireTableName(String tableName) {
         if (tableName == null || !tableName.matches("[a-zA-Z0-9_.-]{3,255}")) {
-            throw new IllegalArgumentException("tableName '" + tableName + "' is not a valid DynamoDB table name:"
+            throw new LockOptionException("tableName", tableName, "tableName '" + tableName + "' is not a valid DynamoDB table name:"
                     + " use 3 to 255 letters, digits, '_', '-' or '.'");
         }
     }
 
     private static String requireKey(String value, String what, int maxBytes, String keyKind) {
         if (value == null) {
-            throw new IllegalArgumentException(what + " must not be null");
+            throw new LockOptionException(what, null, what + " must not be null");
         }
         if (value.isBlank()) {
-            throw new IllegalArgumentException(what + " '" + value + "' must not be blank");
+            throw new LockOptionException(what, value, what + " '" + value + "' must not be blank");
         }
         CharsetEncoder utf8 = StandardCharsets.UTF_8.newEncoder();
         if (!utf8.canEncode(value)) {
-            throw new IllegalArgumentException(what + " '" + value + "' is not valid Unicode (a lone surrogate?)");
+            throw new LockOptionException(what, value, what + " '" + value + "' is not valid Unicode (a lone surrogate?)");
         }
         int bytes = value.getBytes(StandardCharsets.UTF_8).length;
         if (bytes > maxBytes) {
-            throw new IllegalArgumentException(what + " '" + abbreviate(value) + "' is " + bytes
+            throw new LockOptionException(what, value, what + " '" + abbreviate(value) + "' is " + bytes
                     + " bytes in UTF-8; DynamoDB allows at most " + maxBytes + " bytes in a " + keyKind
                     + ". Lock on a shorter identifier, e.g. a hash of it");
         }

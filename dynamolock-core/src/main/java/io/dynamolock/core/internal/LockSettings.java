@@ -1,6 +1,7 @@
 package io.dynamolock.core.internal;
 
 import io.dynamolock.core.LockListener;
+import io.dynamolock.core.LockOptionException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
@@ -24,20 +25,20 @@ public record LockSettings(String tableName, String defaultNamespace, Duration l
         requireLeaseLongerThanHeartbeat(lease, heartbeatInterval);
         Waits.requireValid(defaultWait, "defaultWait");
         if (ownerName == null || ownerName.isBlank() || ownerName.length() > MAX_OWNER_NAME_LENGTH) {
-            throw new IllegalArgumentException("ownerName '" + ownerName + "' must be 1 to " + MAX_OWNER_NAME_LENGTH
+            throw new LockOptionException("ownerName", ownerName, "ownerName '" + ownerName + "' must be 1 to " + MAX_OWNER_NAME_LENGTH
                     + " characters and not blank; leave it unset for host:pid");
         }
         requirePositive(minPollInterval, "minPollInterval");
         requirePositive(maxPollInterval, "maxPollInterval");
         if (maxPollInterval.compareTo(minPollInterval) < 0) {
-            throw new IllegalArgumentException("maxPollInterval " + maxPollInterval + " is shorter than minPollInterval "
+            throw new LockOptionException("maxPollInterval", maxPollInterval, "maxPollInterval " + maxPollInterval + " is shorter than minPollInterval "
                     + minPollInterval + "; the longest pause between polls must be at least the shortest");
         }
         if (maxQueueLength < 1) {
-            throw new IllegalArgumentException("maxQueueLength " + maxQueueLength + " must be at least 1");
+            throw new LockOptionException("maxQueueLength", maxQueueLength, "maxQueueLength " + maxQueueLength + " must be at least 1");
         }
         if (clock == null) {
-            throw new IllegalArgumentException("clock must not be null");
+            throw new LockOptionException("clock", null, "clock must not be null");
         }
         listeners = List.copyOf(listeners);
     }
@@ -45,7 +46,7 @@ public record LockSettings(String tableName, String defaultNamespace, Duration l
     /** Checks a lease against this template's heartbeat interval (per-request leases too). */
     static void requireLeaseLongerThanHeartbeat(Duration lease, Duration heartbeatInterval) {
         if (lease.compareTo(heartbeatInterval) <= 0) {
-            throw new IllegalArgumentException("lease " + lease + " must be longer than the heartbeat interval "
+            throw new LockOptionException("leaseDuration", lease, "lease " + lease + " must be longer than the heartbeat interval "
                     + heartbeatInterval + ", or every entry would expire before it is renewed; a lease of twice the"
                     + " heartbeat interval or more is usual");
         }
@@ -61,7 +62,7 @@ public record LockSettings(String tableName, String defaultNamespace, Duration l
     static void requireLease(Duration lease, String name) {
         requirePositive(lease, name);
         if (lease.compareTo(MAX_LEASE) > 0) {
-            throw new IllegalArgumentException(name + " " + lease + " is too long: at most " + MAX_LEASE.toDays()
+            throw new LockOptionException(name, lease, name + " " + lease + " is too long: at most " + MAX_LEASE.toDays()
                     + " days. A holder that dies blocks the lock for a whole lease; heartbeats renew it, so seconds"
                     + " to minutes are enough");
         }
@@ -69,7 +70,7 @@ public record LockSettings(String tableName, String defaultNamespace, Duration l
 
     static void requirePositive(Duration value, String name) {
         if (value == null || value.isZero() || value.isNegative()) {
-            throw new IllegalArgumentException(name + " " + value + " must be a positive duration");
+            throw new LockOptionException(name, value, name + " " + value + " must be a positive duration");
         }
     }
 }

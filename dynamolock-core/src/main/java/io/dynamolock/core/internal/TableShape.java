@@ -15,4 +15,10 @@ public final class TableShape {
 
     private TableShape() {
     }
+
+    /** The table-name rule, for {@code TableBootstrap}: one source for it, before any request. */
+    public static String requireTableName(String tableName) {
+        Keys.requireTableName(tableName);
+        return tableName;
+    }
 }

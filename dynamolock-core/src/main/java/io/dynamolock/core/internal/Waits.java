@@ -1,5 +1,6 @@
 package io.dynamolock.core.internal;
 
+import io.dynamolock.core.LockOptionException;
 import io.dynamolock.core.LockRequest;
 import java.time.Duration;
 
@@ -11,11 +12,11 @@ final class Waits {
 
     static Duration requireValid(Duration wait, String name) {
         if (wait == null) {
-            throw new IllegalArgumentException(name + " must not be null; use LockRequest.NO_WAIT for no wait or"
+            throw new LockOptionException(name, null, name + " must not be null; use LockRequest.NO_WAIT for no wait or"
                     + " LockRequest.WAIT_FOREVER to wait as long as it takes");
         }
         if (wait.isNegative()) {
-            throw new IllegalArgumentException(name + " " + wait + " is negative; use LockRequest.NO_WAIT (zero) for no"
+            throw new LockOptionException(name, wait, name + " " + wait + " is negative; use LockRequest.NO_WAIT (zero) for no"
                     + " wait, a positive duration, or LockRequest.WAIT_FOREVER");
         }
         return wait;
