@@ -12,13 +12,13 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class Handoff {
 
-    private final Map<LockKey, Set<QueueEntry>> waiting = new ConcurrentHashMap<>();
+    private final Map<LockKey, Set<Acquisition>> waiting = new ConcurrentHashMap<>();
 
-    void register(QueueEntry entry) {
+    void register(Acquisition entry) {
         waiting.computeIfAbsent(entry.key(), key -> ConcurrentHashMap.newKeySet()).add(entry);
     }
 
-    void unregister(QueueEntry entry) {
+    void unregister(Acquisition entry) {
         waiting.computeIfPresent(entry.key(), (key, entries) -> {
             entries.remove(entry);
             return entries.isEmpty() ? null : entries;
@@ -26,13 +26,13 @@ final class Handoff {
     }
 
     void publish(LockKey key, QueueState state) {
-        Set<QueueEntry> entries = waiting.get(key);
+        Set<Acquisition> entries = waiting.get(key);
         if (entries != null) {
             entries.forEach(entry -> entry.offer(state));
         }
     }
 
     void wakeAll() {
-        waiting.values().forEach(entries -> entries.forEach(QueueEntry::wake));
+        waiting.values().forEach(entries -> entries.forEach(Acquisition::wake));
     }
 }

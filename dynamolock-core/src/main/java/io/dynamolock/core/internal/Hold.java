@@ -8,16 +8,16 @@ import java.util.function.Consumer;
 /** What one acquire call returns: one hold on an entry, released at most once. */
 final class Hold implements LockHandle {
 
-    private final QueueEntry entry;
+    private final Acquisition entry;
     private final LockEngine engine;
     private final AtomicBoolean released = new AtomicBoolean();
 
-    Hold(QueueEntry entry, LockEngine engine) {
+    Hold(Acquisition entry, LockEngine engine) {
         this.entry = entry;
         this.engine = engine;
     }
 
-    QueueEntry entry() {
+    Acquisition entry() {
         return entry;
     }
 

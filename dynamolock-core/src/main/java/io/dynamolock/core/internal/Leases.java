@@ -57,8 +57,8 @@ final class Leases {
     private final Handoff handoff;
     private final ScheduledThreadPoolExecutor timer;
     private final ThreadPoolExecutor requests;
-    private final Map<QueueEntry, ScheduledFuture<?>> renewals = new ConcurrentHashMap<>();
-    private final Map<QueueEntry, ScheduledFuture<?>> deadlines = new ConcurrentHashMap<>();
+    private final Map<Acquisition, ScheduledFuture<?>> renewals = new ConcurrentHashMap<>();
+    private final Map<Acquisition, ScheduledFuture<?>> deadlines = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
     Leases(QueueTable table, Clock clock, Duration interval, Handoff handoff) {
@@ -86,13 +86,13 @@ final class Leases {
     }
 
     /** Starts renewing {@code entry} and watching its lease. */
-    void start(QueueEntry entry) {
+    void start(Acquisition entry) {
         watchDeadline(entry);
         scheduleRenewal(entry, nextRenewal(entry));
     }
 
     /** Stops renewing and watching {@code entry}: it left the queue or lost its lease. */
-    void stop(QueueEntry entry) {
+    void stop(Acquisition entry) {
         cancel(renewals.remove(entry));
         cancel(deadlines.remove(entry));
         shutDownIfDone();
@@ -123,7 +123,7 @@ final class Leases {
     }
 
     /** Marks the entry lost when its confirmed lease ends; looks again later if a renewal moved the end. */
-    private void watchDeadline(QueueEntry entry) {
+    private void watchDeadline(Acquisition entry) {
         long until = entry.confirmedUntilNanos();
         try {
             deadlines.put(entry, timer.schedule(() -> {
@@ -146,12 +146,12 @@ final class Leases {
         }
     }
 
-    private void lose(QueueEntry entry, String reason) {
+    private void lose(Acquisition entry, String reason) {
         entry.markLost(reason);
         stop(entry);
     }
 
-    private void scheduleRenewal(QueueEntry entry, Duration delay) {
+    private void scheduleRenewal(Acquisition entry, Duration delay) {
         if (!entry.isLive() || closed) {
             return;
         }
@@ -166,7 +166,7 @@ final class Leases {
         }
     }
 
-    private void dispatch(QueueEntry entry) {
+    private void dispatch(Acquisition entry) {
         try {
             requests.execute(() -> renew(entry));
         }
@@ -175,7 +175,7 @@ final class Leases {
         }
     }
 
-    private void renew(QueueEntry entry) {
+    private void renew(Acquisition entry) {
         if (!entry.isLive() || closed) {
             return;
         }
@@ -210,7 +210,7 @@ final class Leases {
      * gives up once {@code entry}'s lease as last confirmed has ended (the entry then expires by itself) or the
      * template closed.
      */
-    void retryUntilLeaseEnds(QueueEntry entry, String what, Supplier<?> request, Duration pause) {
+    void retryUntilLeaseEnds(Acquisition entry, String what, Supplier<?> request, Duration pause) {
         if (closed || System.nanoTime() - entry.confirmedUntilNanos() >= 0) {
             log.warn("Gave up {} {}; it expires with its lease", what, entry);
             return;
@@ -224,7 +224,7 @@ final class Leases {
         }
     }
 
-    private void dispatchRetry(QueueEntry entry, String what, Supplier<?> request, Duration pause) {
+    private void dispatchRetry(Acquisition entry, String what, Supplier<?> request, Duration pause) {
         try {
             requests.execute(() -> {
                 try {
@@ -242,7 +242,7 @@ final class Leases {
     }
 
     /** After a failed renewal: sooner than the usual interval, and well before the lease runs out. */
-    private Duration retryDelay(QueueEntry entry) {
+    private Duration retryDelay(Acquisition entry) {
         long remaining = entry.confirmedUntilNanos() - System.nanoTime();
         return Duration.ofNanos(Math.max(MIN_RETRY.toNanos(),
                 Math.min(entry.renewalInterval(interval).toNanos(), remaining / 4)));
@@ -252,7 +252,7 @@ final class Leases {
      * One interval after the request that last confirmed the lease was <em>sent</em>, however long its answer
      * took: the lease runs from the send, so a slow answer must not push the renewal past its end.
      */
-    private Duration nextRenewal(QueueEntry entry) {
+    private Duration nextRenewal(Acquisition entry) {
         long confirmedSentAt = entry.confirmedUntilNanos() - entry.lease().toNanos();
         return Duration.ofNanos(Math.max(0, confirmedSentAt + entry.renewalInterval(interval).toNanos() - System.nanoTime()));
     }

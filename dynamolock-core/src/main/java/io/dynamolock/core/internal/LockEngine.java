@@ -38,7 +38,7 @@ public final class LockEngine {
     private final Leases leases;
     private final WaitLoop waitLoop;
     private final LockScopes scopes = new LockScopes();
-    private final Set<QueueEntry> live = ConcurrentHashMap.newKeySet();
+    private final Set<Acquisition> live = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
     public LockEngine(DynamoDbClient client, LockSettings settings) {
@@ -89,7 +89,7 @@ public final class LockEngine {
             return new Outcome(joined.get(), key, null, Duration.ZERO);
         }
         long start = System.nanoTime();
-        QueueEntry entry = newEntry(request, key);
+        Acquisition entry = newEntry(request, key);
         notify(listener -> listener.onAcquiring(key.entity(), key.namespace()));
         WaitLoop.GaveUp gaveUp;
         try {
@@ -110,9 +110,9 @@ public final class LockEngine {
 
     public List<LockInfo> activeLocks() {
         return live.stream()
-                .filter(QueueEntry::isLive)
+                .filter(Acquisition::isLive)
                 .map(e -> new LockInfo(e.key().entity(), e.key().namespace(), e.owner(), e.id(), e.ticket(),
-                        e.phase() == QueueEntry.Phase.HELD, e.since()))
+                        e.phase() == Acquisition.Phase.HELD, e.since()))
                 .toList();
     }
 
@@ -140,25 +140,25 @@ public final class LockEngine {
 
     /** Joins the lock if a scope of this thread holds it (R10); never for a non-reentrant request. */
     private Optional<LockHandle> join(LockRequest request, LockKey key) {
-        QueueEntry held = request.reentrant() ? scopes.find(key) : null;
+        Acquisition held = request.reentrant() ? scopes.find(key) : null;
         if (held == null) {
             return Optional.empty();
         }
         if (held.join()) {
             return Optional.of(new Hold(held, this));
         }
-        if (held.phase() == QueueEntry.Phase.LOST || !held.isValid() && held.phase() == QueueEntry.Phase.HELD) {
+        if (held.phase() == Acquisition.Phase.LOST || !held.isValid() && held.phase() == Acquisition.Phase.HELD) {
             throw new LockLostException("This thread runs inside a scope holding the lock " + key + ", but its lease"
                     + " was lost (" + held.lostReason() + "); end that scope before acquiring again");
         }
         return Optional.empty(); // the scope's hold was released meanwhile: queue as anyone would
     }
 
-    private QueueEntry newEntry(LockRequest request, LockKey key) {
+    private Acquisition newEntry(LockRequest request, LockKey key) {
         Duration lease = request.lease() == null ? settings.lease() : request.lease();
         LockSettings.requireLease(lease, "lease");
         LockSettings.requireLeaseLongerThanHeartbeat(lease, settings.heartbeatInterval());
-        return new QueueEntry(key, settings.ownerName(), lease, leases.callbacks());
+        return new Acquisition(key, settings.ownerName(), lease, leases.callbacks());
     }
 
     /**
@@ -168,7 +168,7 @@ public final class LockEngine {
     private String selfWaitHint(LockKey key) {
         Thread self = Thread.currentThread();
         return live.stream()
-                .filter(e -> e.key().equals(key) && e.acquiredBy() == self && e.phase() == QueueEntry.Phase.HELD)
+                .filter(e -> e.key().equals(key) && e.acquiredBy() == self && e.phase() == Acquisition.Phase.HELD)
                 .findFirst()
                 .map(e -> "The lock is held by a handle this thread took with acquire() (ticket " + e.ticket()
                         + ") and has not released: such a handle is not re-entrant, it belongs to the handle, not to"
@@ -181,7 +181,7 @@ public final class LockEngine {
      * Enqueues and waits; {@code null} once granted, else what was ahead. No way out but a grant leaves the
      * entry in the queue.
      */
-    private WaitLoop.GaveUp enqueueAndWait(QueueEntry entry, long deadlineNanos) {
+    private WaitLoop.GaveUp enqueueAndWait(Acquisition entry, long deadlineNanos) {
         if (Thread.currentThread().isInterrupted()) {
             throw interrupted(entry, new InterruptedException());
         }
@@ -254,12 +254,12 @@ public final class LockEngine {
                 || service.isThrottlingException();
     }
 
-    private LockInterruptedException interrupted(QueueEntry entry, InterruptedException ex) {
+    private LockInterruptedException interrupted(Acquisition entry, InterruptedException ex) {
         Thread.currentThread().interrupt();
         return new LockInterruptedException("Interrupted while waiting for " + entry.key() + "; left the queue", ex);
     }
 
-    private LockHandle granted(QueueEntry entry, long start) {
+    private LockHandle granted(Acquisition entry, long start) {
         if (!entry.granted()) {
             leave(entry);
             throw new LockLostException("The lease of " + entry.key() + " ran out before the lock could be handed"
@@ -277,12 +277,12 @@ public final class LockEngine {
 
     /** Gives up one hold; the last hold takes the entry out of the queue. */
     void release(Hold hold) {
-        QueueEntry entry = hold.entry();
+        Acquisition entry = hold.entry();
         if (!entry.dropHold()) {
             return;
         }
         Duration held = Duration.ofNanos(System.nanoTime() - entry.grantedAtNanos());
-        if (leave(entry) == QueueEntry.Phase.HELD) {
+        if (leave(entry) == Acquisition.Phase.HELD) {
             notify(listener -> listener.onReleased(hold, held));
         }
     }
@@ -292,9 +292,9 @@ public final class LockEngine {
      * thread's interrupt status cleared, since the SDK aborts requests of interrupted threads; if the
      * request fails, it is retried in the background until the lease would have run out anyway.
      */
-    private QueueEntry.Phase leave(QueueEntry entry) {
-        QueueEntry.Phase previous = entry.markReleased();
-        if (previous == QueueEntry.Phase.RELEASED) {
+    private Acquisition.Phase leave(Acquisition entry) {
+        Acquisition.Phase previous = entry.markReleased();
+        if (previous == Acquisition.Phase.RELEASED) {
             return previous;
         }
         leases.stop(entry);
@@ -316,7 +316,7 @@ public final class LockEngine {
         return previous;
     }
 
-    private QueueState remove(QueueEntry entry) {
+    private QueueState remove(Acquisition entry) {
         QueueState state = table.remove(entry.key(), entry.id());
         handoff.publish(entry.key(), state);
         return state;

@@ -12,13 +12,13 @@ import io.dynamolock.core.LockHandle;
 final class LockScopes {
 
     /** One scope: a lock held for the duration of a callback, and the scope around it. */
-    private record Scope(QueueEntry entry, Scope outer) {
+    private record Scope(Acquisition entry, Scope outer) {
     }
 
     private final ThreadLocal<Scope> current = new ThreadLocal<>();
 
     /** The entry of {@code key} that the calling thread's scopes hold, innermost first, or {@code null}. */
-    QueueEntry find(LockKey key) {
+    Acquisition find(LockKey key) {
         for (Scope scope = current.get(); scope != null; scope = scope.outer()) {
             if (scope.entry().key().equals(key)) {
                 return scope.entry();
@@ -28,7 +28,7 @@ final class LockScopes {
     }
 
     /** Runs {@code callback} with {@code entry} in the calling thread's scope. */
-    <T, E extends Throwable> T run(QueueEntry entry, LockHandle handle, LockCallback<T, E> callback) throws E {
+    <T, E extends Throwable> T run(Acquisition entry, LockHandle handle, LockCallback<T, E> callback) throws E {
         Scope outer = current.get();
         current.set(new Scope(entry, outer));
         try {

@@ -56,14 +56,14 @@ final class WaitLoop {
      * @throws LockLostException    if the entry's lease ended, or it was purged, while it waited
      * @throws DynamoLockException  if the template was closed while it waited
      */
-    GaveUp await(QueueEntry entry, QueueState initial, long deadlineNanos, BooleanSupplier closed)
+    GaveUp await(Acquisition entry, QueueState initial, long deadlineNanos, BooleanSupplier closed)
             throws InterruptedException {
         QueueState state = initial;
         long nextPollAt = System.nanoTime();
         boolean polled = true;
         RuntimeException failure = null;
         while (true) {
-            if (entry.phase() == QueueEntry.Phase.LOST) {
+            if (entry.phase() == Acquisition.Phase.LOST) {
                 throw lost(entry, entry.lostReason());
             }
             if (closed.getAsBoolean()) {
@@ -130,7 +130,7 @@ final class WaitLoop {
      * place, its heartbeats keep its lease, and it tries again after a poll interval, until its deadline.
      * A missing or wrong table ends the wait at once.
      */
-    private static Attempt attempt(QueueEntry entry, Supplier<QueueState> request) throws InterruptedException {
+    private static Attempt attempt(Acquisition entry, Supplier<QueueState> request) throws InterruptedException {
         try {
             return new Attempt(request.get(), null);
         }
@@ -153,7 +153,7 @@ final class WaitLoop {
     }
 
     /** Parks until {@code untilNanos} or a wake-up; returns an offered state, if any. */
-    private static QueueState park(QueueEntry entry, long untilNanos, BooleanSupplier closed)
+    private static QueueState park(Acquisition entry, long untilNanos, BooleanSupplier closed)
             throws InterruptedException {
         while (true) {
             QueueState offered = entry.takeOffered();
@@ -161,7 +161,7 @@ final class WaitLoop {
                 return offered;
             }
             long remaining = untilNanos - System.nanoTime();
-            if (remaining <= 0 || entry.phase() == QueueEntry.Phase.LOST || closed.getAsBoolean()) {
+            if (remaining <= 0 || entry.phase() == Acquisition.Phase.LOST || closed.getAsBoolean()) {
                 return null;
             }
             LockSupport.parkNanos(entry, remaining);
@@ -171,7 +171,7 @@ final class WaitLoop {
         }
     }
 
-    private static LockLostException lost(QueueEntry entry, String reason) {
+    private static LockLostException lost(Acquisition entry, String reason) {
         return new LockLostException("Lost the place in the queue of " + entry.key() + " while waiting: " + reason);
     }
 }

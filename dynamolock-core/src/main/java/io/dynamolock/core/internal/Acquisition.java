@@ -13,13 +13,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One acquisition's entry in a lock's queue, from enqueue to release: its random id, its
+ * One acquisition: its entry in a lock's queue, from enqueue to release: its random id, its
  * ticket, its lease as this JVM last confirmed it, and the mailbox through which heartbeats
  * and same-JVM releases hand fresh queue states to its waiting thread.
  */
-final class QueueEntry {
+final class Acquisition {
 
-    private static final Logger log = LoggerFactory.getLogger(QueueEntry.class);
+    private static final Logger log = LoggerFactory.getLogger(Acquisition.class);
 
     enum Phase { WAITING, HELD, RELEASED, LOST }
 
@@ -32,7 +32,7 @@ final class QueueEntry {
     private final AtomicReference<Phase> phase = new AtomicReference<>(Phase.WAITING);
     private final AtomicReference<QueueState> offered = new AtomicReference<>();
     private final AtomicInteger holds = new AtomicInteger();
-    private final List<Consumer<QueueEntry>> lostCallbacks = new ArrayList<>();
+    private final List<Consumer<Acquisition>> lostCallbacks = new ArrayList<>();
     private volatile long ticket;
     private volatile long confirmedUntilNanos;
     private volatile Instant since = Instant.now();
@@ -43,7 +43,7 @@ final class QueueEntry {
      * @param owner     the template's owner name: a label for people, not part of the entry's identity
      * @param callbacks where lost-lease callbacks run, so that a slow one delays no other lease
      */
-    QueueEntry(LockKey key, String owner, Duration lease, Executor callbacks) {
+    Acquisition(LockKey key, String owner, Duration lease, Executor callbacks) {
         this.key = key;
         this.owner = owner;
         this.lease = lease;
@@ -163,7 +163,7 @@ final class QueueEntry {
             return false;
         }
         lostReason = reason;
-        List<Consumer<QueueEntry>> registered;
+        List<Consumer<Acquisition>> registered;
         synchronized (lostCallbacks) {
             registered = List.copyOf(lostCallbacks);
         }
@@ -173,7 +173,7 @@ final class QueueEntry {
     }
 
     /** Registers a lost-lease callback; one registered after the loss runs at once, on the calling thread. */
-    void onLost(Consumer<QueueEntry> callback) {
+    void onLost(Consumer<Acquisition> callback) {
         synchronized (lostCallbacks) {
             if (phase.get() != Phase.LOST) {
                 lostCallbacks.add(callback);
@@ -183,7 +183,7 @@ final class QueueEntry {
         runCallback(callback);
     }
 
-    private void runCallback(Consumer<QueueEntry> callback) {
+    private void runCallback(Consumer<Acquisition> callback) {
         try {
             callback.accept(this);
         }
