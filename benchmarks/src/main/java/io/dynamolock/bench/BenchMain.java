@@ -84,9 +84,9 @@ public final class BenchMain {
         try {
             RenewalCapacityScenario.Settings renewal = RenewalCapacityScenario.Settings.defaults(quick);
             renewal = new RenewalCapacityScenario.Settings(
-                    positive(args, "--renewal-locks", renewal.locks()),
-                    Duration.ofSeconds(positive(args, "--renewal-lease", (int) renewal.lease().toSeconds())));
-            options = new Env.Options(quick, Duration.ofMillis(positive(args, "--rtt", 5)),
+                    atLeast(args, "--renewal-locks", 1, renewal.locks()),
+                    Duration.ofSeconds(atLeast(args, "--renewal-lease", 1, (int) renewal.lease().toSeconds())));
+            options = new Env.Options(quick, Duration.ofMillis(atLeast(args, "--rtt", 0, 5)),
                     Path.of(value(args, "--out", quick ? "target/bench-quick" : "results")), renewal);
             selection = Selection.parse(value(args, "--only", null), value(args, "--scenarios", null));
         }
@@ -167,20 +167,20 @@ public final class BenchMain {
         return Arrays.asList(args).contains(flag);
     }
 
-    /** The positive whole number given as {@code name=N}, or {@code fallback}. */
-    private static int positive(String[] args, String name, int fallback) {
+    /** The whole number of at least {@code min} given as {@code name=N}, or {@code fallback}. */
+    private static int atLeast(String[] args, String name, int min, int fallback) {
         String text = value(args, name, Integer.toString(fallback));
         try {
             int value = Integer.parseInt(text);
-            if (value > 0) {
+            if (value >= min) {
                 return value;
             }
         }
         catch (NumberFormatException ex) {
             // Reported below, with the fix.
         }
-        throw new IllegalArgumentException(name + "=" + text + " is not a positive whole number; e.g. " + name + "="
-                + fallback);
+        throw new IllegalArgumentException(name + "=" + text + " is not a whole number of at least " + min + "; e.g. "
+                + name + "=" + fallback);
     }
 
     private static String value(String[] args, String name, String fallback) {
