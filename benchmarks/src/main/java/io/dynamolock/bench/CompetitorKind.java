@@ -1,23 +1,27 @@
 package io.dynamolock.bench;
 
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.Optional;
 import java.util.function.BiConsumer;
-import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
-/** The competitors of a run, each with its own table (the three lock designs need different schemas). */
+/** The competitors of a run, each with its own table (the four lock designs need different schemas). */
 enum CompetitorKind {
 
-    DYNAMOLOCK("dynamolock", "dynamolock (defaults)", DynamoLockCompetitor::createTable),
-    DYNAMOLOCK_FAST_POLL("dynamolock-poll10", "dynamolock (poll 10 ms)", DynamoLockCompetitor::createTable),
-    AWS_DEFAULTS("aws", "AWS lock client (defaults)", AwsLockClientCompetitor::createTable),
-    AWS_TUNED("aws-tuned", "AWS lock client (refresh 50 ms)", AwsLockClientCompetitor::createTable),
-    RETRY("retry", "conditional put + backoff", RetryLockCompetitor::createTable);
+    DYNAMOLOCK("dynamolock", "dynamolock (defaults)", (c, t) -> DynamoLockCompetitor.createTable(c.sync(), t)),
+    DYNAMOLOCK_FAST_POLL("dynamolock-poll10", "dynamolock (poll 10 ms)",
+            (c, t) -> DynamoLockCompetitor.createTable(c.sync(), t)),
+    AWS_DEFAULTS("aws", "AWS lock client (defaults)", (c, t) -> AwsLockClientCompetitor.createTable(c.sync(), t)),
+    AWS_TUNED("aws-tuned", "AWS lock client (refresh 50 ms)",
+            (c, t) -> AwsLockClientCompetitor.createTable(c.sync(), t)),
+    SPRING("spring", "Spring Cloud AWS DynamoDbLockRegistry (defaults)", SpringLockRegistryCompetitor::createTable),
+    RETRY("retry", "conditional put + backoff", (c, t) -> RetryLockCompetitor.createTable(c.sync(), t));
 
     final String id;
     final String label;
-    private final BiConsumer<DynamoDbClient, String> tableCreator;
+    private final BiConsumer<Clients, String> tableCreator;
 
-    CompetitorKind(String id, String label, BiConsumer<DynamoDbClient, String> tableCreator) {
+    CompetitorKind(String id, String label, BiConsumer<Clients, String> tableCreator) {
         this.id = id;
         this.label = label;
         this.tableCreator = tableCreator;
@@ -27,26 +31,23 @@ enum CompetitorKind {
         return "bench-" + id;
     }
 
-    void createTable(DynamoDbClient client) {
-        tableCreator.accept(client, table());
+    void createTable(Clients clients) {
+        tableCreator.accept(clients, table());
     }
 
-    Competitor open(DynamoDbClient client) {
+    Competitor open(Clients clients) {
         return switch (this) {
-            case DYNAMOLOCK -> new DynamoLockCompetitor(client, table(), null);
-            case DYNAMOLOCK_FAST_POLL -> new DynamoLockCompetitor(client, table(), Duration.ofMillis(10));
-            case AWS_DEFAULTS -> new AwsLockClientCompetitor(client, table(), false);
-            case AWS_TUNED -> new AwsLockClientCompetitor(client, table(), true);
-            case RETRY -> new RetryLockCompetitor(client, table());
+            case DYNAMOLOCK -> new DynamoLockCompetitor(clients.sync(), table(), null);
+            case DYNAMOLOCK_FAST_POLL -> new DynamoLockCompetitor(clients.sync(), table(), Duration.ofMillis(10));
+            case AWS_DEFAULTS -> new AwsLockClientCompetitor(clients.sync(), table(), false);
+            case AWS_TUNED -> new AwsLockClientCompetitor(clients.sync(), table(), true);
+            case SPRING -> new SpringLockRegistryCompetitor(clients, table());
+            case RETRY -> new RetryLockCompetitor(clients.sync(), table());
         };
     }
 
-    static CompetitorKind byId(String id) {
-        for (CompetitorKind kind : values()) {
-            if (kind.id.equals(id)) {
-                return kind;
-            }
-        }
-        throw new IllegalArgumentException("No competitor '" + id + "'");
+    /** The competitor of that id, or empty. */
+    static Optional<CompetitorKind> byId(String id) {
+        return Arrays.stream(values()).filter(kind -> kind.id.equals(id)).findFirst();
     }
 }

@@ -4,62 +4,73 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.stream.IntStream;
 
 /**
- * One run of contenders on one lock, {@code local} threads in this JVM and {@code remote} in the worker JVM,
+ * One run of contenders on one lock, {@code local} threads in this JVM and {@code perRemote} in each worker JVM,
  * from a common start for {@code length}; then the drain (see {@link Contenders}; 30 s at most, 2 s with --quick).
  *
- * @param grants all grants, drain included
- * @param from   the start of the measured window (nanoTime)
- * @param to     its end: grants after it are the drain
- * @param meter  the requests of both JVMs, drain included
+ * @param contenderIds every contender, {@code <process>-<thread>}
+ * @param grants       all grants, drain included
+ * @param from         the start of the measured window (nanoTime)
+ * @param to           its end: grants after it are the drain
+ * @param meter        the requests of all JVMs, drain included
  */
-record ContendedRun(CompetitorKind kind, int local, int remote, List<Grant> grants, long from, long to, Meter meter,
+record ContendedRun(CompetitorKind kind, List<String> contenderIds, List<Grant> grants, long from, long to, Meter meter,
         int failures) {
 
     static final Duration HOLD = Duration.ofMillis(20);
 
-    static ContendedRun run(Env env, CompetitorKind kind, int local, int remote, Duration length) throws Exception {
+    /** {@code local} contenders in this JVM and {@code remote} in the worker JVM. */
+    static ContendedRun split(Env env, CompetitorKind kind, int local, int remote, Duration length) throws Exception {
+        return run(env, kind, local, remote == 0 ? List.of() : List.of(env.remote), remote, length);
+    }
+
+    static ContendedRun run(Env env, CompetitorKind kind, int local, List<RemoteJvm> remotes, int perRemote,
+            Duration length) throws Exception {
         String entity = "contended-" + UUID.randomUUID();
         Duration drain = env.options.scaled(Duration.ofSeconds(30), Duration.ofSeconds(2));
-        Contenders.Outcome here;
-        Meter meter;
+        for (RemoteJvm remote : remotes) {
+            remote.prepare(kind, entity, perRemote, HOLD, Env.WAIT, drain);
+        }
+        Contenders.Outcome here = new Contenders.Outcome(List.of(), 0);
         long start;
         long end;
-        try (Competitor competitor = kind.open(env.client)) {
-            if (remote > 0) {
-                env.remote.prepare(kind, entity, remote, HOLD, Env.WAIT, drain);
-            }
+        // No contender here: open no competitor, whose heartbeat threads would only take CPU from the workers.
+        try (Competitor competitor = local == 0 ? null : kind.open(env.clients)) {
             env.network.reset();
             start = System.nanoTime() + Duration.ofMillis(300).toNanos();
             end = start + length.toNanos();
-            if (remote > 0) {
-                env.remote.go(start, end);
+            for (RemoteJvm remote : remotes) {
+                remote.go(start, end);
             }
-            here = Contenders.run(competitor, entity, 0, local, HOLD, Env.WAIT, drain, start, end);
+            if (competitor != null) {
+                here = Contenders.run(competitor, entity, 0, local, HOLD, Env.WAIT, drain, start, end);
+            }
         }
-        meter = env.network.snapshot();
+        Meter meter = local == 0 ? Meter.NONE : env.network.snapshot();
         List<Grant> grants = new ArrayList<>(here.grants());
         int failures = here.failures();
-        if (remote > 0) {
-            RemoteJvm.Answer there = env.remote.await();
+        List<String> ids = new ArrayList<>(ids(0, local));
+        for (RemoteJvm remote : remotes) {
+            RemoteJvm.Answer there = remote.await();
             grants.addAll(there.outcome().grants());
             failures += there.outcome().failures();
             meter = meter.plus(there.meter());
+            ids.addAll(ids(remote.number(), perRemote));
         }
-        return new ContendedRun(kind, local, remote, List.copyOf(grants), start, end, meter, failures);
+        return new ContendedRun(kind, List.copyOf(ids), List.copyOf(grants), start, end, meter, failures);
+    }
+
+    private static List<String> ids(int process, int threads) {
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; i < threads; i++) {
+            ids.add(process + "-" + i);
+        }
+        return ids;
     }
 
     int contenders() {
-        return local + remote;
-    }
-
-    List<String> contenderIds() {
-        List<String> ids = new ArrayList<>();
-        IntStream.range(0, local).forEach(i -> ids.add("0-" + i));
-        IntStream.range(0, remote).forEach(i -> ids.add("1-" + i));
-        return ids;
+        return contenderIds.size();
     }
 
     /** The grants of the measured window (not the drain). */

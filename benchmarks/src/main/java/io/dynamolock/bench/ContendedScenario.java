@@ -12,11 +12,17 @@ final class ContendedScenario {
 
     static final int[] CONTENDERS = {2, 8, 32};
 
+    /**
+     * The figures of one run.
+     *
+     * @param handoffsPerSecond  grants per second in the measured window: each grant is a handoff
+     * @param handoffsAcrossJvms how many handoffs went from one JVM to another, of which
+     *                           {@code handoffCrossJvmP50} is the median
+     */
     record Row(CompetitorKind kind, int contenders, int grants, double handoffsPerSecond, double utilisation,
             double waitP50, double waitP99, double waitMax, double maxWaitInCycles, double jain, int overtakes,
-            int tokenOrderViolations, double handoffSameJvmP50, double handoffCrossJvmP50, double requestsPerGrant,
-            Meter meter,
-            int failures, int overlaps, double[] waitsMillis) {
+            int tokenOrderViolations, double handoffSameJvmP50, double handoffCrossJvmP50, int handoffsAcrossJvms,
+            double requestsPerGrant, Meter meter, int failures, int overlaps, double[] waitsMillis) {
     }
 
     /** Handoff latencies and utilisation of the same-JVM pair run and of the cross-JVM pair run. */
@@ -35,13 +41,13 @@ final class ContendedScenario {
         long slack = env.options.roundTrip().toNanos();
         for (CompetitorKind kind : kinds) {
             // Warm-up, not measured: class loading and JIT in both JVMs, connection pools.
-            ContendedRun.run(env, kind, 2, 2, env.options.scaled(Duration.ofSeconds(2), Duration.ofMillis(300)));
+            ContendedRun.split(env, kind, 2, 2, env.options.scaled(Duration.ofSeconds(2), Duration.ofMillis(300)));
         }
         List<Row> rows = new ArrayList<>();
         List<ContendedRun> pairsAcross = new ArrayList<>();
         for (int t : CONTENDERS) {
             for (CompetitorKind kind : kinds) {
-                ContendedRun run = ContendedRun.run(env, kind, t / 2, t - t / 2, length);
+                ContendedRun run = ContendedRun.split(env, kind, t / 2, t - t / 2, length);
                 rows.add(row(run, slack));
                 if (System.getenv("BENCH_DUMP") != null) {
                     dump(env, run);
@@ -55,7 +61,7 @@ final class ContendedScenario {
         List<Handoff> handoffs = new ArrayList<>();
         Duration pairLength = env.options.scaled(Duration.ofSeconds(6), Duration.ofSeconds(1));
         for (ContendedRun across : pairsAcross) {
-            ContendedRun same = ContendedRun.run(env, across.kind(), 2, 0, pairLength);
+            ContendedRun same = ContendedRun.split(env, across.kind(), 2, 0, pairLength);
             handoffs.add(new Handoff(across.kind(), Stats.handoffMillis(same.grants(), true),
                     Stats.utilisation(same.grants(), same.from(), same.to()), Stats.handoffMillis(across.grants(), false),
                     Stats.utilisation(across.grants(), across.from(), across.to())));
@@ -82,6 +88,7 @@ final class ContendedScenario {
         double seconds = run.seconds();
         double cycleMillis = window.isEmpty() ? 0 : seconds * 1000 / window.size();
         double maxWait = Stats.percentile(waits, 100);
+        double[] acrossJvms = Stats.handoffMillis(run.grants(), false);
         return new Row(run.kind(), run.contenders(), window.size(), window.size() / seconds,
                 Stats.utilisation(run.grants(), run.from(), run.to()),
                 Stats.percentile(waits, 50), Stats.percentile(waits, 99), maxWait,
@@ -89,7 +96,7 @@ final class ContendedScenario {
                 Stats.jain(Stats.grantsPerContender(window, run.contenderIds())),
                 Stats.overtakes(run.grants(), slackNanos), Stats.tokenOrderViolations(run.grants()),
                 Stats.percentile(Stats.handoffMillis(run.grants(), true), 50),
-                Stats.percentile(Stats.handoffMillis(run.grants(), false), 50),
+                Stats.percentile(acrossJvms, 50), acrossJvms.length,
                 (double) run.meter().total() / Math.max(1, run.grants().size()), run.meter(),
                 run.failures(), Stats.overlaps(run.grants()), waits);
     }

@@ -39,7 +39,7 @@ final class ManyEntitiesScenario {
             AtomicLong acquires = new AtomicLong();
             AtomicLong failures = new AtomicLong();
             double seconds;
-            try (Competitor competitor = kind.open(env.client)) {
+            try (Competitor competitor = kind.open(env.clients)) {
                 env.network.reset();
                 long start = System.nanoTime();
                 long end = start + length.toNanos();

@@ -147,10 +147,13 @@ final class MeteredNetwork implements ExecutionInterceptor {
         failedWrites.reset();
     }
 
-    /** The key attributes of the three lock tables' schemas: dynamolock (pk, sk), AWS's client (key), retry (pk). */
-    private static String itemKey(Map<String, AttributeValue> item) {
+    /**
+     * An item's key, from the key attributes of the lock tables' schemas: dynamolock (pk, sk), AWS's client (key),
+     * Spring Cloud AWS (lockKey), retry (pk).
+     */
+    static String itemKey(Map<String, AttributeValue> item) {
         StringBuilder key = new StringBuilder();
-        for (String name : new String[] {"pk", "sk", "key"}) {
+        for (String name : new String[] {"pk", "sk", "key", "lockKey"}) {
             AttributeValue value = item.get(name);
             if (value != null) {
                 key.append('|').append(value.s());
@@ -160,7 +163,7 @@ final class MeteredNetwork implements ExecutionInterceptor {
     }
 
     /** Sleeps without giving up on an interrupt: the SDK itself reacts to the thread's interrupt status. */
-    private static void pause(long nanos) {
+    static void pause(long nanos) {
         long until = System.nanoTime() + nanos;
         for (long left = nanos; left > 0; left = until - System.nanoTime()) {
             LockSupport.parkNanos(left);

@@ -11,25 +11,41 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
-/** A {@link WorkerMain} process: {@code java -cp <this JVM's classpath> io.dynamolock.bench.WorkerMain}. */
+/**
+ * A {@link WorkerMain} process: {@code java -cp <this JVM's classpath> io.dynamolock.bench.WorkerMain}. Its grants
+ * carry its process number, so grants of several workers can be told apart.
+ */
 final class RemoteJvm implements AutoCloseable {
 
     /** What the worker's contenders did, and the requests they sent. */
     record Answer(Contenders.Outcome outcome, Meter meter) {
     }
 
+    private final int number;
     private final Process process;
     private final PrintStream in;
     private final BufferedReader out;
 
-    RemoteJvm(URI endpoint, Duration roundTrip) throws IOException {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        process = new ProcessBuilder(java, "-Xmx1g", "-cp", System.getProperty("java.class.path"),
-                WorkerMain.class.getName(), endpoint.toString(), Long.toString(roundTrip.toMillis()))
-                .redirectError(ProcessBuilder.Redirect.INHERIT)
-                .start();
+    /** Starts the process; it is ready when it answers its first command. */
+    RemoteJvm(URI endpoint, Duration roundTrip, int number) throws IOException {
+        this.number = number;
+        process = start(WorkerMain.class, endpoint.toString(), Long.toString(roundTrip.toMillis()),
+                Integer.toString(number));
         in = new PrintStream(process.getOutputStream(), true, StandardCharsets.UTF_8);
         out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+    }
+
+    /** {@code java -Xmx1g -cp <this JVM's classpath> main args...}, its stderr on this JVM's. */
+    static Process start(Class<?> main, String... args) throws IOException {
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx1g", "-cp", System.getProperty("java.class.path"), main.getName()));
+        command.addAll(List.of(args));
+        return new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    }
+
+    /** This worker's process number: the {@code jvm} of its grants. */
+    int number() {
+        return number;
     }
 
     /** Opens the competitor in the worker; returns once its contenders are ready to start. */
@@ -76,9 +92,14 @@ final class RemoteJvm implements AutoCloseable {
         return line;
     }
 
+    /** Asks the worker to end, without waiting: workers told together end together. */
+    void exit() {
+        in.println("EXIT");
+    }
+
     @Override
     public void close() throws InterruptedException {
-        in.println("EXIT");
+        exit();
         if (!process.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)) {
             process.destroy();
         }

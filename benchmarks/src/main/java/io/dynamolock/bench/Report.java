@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.function.ToDoubleFunction;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.CategoryChart;
@@ -29,7 +30,8 @@ final class Report {
     static final int CHARTED_CONTENDERS = 8;
 
     record Results(String header, List<UncontendedScenario.Row> uncontended, ContendedScenario.Result contended,
-            List<ManyEntitiesScenario.Row> manyEntities, List<WaitingCostScenario.Row> waitingCost) {
+            List<ManyEntitiesScenario.Row> manyEntities, List<WaitingCostScenario.Row> waitingCost,
+            List<ContendedScenario.Row> processes, Optional<RenewalCapacityScenario.Result> renewal) {
     }
 
     private Report() {
@@ -65,8 +67,22 @@ final class Report {
         }
     }
 
+    /** The tables a reader looks for first, also printed at the end of a run: issue 12's goals and R12's capacity. */
+    static String headline(List<CompetitorKind> kinds, Results r) {
+        StringBuilder md = new StringBuilder();
+        if (!r.processes().isEmpty()) {
+            md.append(Summary.goals(kinds, r.processes()));
+        }
+        r.renewal().ifPresent(renewal -> renewalCapacity(md, renewal));
+        return md.toString();
+    }
+
     static String markdown(List<CompetitorKind> kinds, Results r) {
-        StringBuilder md = new StringBuilder(r.header()).append(Summary.markdown(kinds, r));
+        StringBuilder md = new StringBuilder(r.header());
+        if (!r.processes().isEmpty()) {
+            md.append(Summary.goals(kinds, r.processes()));
+        }
+        md.append(Summary.markdown(kinds, r));
 
         md.append("\n## 1. Uncontended: one thread, one lock\n\n");
         header(md, "competitor", "acquire p50 ms", "acquire p99 ms", "release p50 ms", "release p99 ms",
@@ -87,17 +103,7 @@ final class Report {
                 + " simulated round trip earlier still waited (a request delayed longer than that can reach DynamoDB after a"
                 + " later one); for dynamolock, in brackets, grants out of ticket order, i.e. out of the order in"
                 + " which the requests reached DynamoDB. Overlaps: two holders at once (must be 0).\n\n");
-        header(md, "competitor", "T", "handoffs/s", "utilisation", "wait p50 ms", "wait p99 ms", "wait max ms",
-                "max wait / T cycles", "Jain", "FIFO overtakes", "handoff p50 ms same / across JVM",
-                "requests / grant", "failed acquires", "overlaps");
-        for (ContendedScenario.Row row : r.contended().rows()) {
-            row(md, row.kind().label, Integer.toString(row.contenders()), f1(row.handoffsPerSecond()),
-                    f2(row.utilisation()), f0(row.waitP50()), f0(row.waitP99()), f0(row.waitMax()),
-                    f2(row.maxWaitInCycles()), f3(row.jain()), row.overtakes() + " / " + row.waitsMillis().length
-                            + (row.kind().name().startsWith("DYNAMOLOCK") ? " (" + row.tokenOrderViolations() + ")" : ""),
-                    orDash(row.handoffSameJvmP50()) + " / " + orDash(row.handoffCrossJvmP50()),
-                    f2(row.requestsPerGrant()), Integer.toString(row.failures()), Integer.toString(row.overlaps()));
-        }
+        contendedTable(md, r.contended().rows());
 
         md.append("\n## 3. Handoff latency: from the holder's release to the next waiter's grant\n\n");
         md.append("Same JVM: 2 contenders in one JVM; across JVMs: the T=2 run of scenario 2 (one contender per JVM)."
@@ -155,7 +161,55 @@ final class Report {
                     .forEach(row -> cells.add("$" + f4(waiterHourDollars(row))));
             row(md, cells.toArray(String[]::new));
         }
+
+        if (!r.processes().isEmpty()) {
+            md.append("\n## 7. Separate processes: one lock, T = ").append(ProcessesScenario.PROCESSES)
+                    .append(" contenders, each in a JVM of its own, 20 ms holds\n\n");
+            md.append("As scenario 2, but no two contenders share a JVM: every handoff crosses processes, as between"
+                    + " the instances of a service. Same columns as there.\n\n");
+            contendedTable(md, r.processes());
+        }
+        r.renewal().ifPresent(renewal -> renewalCapacity(md, renewal));
         return md.toString();
+    }
+
+    private static void contendedTable(StringBuilder md, List<ContendedScenario.Row> rows) {
+        header(md, "competitor", "T", "handoffs/s", "utilisation", "wait p50 ms", "wait p99 ms", "wait max ms",
+                "max wait / T cycles", "Jain", "FIFO overtakes", "handoff p50 ms same / across JVM",
+                "requests / grant", "failed acquires", "overlaps");
+        for (ContendedScenario.Row row : rows) {
+            row(md, row.kind().label, Integer.toString(row.contenders()), f1(row.handoffsPerSecond()),
+                    f2(row.utilisation()), f0(row.waitP50()), f0(row.waitP99()), f0(row.waitMax()),
+                    f2(row.maxWaitInCycles()), f3(row.jain()), row.overtakes() + " / " + row.waitsMillis().length
+                            + (row.kind().name().startsWith("DYNAMOLOCK") ? " (" + row.tokenOrderViolations() + ")" : ""),
+                    orDash(row.handoffSameJvmP50()) + " / " + orDash(row.handoffCrossJvmP50()),
+                    f2(row.requestsPerGrant()), Integer.toString(row.failures()), Integer.toString(row.overlaps()));
+        }
+    }
+
+    private static void renewalCapacity(StringBuilder md, RenewalCapacityScenario.Result r) {
+        RenewalCapacityScenario.Settings s = r.settings();
+        md.append("\n## 8. Renewal capacity: one LockTemplate holds ").append(s.locks())
+                .append(" locks while every renewal takes ").append(RenewalCapacityScenario.RENEWAL_ROUND_TRIP.toMillis())
+                .append(" ms\n\n");
+        md.append("One JVM of its own (DynamoDB Local is not in it), one template with lease ")
+                .append(s.lease().toSeconds()).append(" s and heartbeat ").append(f1(s.heartbeat().toMillis() / 1000.0))
+                .append(" s, nobody else on the locks: a lock lost here was lost because it was not renewed in time."
+                        + " Held for two leases after the last acquire. A renewal is an UpdateItem on an item after"
+                        + " its first (the enqueue); see SlowRenewals.\n\n");
+        header(md, "figure", "value");
+        row(md, "locks lost: onLost callbacks / LockListener.onLost / isValid() false at the end",
+                r.lostCallbacks() + " / " + r.lostListener() + " / " + r.invalid() + " of " + s.locks());
+        row(md, "locks taken (failed acquires), seconds to take them", r.acquired() + " (" + r.acquireFailures()
+                + "), " + f1(r.acquireSeconds()) + " s");
+        row(md, "renewals sent/s while holding (needed to renew every lock on time)",
+                f0(r.renewalsPerSecond()) + " (" + f0(s.renewalsNeededPerSecond()) + ")");
+        row(md, "live threads of the JVM: before the SDK client and template / peak while holding",
+                r.threadsBefore() + " / " + r.peakThreads());
+        row(md, "dynamolock-* threads, peak", Long.toString(r.peakDynamolockThreads()));
+        row(md, "heap used per 1,000 held locks (after GC)", f2(r.heapPerThousandBytes() / (1 << 20)) + " MiB");
+        row(md, "held for (s), HTTP connections the client allows", f0(r.windowSeconds()) + ", " + r.connections());
+        row(md, "UpdateItems counted as enqueues (must equal the locks taken)", Long.toString(r.enqueues()));
     }
 
     /** E.g. {@code $1.25 (2.0 W + 0.0 R)}. */

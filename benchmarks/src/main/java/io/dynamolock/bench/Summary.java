@@ -51,6 +51,35 @@ final class Summary {
         return md.toString();
     }
 
+    /**
+     * Issue 12's goals table, from the separate-process runs: handoffs/s (and as a multiple of AWS's lock client at
+     * its defaults), handoff p50 across processes, utilisation, requests per grant, Jain index and FIFO overtakes.
+     */
+    static String goals(List<CompetitorKind> kinds, List<ContendedScenario.Row> rows) {
+        StringBuilder md = new StringBuilder("\n## Goals (issue 12): T = " + ProcessesScenario.PROCESSES
+                + " contenders, each in its own process, 20 ms holds (scenario 7)\n\n");
+        List<String> head = new ArrayList<>(List.of(""));
+        kinds.forEach(kind -> head.add(kind.label));
+        Report.header(md, head.toArray(String[]::new));
+        double aws = rows.stream().filter(row -> row.kind() == CompetitorKind.AWS_DEFAULTS)
+                .mapToDouble(ContendedScenario.Row::handoffsPerSecond).findFirst().orElse(0);
+        line(md, kinds, "handoffs/s (x AWS lock client, defaults)", kind -> of(rows, kind)
+                .map(row -> Report.f1(row.handoffsPerSecond())
+                        + (aws > 0 ? " (" + Report.f2(row.handoffsPerSecond() / aws) + "x)" : "")));
+        line(md, kinds, "handoff p50 ms across processes (handoffs)", kind -> of(rows, kind)
+                .map(row -> Report.f1(row.handoffCrossJvmP50()) + " (" + row.handoffsAcrossJvms() + ")"));
+        line(md, kinds, "lock utilisation", kind -> of(rows, kind).map(row -> Report.f2(row.utilisation())));
+        line(md, kinds, "requests per grant", kind -> of(rows, kind).map(row -> Report.f2(row.requestsPerGrant())));
+        line(md, kinds, "Jain index / FIFO overtakes (share of grants)", kind -> of(rows, kind)
+                .map(row -> Report.f3(row.jain()) + " / "
+                        + Report.f0(100.0 * row.overtakes() / Math.max(1, row.waitsMillis().length)) + "%"));
+        return md.toString();
+    }
+
+    private static Stream<ContendedScenario.Row> of(List<ContendedScenario.Row> rows, CompetitorKind kind) {
+        return rows.stream().filter(row -> row.kind() == kind);
+    }
+
     /** A row whose cell for each competitor joins that competitor's figures with " / ". */
     private static void line(StringBuilder md, List<CompetitorKind> kinds, String label,
             Function<CompetitorKind, Stream<String>> figures) {

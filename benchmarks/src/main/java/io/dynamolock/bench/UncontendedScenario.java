@@ -23,7 +23,7 @@ final class UncontendedScenario {
         List<Row> rows = new ArrayList<>();
         for (CompetitorKind kind : kinds) {
             String entity = "solo-" + UUID.randomUUID();
-            try (Competitor competitor = kind.open(env.client)) {
+            try (Competitor competitor = kind.open(env.clients)) {
                 for (int i = 0; i < 20; i++) {
                     competitor.acquire(entity, Env.WAIT).release();
                 }

@@ -31,7 +31,7 @@ final class WaitingCostScenario {
             for (CompetitorKind kind : kinds) {
                 String entity = "waiting-" + UUID.randomUUID();
                 Meter meter;
-                try (Competitor holder = kind.open(env.holderClient); Competitor queue = kind.open(env.client)) {
+                try (Competitor holder = kind.open(env.holderClients); Competitor queue = kind.open(env.clients)) {
                     Competitor.Handle held = holder.acquire(entity, Env.WAIT);
                     ExecutorService pool = Executors.newFixedThreadPool(waiters);
                     for (int i = 0; i < waiters; i++) {

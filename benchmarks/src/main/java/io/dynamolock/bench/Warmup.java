@@ -18,7 +18,7 @@ final class Warmup {
     static void run(Env env, List<CompetitorKind> kinds) throws InterruptedException {
         Duration each = env.options.scaled(Duration.ofSeconds(2), Duration.ofMillis(300));
         for (CompetitorKind kind : kinds) {
-            try (Competitor competitor = kind.open(env.client)) {
+            try (Competitor competitor = kind.open(env.clients)) {
                 long end = System.nanoTime() + each.toNanos();
                 List<Thread> threads = new ArrayList<>();
                 for (int i = 0; i < 8; i++) {
