@@ -120,6 +120,30 @@ class MultiProcessLockTests extends SharedTablesTestSupport {
         }
     }
 
+    /**
+     * {@code first} holds the lock of a killed holder: it writes and releases, then {@code second} does; checks
+     * the history: no violation, both sections counted.
+     */
+    LockHistory finishAfterKilledHolder(WorkerProcess first, WorkerProcess second, String killed, long killSeq,
+            String scenario) {
+        first.send("WRITE " + entity);
+        first.send("RELEASE " + entity);
+        second.await("ACQUIRED ", STEP);
+        second.send("WRITE " + entity);
+        second.send("RELEASE " + entity);
+        second.await("RELEASED ", STEP);
+        exitAll();
+
+        LockHistory history = history();
+        history.killed(killed, killSeq);
+        LockHistory.Report report = history.check(counters(entity));
+        System.out.println(scenario + ": " + report.summary());
+        assertThat(report.violations()).isEmpty();
+        assertThat(report.completed()).isEqualTo(2);
+        assertThat(counters(entity).get(entity)).containsExactly(2, 2);
+        return history;
+    }
+
     @Test
     void contendingWorkersKeepExclusionOrderAndCounts() {
         String alpha = entity + "-alpha";
@@ -182,21 +206,7 @@ class MultiProcessLockTests extends SharedTablesTestSupport {
         assertThat(second.events()).noneMatch(e -> e.startsWith("ACQUIRED"));
         assertThat(item().of("wk-")).as("the dead holder's entry was purged").isEmpty();
 
-        first.send("WRITE " + entity);
-        first.send("RELEASE " + entity);
-        second.await("ACQUIRED ", STEP);
-        second.send("WRITE " + entity);
-        second.send("RELEASE " + entity);
-        second.await("RELEASED ", STEP);
-        exitAll();
-
-        LockHistory history = history();
-        history.killed("k", killSeq);
-        LockHistory.Report report = history.check(counters(entity));
-        System.out.println("killed holder: " + report.summary());
-        assertThat(report.violations()).isEmpty();
-        assertThat(report.completed()).isEqualTo(2);
-        assertThat(counters(entity).get(entity)).containsExactly(2, 2);
+        LockHistory history = finishAfterKilledHolder(first, second, "k", killSeq, "killed holder");
         assertThat(history.sections(entity)).extracting(s -> s.worker).containsExactly("k", "a", "b");
         assertThat(item().entries()).isEmpty();
     }
@@ -251,21 +261,8 @@ class MultiProcessLockTests extends SharedTablesTestSupport {
             assertThat(field(granted, "token")).isGreaterThan(dead.ticket());
         }
         assertThat(second.events()).noneMatch(e -> e.startsWith("ACQUIRED"));
-        first.send("WRITE " + entity);
-        first.send("RELEASE " + entity);
-        second.await("ACQUIRED ", STEP);
-        second.send("WRITE " + entity);
-        second.send("RELEASE " + entity);
-        second.await("RELEASED ", STEP);
-        exitAll();
-
-        LockHistory history = history();
-        history.killed("f", killSeq);
-        LockHistory.Report report = history.check(counters(entity));
-        System.out.println("killed fail-closed holder: " + report.summary());
-        assertThat(report.violations()).isEmpty();
+        LockHistory history = finishAfterKilledHolder(first, second, "f", killSeq, "killed fail-closed holder");
         assertThat(history.sections(entity)).extracting(s -> s.worker).containsExactly("f", "a", "b");
-        assertThat(counters(entity).get(entity)).containsExactly(2, 2);
         assertThat(item().entries()).isEmpty();
         assertThat(item().ttlEpochSeconds()).as("the item may expire again")
                 .isLessThan(Instant.now().plus(Duration.ofHours(2)).getEpochSecond());
