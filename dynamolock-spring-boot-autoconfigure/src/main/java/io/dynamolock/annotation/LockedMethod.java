@@ -16,7 +16,8 @@ import org.springframework.expression.Expression;
  * @param maxWait     the wait, or {@code null} for the template's default
  * @param lease       the lease, or {@code null} for the template's default
  * @param async       whether it returns a {@code CompletableFuture} or {@code CompletionStage}
+ * @param failClosed  whether the lock is fail-closed
  */
 record LockedMethod(Method method, String description, String entitySource, Expression entity, String namespace,
-        Duration maxWait, Duration lease, boolean async) {
+        Duration maxWait, Duration lease, boolean async, boolean failClosed) {
 }

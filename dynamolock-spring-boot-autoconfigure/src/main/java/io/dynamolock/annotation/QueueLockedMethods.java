@@ -38,7 +38,8 @@ final class QueueLockedMethods {
 
     private static final String REACTIVE_STREAMS_PUBLISHER = "org.reactivestreams.Publisher";
 
-    private static final LockedMethod NOT_LOCKED = new LockedMethod(null, null, null, null, null, null, null, false);
+    private static final LockedMethod NOT_LOCKED = new LockedMethod(null, null, null, null, null, null, null, false,
+            false);
 
     private final Map<MethodClassKey, LockedMethod> cache = new ConcurrentHashMap<>(64);
     private final LockExpressionEvaluator evaluator;
@@ -94,7 +95,7 @@ final class QueueLockedMethods {
             }
         }
         return new LockedMethod(method, description, annotation.entity(), entity,
-                namespace.isEmpty() ? null : namespace, maxWait, lease, async);
+                namespace.isEmpty() ? null : namespace, maxWait, lease, async, annotation.failClosed());
     }
 
     private Expression parseEntity(String source, Method method, Class<?> targetClass, String description) {
