@@ -40,4 +40,12 @@ public interface LockListener {
     /** The lease was lost while held. */
     default void onLost(LockHandle lock) {
     }
+
+    /** This template broke an entry of a lock's queue ({@link LockTemplate#breakLock}). */
+    default void onBroken(BrokenLock broken) {
+    }
+
+    /** A break of this template removed nothing: no entry of the lock had {@code ticket}. */
+    default void onBreakRefused(String entity, String namespace, long ticket) {
+    }
 }

@@ -26,6 +26,7 @@ public final class LockRequest {
     private final Duration wait;
     private final Duration lease;
     private final boolean reentrant;
+    private final boolean failClosed;
 
     private LockRequest(Builder builder) {
         this.entity = builder.entity;
@@ -33,6 +34,7 @@ public final class LockRequest {
         this.wait = builder.wait;
         this.lease = builder.lease;
         this.reentrant = builder.reentrant;
+        this.failClosed = builder.failClosed;
     }
 
     /** A request for {@code entity} with every other option from the template. */
@@ -72,6 +74,18 @@ public final class LockRequest {
         return reentrant;
     }
 
+    /**
+     * Whether the entry is fail-closed (default {@code false}, fail-open). A fail-open entry whose process dies
+     * expires one lease after its last heartbeat, and the next waiter goes ahead. A fail-closed entry never
+     * expires by lease: if its process dies, the lock stays taken (waiters wait, or time out, behind it; the
+     * table's TTL never removes it) until someone {@linkplain LockTemplate#breakLock breaks} it. For work that
+     * must not be done twice or resumed blindly, e.g. a payment run. Its holder still renews the lease, so the
+     * queue shows whether it is alive, and its own handle still turns invalid when its renewals fail.
+     */
+    public boolean failClosed() {
+        return failClosed;
+    }
+
     /** A copy of this request that does not wait. */
     public LockRequest withoutWait() {
         return new Builder(this).wait(NO_WAIT).build();
@@ -80,7 +94,7 @@ public final class LockRequest {
     @Override
     public String toString() {
         return "LockRequest[entity=" + entity + ", namespace=" + namespace + ", wait=" + wait + ", lease=" + lease
-                + ", reentrant=" + reentrant + "]";
+                + ", reentrant=" + reentrant + ", failClosed=" + failClosed + "]";
     }
 
     /** Builds a {@link LockRequest}; values are checked when the request is used. */
@@ -91,6 +105,7 @@ public final class LockRequest {
         private Duration wait;
         private Duration lease;
         private boolean reentrant = true;
+        private boolean failClosed;
 
         private Builder(String entity) {
             this.entity = entity;
@@ -102,6 +117,7 @@ public final class LockRequest {
             this.wait = request.wait;
             this.lease = request.lease;
             this.reentrant = request.reentrant;
+            this.failClosed = request.failClosed;
         }
 
         /** Locks of different namespaces on one entity are independent. */
@@ -124,6 +140,12 @@ public final class LockRequest {
 
         public Builder reentrant(boolean reentrant) {
             this.reentrant = reentrant;
+            return this;
+        }
+
+        /** See {@link LockRequest#failClosed()}. */
+        public Builder failClosed(boolean failClosed) {
+            this.failClosed = failClosed;
             return this;
         }
 

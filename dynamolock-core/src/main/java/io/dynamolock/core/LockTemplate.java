@@ -16,8 +16,10 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 /**
  * FIFO-fair distributed locks on one DynamoDB table: callers of one lock are
  * served in ticket order, wait at most a given time, and a crashed holder is
- * replaced one lease after its last heartbeat. Thread-safe; build one per table
- * and share it.
+ * replaced one lease after its last heartbeat, unless its request was
+ * {@linkplain LockRequest#failClosed() fail-closed}: then the lock stays taken
+ * until someone {@linkplain #breakLock breaks} it. Thread-safe; build one per
+ * table and share it.
  *
  * <pre>{@code
  * LockTemplate locks = LockTemplate.builder(dynamoDbClient).tableName("dynamolock").build();
@@ -144,6 +146,22 @@ public final class LockTemplate implements LockOperations, AutoCloseable {
     @Override
     public QueueSnapshot queue(String entity, String namespace) {
         return engine.queue(entity, namespace == null ? settings.defaultNamespace() : namespace);
+    }
+
+    /**
+     * Breaks a lock on purpose: removes the entry with {@code ticket} from the queue of {@code entity} in
+     * {@code namespace} ({@code null} for the default), fail-closed or not, held or waiting. Take the ticket from
+     * {@link #queue}: a break removes that entry only, never a newer holder that arrived meanwhile. The next
+     * waiter goes ahead; the broken holder, if alive, learns it at its next heartbeat ({@link LockHandle#isValid()}
+     * false, {@link LockHandle#onLost} callbacks), and its fencing token is stale from then on. One consistent
+     * read and one conditional write; logged at WARN.
+     *
+     * @return what was removed
+     * @throws LockEntryNotFoundException if the queue holds no entry with {@code ticket}; nothing was removed
+     * @throws IllegalArgumentException   if the entity, namespace or ticket cannot name an entry
+     */
+    public BrokenLock breakLock(String entity, String namespace, long ticket) {
+        return engine.breakLock(entity, namespace == null ? settings.defaultNamespace() : namespace, ticket);
     }
 
     public String tableName() {

@@ -29,7 +29,12 @@ public enum ProtocolStep {
      * Raises the item's TTL to cover a live entry with a longer lease than the last writer's
      * (UpdateItem); sent only when leases of different lengths share one lock.
      */
-    RAISE_TTL;
+    RAISE_TTL,
+    /**
+     * Removes one named entry on an operator's request ({@code LockTemplate.breakLock}), if it still has the
+     * ticket the operator saw (UpdateItem); preceded by a {@link #READ}.
+     */
+    BREAK;
 
     /** The execution attribute that carries the step of each request. */
     public static final ExecutionAttribute<ProtocolStep> ATTRIBUTE = new ExecutionAttribute<>("dynamolock.protocol-step");

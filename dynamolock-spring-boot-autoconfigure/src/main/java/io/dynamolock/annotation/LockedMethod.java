@@ -18,7 +18,9 @@ import org.springframework.expression.Expression;
  * @param async       whether it returns a {@code CompletableFuture} or {@code CompletionStage}
  * @param onWaitTimeout what a call does when the wait runs out
  * @param minHold     the least time the lock is held from its grant, or {@code null} for none
+ * @param failClosed  whether the lock is fail-closed
  */
 record LockedMethod(Method method, String description, String entitySource, Expression entity, String namespace,
-        Duration maxWait, Duration lease, boolean async, WaitTimeoutPolicy onWaitTimeout, Duration minHold) {
+        Duration maxWait, Duration lease, boolean async, WaitTimeoutPolicy onWaitTimeout, Duration minHold,
+        boolean failClosed) {
 }

@@ -94,4 +94,13 @@ public @interface QueueLocked {
      * Empty for none.
      */
     String minHold() default "";
+
+    /**
+     * Whether the lock is fail-closed (default {@code false}): if this instance dies while the method runs,
+     * the lock stays taken until someone breaks it ({@code LockTemplate.breakLock}, or
+     * {@code DELETE /actuator/dynamolock/{entity}?ticket=N}), instead of passing to the next caller one lease
+     * later. For work that must never run twice or be resumed blindly, e.g. a payment run. See
+     * {@code LockRequest.failClosed()}.
+     */
+    boolean failClosed() default false;
 }

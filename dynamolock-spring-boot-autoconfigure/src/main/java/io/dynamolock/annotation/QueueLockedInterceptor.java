@@ -104,7 +104,8 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
 
     private LockRequest request(LockedMethod locked, MethodInvocation invocation, Class<?> targetClass) {
         LockRequest.Builder request = LockRequest.builder(entity(locked, invocation, targetClass))
-                .namespace(locked.namespace());
+                .namespace(locked.namespace())
+                .failClosed(locked.failClosed());
         if (locked.maxWait() != null) {
             request.wait(locked.maxWait());
         }

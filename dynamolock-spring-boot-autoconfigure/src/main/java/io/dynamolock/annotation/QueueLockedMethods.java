@@ -39,7 +39,7 @@ final class QueueLockedMethods {
     private static final String REACTIVE_STREAMS_PUBLISHER = "org.reactivestreams.Publisher";
 
     private static final LockedMethod NOT_LOCKED = new LockedMethod(null, null, null, null, null, null, null, false,
-            WaitTimeoutPolicy.FAIL, null);
+            WaitTimeoutPolicy.FAIL, null, false);
 
     private final Map<MethodClassKey, LockedMethod> cache = new ConcurrentHashMap<>(64);
     private final LockExpressionEvaluator evaluator;
@@ -106,7 +106,8 @@ final class QueueLockedMethods {
             }
         }
         return new LockedMethod(method, description, annotation.entity(), entity,
-                namespace.isEmpty() ? null : namespace, maxWait, lease, async, annotation.onWaitTimeout(), minHold);
+                namespace.isEmpty() ? null : namespace, maxWait, lease, async, annotation.onWaitTimeout(), minHold,
+                annotation.failClosed());
     }
 
     private static boolean returnsNothing(Method method, boolean async) {

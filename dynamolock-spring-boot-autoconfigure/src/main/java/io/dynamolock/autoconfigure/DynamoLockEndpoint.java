@@ -1,22 +1,41 @@
 package io.dynamolock.autoconfigure;
 
+import io.dynamolock.core.BrokenLock;
+import io.dynamolock.core.LockEntryNotFoundException;
 import io.dynamolock.core.LockInfo;
 import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.QueueSnapshot;
+import java.security.Principal;
+import java.time.Instant;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.boot.actuate.endpoint.Access;
 import org.springframework.boot.actuate.endpoint.OperationResponseBody;
+import org.springframework.boot.actuate.endpoint.SecurityContext;
+import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 
 /**
  * The {@code dynamolock} actuator endpoint: {@code /actuator/dynamolock} lists the locks this
  * instance holds and waits for; {@code /actuator/dynamolock/{entity}} and
  * {@code /actuator/dynamolock/{entity}/{namespace}} show a lock's queue as stored in DynamoDB
- * now (one strongly consistent read), whoever is in it.
+ * now (one strongly consistent read), whoever is in it, each entry alive or silent.
+ *
+ * <p>{@code DELETE /actuator/dynamolock/{entity}[/{namespace}]?ticket=N} breaks the entry with
+ * that ticket ({@link LockTemplate#breakLock}). Off by default: the endpoint's access is
+ * read-only unless the application sets {@code management.endpoint.dynamolock.access=unrestricted}
+ * (and should then secure it). Answers 200 with what was removed, 404 when no entry has the ticket,
+ * 400 for a missing or malformed ticket or key. Each break is logged at WARN with who asked.
  */
-@Endpoint(id = "dynamolock")
+@Endpoint(id = "dynamolock", defaultAccess = Access.READ_ONLY)
 public class DynamoLockEndpoint {
+
+    private static final Logger log = LoggerFactory.getLogger(DynamoLockEndpoint.class);
 
     private final LockTemplate lockTemplate;
 
@@ -37,8 +56,51 @@ public class DynamoLockEndpoint {
     @ReadOperation
     public QueueDescriptor queueInNamespace(@Selector String entity, @Selector String namespace) {
         QueueSnapshot queue = lockTemplate.queue(entity, namespace);
+        Instant now = Instant.now();
         return new QueueDescriptor(lockTemplate.tableName(), queue.entity(), queue.namespace(), queue.nextTicket(),
-                queue.entries());
+                queue.entries().stream().map(entry -> EntryDescriptor.of(entry, now)).toList());
+    }
+
+    @DeleteOperation
+    public WebEndpointResponse<Object> breakEntry(@Selector String entity, @Nullable String ticket,
+            SecurityContext security) {
+        return breakEntryInNamespace(entity, lockTemplate.defaultNamespace(), ticket, security);
+    }
+
+    @DeleteOperation
+    public WebEndpointResponse<Object> breakEntryInNamespace(@Selector String entity, @Selector String namespace,
+            @Nullable String ticket, SecurityContext security) {
+        Principal principal = security.getPrincipal();
+        String who = principal != null ? principal.getName() : "an anonymous caller";
+        if (ticket == null || ticket.isBlank()) {
+            return error(WebEndpointResponse.STATUS_BAD_REQUEST, "A break needs the ticket of the entry to remove:"
+                    + " DELETE /actuator/dynamolock/{entity}?ticket=N, with N from GET /actuator/dynamolock/{entity}");
+        }
+        long number;
+        try {
+            number = Long.parseLong(ticket.trim());
+        }
+        catch (NumberFormatException ex) {
+            return error(WebEndpointResponse.STATUS_BAD_REQUEST, "ticket '" + ticket + "' is not a number; copy the"
+                    + " ticket of the entry to remove from GET /actuator/dynamolock/{entity}");
+        }
+        log.warn("{} asks to break the entry with ticket {} of the lock entity='{}' namespace='{}' at {}", who, number,
+                entity, namespace, Instant.now());
+        try {
+            BrokenLock broken = lockTemplate.breakLock(entity, namespace, number);
+            return new WebEndpointResponse<>(new BreakDescriptor(lockTemplate.tableName(), broken.entity(),
+                    broken.namespace(), EntryDescriptor.of(broken.entry(), Instant.now())));
+        }
+        catch (IllegalArgumentException ex) {
+            return error(WebEndpointResponse.STATUS_BAD_REQUEST, ex.getMessage());
+        }
+        catch (LockEntryNotFoundException ex) {
+            return error(WebEndpointResponse.STATUS_NOT_FOUND, ex.getMessage());
+        }
+    }
+
+    private static WebEndpointResponse<Object> error(int status, String message) {
+        return new WebEndpointResponse<>(new ErrorDescriptor(status, message), status);
     }
 
     /**
@@ -61,6 +123,49 @@ public class DynamoLockEndpoint {
      * @param entries    the queue entries
      */
     public record QueueDescriptor(String table, String entity, String namespace, long nextTicket,
-            List<QueueSnapshot.Entry> entries) implements OperationResponseBody {
+            List<EntryDescriptor> entries) implements OperationResponseBody {
+    }
+
+    /**
+     * One queue entry as an operator reads it.
+     *
+     * @param entryId        the entry's identity, random per acquisition
+     * @param owner          the owner name of the instance that made it
+     * @param ticket         its ticket: what a break names
+     * @param mode           {@code fail-closed} (kept until released or broken) or {@code fail-open}
+     * @param status         {@code alive} (renewed within its lease) or {@code silent} (not renewed for a whole
+     *                       lease: its process is dead, stopped or cut off)
+     * @param leaseExpiresAt when its lease ends unless renewed
+     * @param lastRenewedAt  for a fail-closed entry, its last renewal: silent since then; else {@code null}
+     */
+    public record EntryDescriptor(String entryId, String owner, long ticket, String mode, String status,
+            Instant leaseExpiresAt, @Nullable Instant lastRenewedAt) {
+
+        static EntryDescriptor of(QueueSnapshot.Entry entry, Instant now) {
+            return new EntryDescriptor(entry.entryId(), entry.owner(), entry.ticket(),
+                    entry.failClosed() ? "fail-closed" : "fail-open", entry.isSilentAt(now) ? "silent" : "alive",
+                    entry.leaseExpiresAt(), entry.lastRenewedAt());
+        }
+    }
+
+    /**
+     * What a break removed.
+     *
+     * @param table     the lock table
+     * @param entity    the entity
+     * @param namespace the namespace
+     * @param broken    the entry as it was just before the break
+     */
+    public record BreakDescriptor(String table, String entity, String namespace, EntryDescriptor broken)
+            implements OperationResponseBody {
+    }
+
+    /**
+     * Why a break removed nothing.
+     *
+     * @param status  the HTTP status
+     * @param message what was wrong, naming the value
+     */
+    public record ErrorDescriptor(int status, String message) implements OperationResponseBody {
     }
 }

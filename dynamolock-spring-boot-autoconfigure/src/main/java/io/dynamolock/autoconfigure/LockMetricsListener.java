@@ -1,5 +1,6 @@
 package io.dynamolock.autoconfigure;
 
+import io.dynamolock.core.BrokenLock;
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockListener;
 import io.micrometer.core.instrument.Counter;
@@ -17,6 +18,9 @@ import java.time.Duration;
  * template closed). The count of each outcome is the number of such acquisitions.</li>
  * <li>{@code dynamolock.held} (timer): how long locks were held, measured at release.</li>
  * <li>{@code dynamolock.lost} (counter): leases lost while held.</li>
+ * <li>{@code dynamolock.break} (counter): breaks of queue entries by this instance
+ * ({@code LockTemplate.breakLock}, the actuator's delete operation); {@code outcome} is {@code broken}
+ * or {@code not-found} (no entry had the ticket: nothing removed).</li>
  * </ul>
  */
 public class LockMetricsListener implements LockListener {
@@ -58,6 +62,24 @@ public class LockMetricsListener implements LockListener {
                 .tag("namespace", lock.namespace())
                 .register(registry)
                 .increment();
+    }
+
+    @Override
+    public void onBroken(BrokenLock broken) {
+        breakCounter(broken.namespace(), "broken").increment();
+    }
+
+    @Override
+    public void onBreakRefused(String entity, String namespace, long ticket) {
+        breakCounter(namespace, "not-found").increment();
+    }
+
+    private Counter breakCounter(String namespace, String outcome) {
+        return Counter.builder("dynamolock.break")
+                .description("Queue entries broken on purpose, and breaks that found no entry")
+                .tag("namespace", namespace)
+                .tag("outcome", outcome)
+                .register(registry);
     }
 
     private Timer acquireTimer(String namespace, String outcome) {

@@ -70,6 +70,13 @@ class QueueLockedTests extends QueueLockedTestSupport {
     }
 
     @Test
+    void failClosedMethodHoldsAFailClosedEntry() {
+        assertThat(service.failClosed("fail-closed-1")).singleElement()
+                .satisfies(entry -> assertThat(entry.failClosed()).isTrue());
+        assertThat(locks.queue("fail-closed-1", null).entries()).isEmpty();
+    }
+
+    @Test
     void evaluatesSeveralParametersPositionsAndRootArgs() {
         assertThat(service.ship("eu", 7, "dhl")).singleElement()
                 .satisfies(lock -> assertThat(lock.entity()).isEqualTo("eu:7:dhl"));

@@ -25,6 +25,19 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.Function;
+import java.security.Principal;
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import org.slf4j.LoggerFactory;
+import org.springframework.boot.actuate.autoconfigure.endpoint.PropertiesEndpointAccessResolver;
+import org.springframework.boot.actuate.endpoint.OperationFilter;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
+import org.springframework.boot.convert.ApplicationConversionService;
+import org.springframework.context.ApplicationContext;
+import org.springframework.core.convert.support.ConfigurableConversionService;
 import org.junit.jupiter.api.Test;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.boot.actuate.endpoint.InvocationContext;
@@ -366,28 +379,38 @@ class DynamoLockAutoConfigurationTests {
                     assertThat(info.holding()).isTrue();
                 });
                 var queue = endpoint.queueInNamespace("shown", "ep");
-                assertThat(queue.entries()).singleElement()
-                        .satisfies(entry -> assertThat(entry.ticket()).isEqualTo(lock.fencingToken()));
+                assertThat(queue.entries()).singleElement().satisfies(entry -> {
+                    assertThat(entry.ticket()).isEqualTo(lock.fencingToken());
+                    assertThat(entry.mode()).isEqualTo("fail-open");
+                    assertThat(entry.status()).isEqualTo("alive");
+                });
                 assertThat(endpoint.queue("shown").entries()).isEmpty();
             }
         });
     }
 
+    /** The endpoint's web operations by HTTP method and path, filtered by access as Boot's actuator does. */
+    static Map<String, WebOperation> webOperations(ApplicationContext context) {
+        WebEndpointDiscoverer discoverer = new WebEndpointDiscoverer(context,
+                new ConversionServiceParameterValueMapper(), EndpointMediaTypes.DEFAULT, List.of(), List.of(),
+                List.of(), List.of(), List.of(OperationFilter.byAccess(
+                        new PropertiesEndpointAccessResolver(context.getEnvironment()))));
+        ExposableWebEndpoint endpoint = discoverer.getEndpoints().stream()
+                .filter(candidate -> candidate.getEndpointId().toString().equals("dynamolock")).findFirst()
+                .orElseThrow();
+        Map<String, WebOperation> operations = new HashMap<>();
+        endpoint.getOperations().forEach(operation -> operations.put(operation.getRequestPredicate().getHttpMethod()
+                + " " + operation.getRequestPredicate().getPath(), operation));
+        return operations;
+    }
+
     @Test
-    void endpointMapsWebPathsForLocksAndQueues() {
+    void endpointMapsWebPathsForLocksAndQueuesAndNoBreakUnlessAccessIsUnrestricted() {
         contextRunner.withPropertyValues("management.endpoints.web.exposure.include=dynamolock").run(context -> {
-            WebEndpointDiscoverer discoverer = new WebEndpointDiscoverer(context,
-                    new ConversionServiceParameterValueMapper(), EndpointMediaTypes.DEFAULT, List.of(), List.of(),
-                    List.of(), List.of(), List.of());
-            ExposableWebEndpoint endpoint = discoverer.getEndpoints().stream()
-                    .filter(candidate -> candidate.getEndpointId().toString().equals("dynamolock")).findFirst()
-                    .orElseThrow();
-            Map<String, WebOperation> byPath = new HashMap<>();
-            endpoint.getOperations().forEach(operation -> byPath.put(operation.getRequestPredicate().getPath(),
-                    operation));
-            assertThat(byPath).containsOnlyKeys("dynamolock", "dynamolock/{entity}",
-                    "dynamolock/{entity}/{namespace}");
-            Object queue = byPath.get("dynamolock/{entity}/{namespace}").invoke(new InvocationContext(
+            Map<String, WebOperation> byPath = webOperations(context);
+            assertThat(byPath).containsOnlyKeys("GET dynamolock", "GET dynamolock/{entity}",
+                    "GET dynamolock/{entity}/{namespace}");
+            Object queue = byPath.get("GET dynamolock/{entity}/{namespace}").invoke(new InvocationContext(
                     SecurityContext.NONE, Map.of("entity", "mapped", "namespace", "web")));
             assertThat(queue).isInstanceOfSatisfying(DynamoLockEndpoint.QueueDescriptor.class, descriptor -> {
                 assertThat(descriptor.entity()).isEqualTo("mapped");
@@ -395,6 +418,79 @@ class DynamoLockAutoConfigurationTests {
                 assertThat(descriptor.entries()).isEmpty();
             });
         });
+    }
+
+    @Test
+    void endpointBreaksAnEntryByTicketWhenAccessIsUnrestricted() {
+        ListAppender<ILoggingEvent> logged = new ListAppender<>();
+        logged.start();
+        ((Logger) LoggerFactory.getLogger(DynamoLockEndpoint.class)).addAppender(logged);
+        // As in an application: Boot's conversion service reads "unrestricted" as Access.UNRESTRICTED.
+        contextRunner.withInitializer(context -> context.getEnvironment()
+                        .setConversionService((ConfigurableConversionService) ApplicationConversionService.getSharedInstance()))
+                .withBean(SimpleMeterRegistry.class).withPropertyValues(
+                "management.endpoints.web.exposure.include=dynamolock",
+                "management.endpoint.dynamolock.access=unrestricted").run(context -> {
+            Map<String, WebOperation> operations = webOperations(context);
+            assertThat(operations).containsKeys("DELETE dynamolock/{entity}", "DELETE dynamolock/{entity}/{namespace}");
+            WebOperation breakInNamespace = operations.get("DELETE dynamolock/{entity}/{namespace}");
+            SecurityContext alice = new SecurityContext() {
+                @Override
+                public Principal getPrincipal() {
+                    return () -> "ops-alice";
+                }
+
+                @Override
+                public boolean isUserInRole(String role) {
+                    return false;
+                }
+            };
+            LockTemplate locks = context.getBean(LockTemplate.class);
+            LockHandle held = locks.acquire(LockRequest.builder("stuck").namespace("ops").failClosed(true).build());
+            Function<Map<String, Object>, WebEndpointResponse<?>> breakWith = arguments -> (WebEndpointResponse<?>)
+                    breakInNamespace.invoke(new InvocationContext(alice, arguments));
+
+            assertStatusAndMessage(breakWith.apply(Map.of("entity", "stuck", "namespace", "ops")), 400,
+                    "needs the ticket");
+            assertStatusAndMessage(breakWith.apply(Map.of("entity", "stuck", "namespace", "ops", "ticket", "12x")),
+                    400, "ticket '12x' is not a number");
+            assertStatusAndMessage(breakWith.apply(Map.of("entity", "e".repeat(2049), "namespace", "ops",
+                    "ticket", "1")), 400, "is 2049 bytes in UTF-8");
+            assertStatusAndMessage(breakWith.apply(Map.of("entity", "unknown", "namespace", "ops", "ticket", "1")),
+                    404, "No entry with ticket 1", "the queue holds []");
+            long stale = held.fencingToken() - 1;
+            assertStatusAndMessage(breakWith.apply(Map.of("entity", "stuck", "namespace", "ops",
+                    "ticket", Long.toString(stale))), 404, "No entry with ticket " + stale,
+                    "[" + held.fencingToken() + " (");
+            assertThat(locks.queue("stuck", "ops").entries()).hasSize(1);
+
+            WebEndpointResponse<?> broken = breakWith.apply(Map.of("entity", "stuck", "namespace", "ops",
+                    "ticket", Long.toString(held.fencingToken())));
+            assertThat(broken.getStatus()).isEqualTo(200);
+            assertThat(broken.getBody()).isInstanceOfSatisfying(DynamoLockEndpoint.BreakDescriptor.class, body -> {
+                assertThat(body.broken().ticket()).isEqualTo(held.fencingToken());
+                assertThat(body.broken().mode()).isEqualTo("fail-closed");
+                assertThat(body.broken().status()).isEqualTo("alive");
+            });
+            assertThat(locks.queue("stuck", "ops").entries()).isEmpty();
+            held.release();
+
+            MeterRegistry registry = context.getBean(MeterRegistry.class);
+            assertThat(registry.get("dynamolock.break").tag("outcome", "broken").tag("namespace", "ops").counter()
+                    .count()).isEqualTo(1);
+            assertThat(registry.get("dynamolock.break").tag("outcome", "not-found").counter().count()).isEqualTo(2);
+            assertThat(logged.list).filteredOn(event -> event.getLevel() == Level.WARN)
+                    .extracting(ILoggingEvent::getFormattedMessage)
+                    .anyMatch(line -> line.startsWith("ops-alice asks to break the entry with ticket "
+                            + held.fencingToken() + " of the lock entity='stuck' namespace='ops' at "));
+        });
+        ((Logger) LoggerFactory.getLogger(DynamoLockEndpoint.class)).detachAppender(logged);
+    }
+
+    static void assertStatusAndMessage(WebEndpointResponse<?> response, int status, String... fragments) {
+        assertThat(response.getStatus()).isEqualTo(status);
+        assertThat(response.getBody()).isInstanceOfSatisfying(DynamoLockEndpoint.ErrorDescriptor.class,
+                error -> assertThat(error.message()).contains(fragments));
     }
 
     @Test

@@ -27,6 +27,7 @@ final class Acquisition {
     private final String id = EntryIds.next();
     private final String owner;
     private final Duration lease;
+    private final boolean failClosed;
     private final Thread acquiredBy;
     private final Executor callbacks;
     private final AtomicReference<Phase> phase = new AtomicReference<>(Phase.WAITING);
@@ -41,12 +42,14 @@ final class Acquisition {
 
     /**
      * @param owner     the template's owner name: a label for people, not part of the entry's identity
+     * @param failClosed whether others must never treat the entry as expired
      * @param callbacks where lost-lease callbacks run, so that a slow one delays no other lease
      */
-    Acquisition(LockKey key, String owner, Duration lease, Executor callbacks) {
+    Acquisition(LockKey key, String owner, Duration lease, boolean failClosed, Executor callbacks) {
         this.key = key;
         this.owner = owner;
         this.lease = lease;
+        this.failClosed = failClosed;
         this.acquiredBy = Thread.currentThread();
         this.callbacks = callbacks;
     }
@@ -66,6 +69,11 @@ final class Acquisition {
 
     Duration lease() {
         return lease;
+    }
+
+    /** Fail-closed: changes what others do (never purge it), not what this JVM believes of its lease. */
+    boolean failClosed() {
+        return failClosed;
     }
 
     long ticket() {
@@ -218,6 +226,7 @@ final class Acquisition {
 
     @Override
     public String toString() {
-        return key + " id=" + id + " owner=" + owner + " ticket=" + ticket + " " + phase.get();
+        return key + " id=" + id + " owner=" + owner + " ticket=" + ticket + (failClosed ? " fail-closed " : " ")
+                + phase.get();
     }
 }

@@ -185,11 +185,11 @@ final class Leases {
             return;
         }
         try {
-            QueueState state = table.renew(entry.key(), entry.id(), clock.millis(), entry.lease());
+            QueueState state = table.renew(entry.key(), entry.id(), clock.millis(), entry.lease(), entry.failClosed());
             if (state.entry(entry.id()) == null) {
-                // Refused: another process judged the entry expired and purged it.
-                lose(entry, "the queue entry was purged by another process after its lease expired;"
-                        + " was this JVM paused, or its clock behind by more than the lease?");
+                // Refused: another process judged the entry expired and purged it, or an operator broke it.
+                lose(entry, "the queue entry was removed by another process: purged after its lease expired (was"
+                        + " this JVM paused, or its clock behind by more than the lease?) or broken by an operator");
                 return;
             }
             entry.renewed(sentAt);

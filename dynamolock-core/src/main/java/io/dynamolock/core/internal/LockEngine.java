@@ -1,7 +1,9 @@
 package io.dynamolock.core.internal;
 
+import io.dynamolock.core.BrokenLock;
 import io.dynamolock.core.DynamoLockException;
 import io.dynamolock.core.LockCallback;
+import io.dynamolock.core.LockEntryNotFoundException;
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockInfo;
 import io.dynamolock.core.LockInterruptedException;
@@ -121,6 +123,36 @@ public final class LockEngine {
         return table.read(key).toSnapshot(key.entity(), key.namespace());
     }
 
+    /**
+     * Removes the entry with {@code ticket} from the queue, whoever holds it, and hands the new state to this
+     * JVM's waiters as a release would.
+     */
+    public BrokenLock breakLock(String entity, String namespace, long ticket) {
+        LockKey key = new LockKey(Keys.requireEntity(entity), Keys.requireNamespace(namespace, "namespace"));
+        if (ticket <= 0) {
+            throw new IllegalArgumentException("ticket " + ticket + " is not a ticket of any lock: tickets are"
+                    + " positive. Copy it from the lock's queue (LockTemplate.queue, or GET /actuator/dynamolock/"
+                    + "{entity})");
+        }
+        QueueState seen = table.read(key);
+        QueueState.Entry entry = seen.entryWithTicket(ticket);
+        QueueTable.Written broken = entry == null ? null : table.breakEntry(key, entry, settings.clock().millis());
+        if (broken == null || !broken.applied()) {
+            notify(listener -> listener.onBreakRefused(key.entity(), key.namespace(), ticket));
+            QueueState now = broken == null ? seen : broken.state();
+            throw new LockEntryNotFoundException("No entry with ticket " + ticket + " in the queue of " + key
+                    + " in table '" + settings.tableName() + "'; the queue holds " + now.entries().stream()
+                    .map(e -> e.ticket() + " (" + e.owner() + ")").toList() + ". It was released or broken"
+                    + " meanwhile, or the ticket is wrong; nothing was removed");
+        }
+        handoff.publish(key, broken.state());
+        BrokenLock result = new BrokenLock(key.entity(), key.namespace(), QueueState.toSnapshotEntry(entry));
+        log.warn("Broke the queue entry with ticket {} of {}: owner '{}', {}, lease ending {}", ticket, key,
+                entry.owner(), entry.failClosed() ? "fail-closed" : "fail-open", result.entry().leaseExpiresAt());
+        notify(listener -> listener.onBroken(result));
+        return result;
+    }
+
     public void close() {
         closed = true;
         leases.close();
@@ -158,7 +190,7 @@ public final class LockEngine {
         Duration lease = request.lease() == null ? settings.lease() : request.lease();
         LockSettings.requireLease(lease, "lease");
         LockSettings.requireLeaseLongerThanHeartbeat(lease, settings.heartbeatInterval());
-        return new Acquisition(key, settings.ownerName(), lease, leases.callbacks());
+        return new Acquisition(key, settings.ownerName(), lease, request.failClosed(), leases.callbacks());
     }
 
     /**
@@ -190,7 +222,7 @@ public final class LockEngine {
             long sentAt = System.nanoTime();
             entry.enqueued(0, sentAt);
             QueueState state = table.enqueue(entry.key(), entry.id(), entry.owner(), settings.clock().millis(),
-                    entry.lease());
+                    entry.lease(), entry.failClosed());
             QueueState.Entry self = state.entry(entry.id());
             if (self == null) {
                 throw new DynamoLockException("Enqueue of " + entry + " returned an item without the entry: " + state);
@@ -317,7 +349,7 @@ public final class LockEngine {
     }
 
     private QueueState remove(Acquisition entry) {
-        QueueState state = table.remove(entry.key(), entry.id());
+        QueueState state = table.remove(entry.key(), entry.id(), entry.failClosed(), settings.clock().millis());
         handoff.publish(entry.key(), state);
         return state;
     }

@@ -19,15 +19,26 @@ final class QueueState {
     static final String TICKET_PREFIX = "t#";
     static final String EXPIRY_PREFIX = "e#";
     static final String OWNER_PREFIX = "o#";
+    static final String FAIL_CLOSED_PREFIX = "k#";
 
     /**
      * A queue entry: {@code id} names one acquisition, {@code owner} is the label of its template for people,
-     * {@code expiresAtMillis} is the writer's wall clock at its last renewal plus its lease.
+     * {@code expiresAtMillis} is the writer's wall clock at its last renewal plus its lease. A fail-closed entry
+     * stores its lease too ({@code failClosedLeaseMillis}, 0 for an ordinary entry), so a reader can tell when it
+     * was last renewed.
      */
-    record Entry(String id, String owner, long ticket, long expiresAtMillis) {
+    record Entry(String id, String owner, long ticket, long expiresAtMillis, long failClosedLeaseMillis) {
 
+        boolean failClosed() {
+            return failClosedLeaseMillis > 0;
+        }
+
+        /**
+         * Whether others may treat the entry as gone: its lease ended and it is not fail-closed. A fail-closed
+         * entry never expires; only its own release or a break removes it.
+         */
         boolean isExpiredAt(long nowMillis) {
-            return expiresAtMillis <= nowMillis;
+            return !failClosed() && expiresAtMillis <= nowMillis;
         }
     }
 
@@ -53,8 +64,8 @@ final class QueueState {
                 String id = name.substring(TICKET_PREFIX.length());
                 AttributeValue expiry = item.get(EXPIRY_PREFIX + id);
                 AttributeValue owner = item.get(OWNER_PREFIX + id);
-                entries.add(new Entry(id, owner == null ? id : owner.s(), Long.parseLong(value.n()),
-                        expiry == null ? 0 : Long.parseLong(expiry.n())));
+                entries.add(new Entry(id, owner == null ? id : owner.s(), Long.parseLong(value.n()), number(expiry),
+                        number(item.get(FAIL_CLOSED_PREFIX + id))));
             }
         });
         return new QueueState(number(item.get(NEXT)), number(item.get(QueueTable.TTL_ATTRIBUTE)), entries);
@@ -91,7 +102,12 @@ final class QueueState {
         return entries.stream().filter(entry -> entry.ticket() < ticket).toList();
     }
 
-    /** How many entries have not expired at {@code nowMillis}. */
+    /** The entry holding {@code ticket}, or {@code null}. */
+    Entry entryWithTicket(long ticket) {
+        return entries.stream().filter(entry -> entry.ticket() == ticket).findFirst().orElse(null);
+    }
+
+    /** How many entries have not expired at {@code nowMillis} (fail-closed ones never do). */
     long liveAt(long nowMillis) {
         return entries.stream().filter(entry -> !entry.isExpiredAt(nowMillis)).count();
     }
@@ -101,10 +117,21 @@ final class QueueState {
         return entries.stream().mapToLong(Entry::expiresAtMillis).max().orElse(0);
     }
 
+    /** Whether a fail-closed entry is in the queue: then the item must never expire by TTL. */
+    boolean holdsFailClosed() {
+        return entries.stream().anyMatch(Entry::failClosed);
+    }
+
     QueueSnapshot toSnapshot(String entity, String namespace) {
         return new QueueSnapshot(entity, namespace, nextTicket, entries.stream()
-                .map(e -> new QueueSnapshot.Entry(e.id(), e.owner(), e.ticket(), Instant.ofEpochMilli(e.expiresAtMillis())))
+                .map(QueueState::toSnapshotEntry)
                 .toList());
+    }
+
+    static QueueSnapshot.Entry toSnapshotEntry(Entry e) {
+        Instant leaseEnd = Instant.ofEpochMilli(e.expiresAtMillis());
+        return new QueueSnapshot.Entry(e.id(), e.owner(), e.ticket(), leaseEnd, e.failClosed(),
+                e.failClosed() ? leaseEnd.minusMillis(e.failClosedLeaseMillis()) : null);
     }
 
     @Override

@@ -32,6 +32,8 @@ import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
  * t#&lt;id&gt;     N  an entry's ticket             (one triple per holder or waiter; id = 96 random bits
  * e#&lt;id&gt;     N  its lease expiry, epoch ms      per acquisition, base64url: never a name or a counter)
  * o#&lt;id&gt;     S  its owner: the template's label, for people only
+ * k#&lt;id&gt;     N  only on a fail-closed entry: its lease in ms. Such an entry never expires: it is never
+ *               purged, and while one is in the item its TTL is {@link #NEVER_TTL_SECONDS}
  * expiresAt  N  TTL, epoch seconds, at least {@link #MIN_TTL_MARGIN} past every entry's expiry
  * </pre>
  *
@@ -39,7 +41,8 @@ import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
  * Each request carries its {@link ProtocolStep} as an SDK execution attribute.
  * <ol>
  * <li><b>Enqueue</b>: {@code SET next = if_not_exists(next, :floor) + 1, t#i = if_not_exists(next, :floor),
- * e#i = :exp, o#i = :owner, expiresAt = :ttl} if {@code attribute_not_exists(t#i)}. Every operand reads the
+ * e#i = :exp, o#i = :owner, expiresAt = :ttl} (and {@code k#i = :lease} for a fail-closed entry, whose
+ * {@code :ttl} is {@link #NEVER_TTL_SECONDS}) if {@code attribute_not_exists(t#i)}. Every operand reads the
  * item before the update, so the caller's ticket and its place in the queue are taken in one step: there is
  * no window in which a lower ticket can appear after a higher one was granted. {@code :floor} comes from the
  * clock (epoch ms &times; 1000), so a counter that TTL removed restarts above every ticket it gave. A retried
@@ -48,15 +51,21 @@ import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
  * <li><b>Read</b>: a strongly consistent GetItem, for waiters that poll.</li>
  * <li><b>Renew</b> (heartbeat): {@code SET e#i = :exp, expiresAt = :ttl} if {@code attribute_exists(t#i)}. A
  * failed condition means the entry was purged: the lease is lost.</li>
- * <li><b>Remove</b> (release, or giving up a wait): {@code REMOVE t#i, e#i, o#i} if
- * {@code attribute_exists(t#i)}; a failed condition means the entry was gone already.</li>
+ * <li><b>Remove</b> (release, or giving up a wait): {@code REMOVE t#i, e#i, o#i, k#i} if
+ * {@code attribute_exists(t#i)}; a failed condition means the entry was gone already. A fail-closed entry's
+ * removal also sets {@code expiresAt} back to an hour from now, so the item can expire again (R9 then
+ * raises it at once if a remaining entry needs more).</li>
  * <li><b>Purge</b>: {@code REMOVE t#x, e#x, o#x, ...} for expired entries ahead of the caller, if each
  * {@code e#x} still equals the value the caller saw expire and the caller's own entry exists. An entry
- * renewed in the meantime is never purged.</li>
+ * renewed in the meantime is never purged, nor is a fail-closed one.</li>
  * <li><b>Raise TTL</b>: {@code SET expiresAt = :ttl} if {@code expiresAt < :ttl}. An enqueue or renewal sets
  * the TTL from its own lease; when the item it returns holds an entry with a later expiry (a longer lease
  * shares the lock), the writer raises the TTL again at once. With one lease for everyone the latest writer's
- * expiry is the latest, so this request is not needed (R9).</li>
+ * expiry is the latest, so this request is not needed (R9). While a fail-closed entry is in the item, every
+ * write by another entry raises it back to {@link #NEVER_TTL_SECONDS}.</li>
+ * <li><b>Break</b> (an operator's): a strongly consistent read, then {@code REMOVE t#x, e#x, o#x, k#x} if
+ * {@code attribute_exists(t#x) AND t#x = :ticket}, for the entry with the ticket the operator saw. An
+ * entry that left meanwhile is never confused with a newer one: tickets are never reused.</li>
  * </ol>
  * Every conditional write asks for the old item when its condition fails, so a failure tells the state
  * without another read. Each method returns the item after its request: after the write, or as it stood
@@ -80,6 +89,12 @@ final class QueueTable {
      * raise the TTL after one another.
      */
     static final Duration MIN_TTL_MARGIN = ITEM_TTL_MARGIN.minusMinutes(5);
+
+    /**
+     * The TTL of an item while a fail-closed entry is in it: 9999-12-31T23:59:59Z, i.e. never. DynamoDB's TTL
+     * deletes an item only once its time has passed.
+     */
+    static final long NEVER_TTL_SECONDS = 253_402_300_799L;
 
     /** Tickets per millisecond of the floor: far more than the ~1,000 writes/s one item takes. */
     static final long TICKETS_PER_MILLI = 1000;
@@ -107,18 +122,26 @@ final class QueueTable {
         this.backgroundTimeout = backgroundTimeout;
     }
 
-    /** Request 1: takes a ticket and joins the queue. */
-    QueueState enqueue(LockKey key, String id, String owner, long nowMillis, Duration lease) {
+    /** Request 1: takes a ticket and joins the queue; a fail-closed entry is marked in the same request. */
+    QueueState enqueue(LockKey key, String id, String owner, long nowMillis, Duration lease, boolean failClosed) {
         long expiresAt = nowMillis + lease.toMillis();
+        Map<String, String> names = new HashMap<>(Map.of("#next", QueueState.NEXT, "#t", ticket(id),
+                "#e", expiry(id), "#o", owner(id), "#ttl", TTL_ATTRIBUTE));
+        Map<String, AttributeValue> values = new HashMap<>(Map.of(":floor", number(nowMillis * TICKETS_PER_MILLI),
+                ":one", ONE, ":exp", number(expiresAt), ":owner", AttributeValue.fromS(owner),
+                ":ttl", number(ttlFor(expiresAt, failClosed))));
+        String set = "SET #next = if_not_exists(#next, :floor) + :one, #t = if_not_exists(#next, :floor),"
+                + " #e = :exp, #o = :owner, #ttl = :ttl";
+        if (failClosed) {
+            names.put("#k", failClosed(id));
+            values.put(":lease", number(lease.toMillis()));
+            set += ", #k = :lease";
+        }
         QueueState state = update(key, ProtocolStep.ENQUEUE, UpdateItemRequest.builder()
-                .updateExpression("SET #next = if_not_exists(#next, :floor) + :one, #t = if_not_exists(#next, :floor),"
-                        + " #e = :exp, #o = :owner, #ttl = :ttl")
+                .updateExpression(set)
                 .conditionExpression("attribute_not_exists(#t)")
-                .expressionAttributeNames(Map.of("#next", QueueState.NEXT, "#t", ticket(id), "#e", expiry(id),
-                        "#o", owner(id), "#ttl", TTL_ATTRIBUTE))
-                .expressionAttributeValues(Map.of(":floor", number(nowMillis * TICKETS_PER_MILLI), ":one", ONE,
-                        ":exp", number(expiresAt), ":owner", AttributeValue.fromS(owner),
-                        ":ttl", number(ttlFor(expiresAt)))));
+                .expressionAttributeNames(names)
+                .expressionAttributeValues(values));
         return keepTtlPastEveryEntry(key, state);
     }
 
@@ -138,22 +161,53 @@ final class QueueTable {
     }
 
     /** Request 3: extends the entry's lease; the returned item lacks the entry if it was purged. */
-    QueueState renew(LockKey key, String id, long nowMillis, Duration lease) {
+    QueueState renew(LockKey key, String id, long nowMillis, Duration lease, boolean failClosed) {
         long expiresAt = nowMillis + lease.toMillis();
         QueueState state = update(key, ProtocolStep.RENEW, UpdateItemRequest.builder()
                 .updateExpression("SET #e = :exp, #ttl = :ttl")
                 .conditionExpression("attribute_exists(#t)")
                 .expressionAttributeNames(Map.of("#t", ticket(id), "#e", expiry(id), "#ttl", TTL_ATTRIBUTE))
-                .expressionAttributeValues(Map.of(":exp", number(expiresAt), ":ttl", number(ttlFor(expiresAt)))));
+                .expressionAttributeValues(Map.of(":exp", number(expiresAt), ":ttl", number(ttlFor(expiresAt, failClosed)))));
         return state.entry(id) == null ? state : keepTtlPastEveryEntry(key, state);
     }
 
     /** Request 4: leaves the queue. */
-    QueueState remove(LockKey key, String id) {
-        return update(key, ProtocolStep.REMOVE, UpdateItemRequest.builder()
-                .updateExpression("REMOVE #t, #e, #o")
-                .conditionExpression("attribute_exists(#t)")
-                .expressionAttributeNames(Map.of("#t", ticket(id), "#e", expiry(id), "#o", owner(id))));
+    QueueState remove(LockKey key, String id, boolean failClosed, long nowMillis) {
+        Written removed = removeEntry(key, id, ProtocolStep.REMOVE, "", Map.of(), failClosed, nowMillis);
+        return failClosed ? keepTtlPastEveryEntry(key, removed.state()) : removed.state();
+    }
+
+    /**
+     * Request 7: removes the entry {@code id} if it still has {@code ticket}, whoever made it. The state is the
+     * item after the break, or as it stood when nothing was removed.
+     */
+    Written breakEntry(LockKey key, QueueState.Entry entry, long nowMillis) {
+        Written broken = removeEntry(key, entry.id(), ProtocolStep.BREAK, " AND #t = :ticket",
+                Map.of(":ticket", number(entry.ticket())), entry.failClosed(), nowMillis);
+        return broken.applied() && entry.failClosed()
+                ? new Written(keepTtlPastEveryEntry(key, broken.state()), true) : broken;
+    }
+
+    /**
+     * Removes one entry if it exists (and {@code condition} holds). A fail-closed entry's removal sets the TTL
+     * back to an hour from now: the item it kept from expiring may expire again once unused.
+     */
+    private Written removeEntry(LockKey key, String id, ProtocolStep step, String condition,
+            Map<String, AttributeValue> values, boolean failClosed, long nowMillis) {
+        Map<String, String> names = new HashMap<>(Map.of("#t", ticket(id), "#e", expiry(id), "#o", owner(id),
+                "#k", failClosed(id)));
+        Map<String, AttributeValue> allValues = new HashMap<>(values);
+        String expression = "REMOVE #t, #e, #o, #k";
+        if (failClosed) {
+            names.put("#ttl", TTL_ATTRIBUTE);
+            allValues.put(":ttl", number(ttlFor(nowMillis, false)));
+            expression += " SET #ttl = :ttl";
+        }
+        UpdateItemRequest.Builder request = UpdateItemRequest.builder()
+                .updateExpression(expression)
+                .conditionExpression("attribute_exists(#t)" + condition)
+                .expressionAttributeNames(names);
+        return write(key, step, allValues.isEmpty() ? request : request.expressionAttributeValues(allValues));
     }
 
     /**
@@ -190,10 +244,12 @@ final class QueueTable {
      */
     private QueueState keepTtlPastEveryEntry(LockKey key, QueueState state) {
         long latest = state.latestExpiryMillis();
-        if (state == QueueState.ABSENT || state.ttlEpochSeconds() * 1000 >= latest + MIN_TTL_MARGIN.toMillis()) {
+        boolean never = state.holdsFailClosed();
+        if (state == QueueState.ABSENT || (never ? state.ttlEpochSeconds() >= NEVER_TTL_SECONDS
+                : state.ttlEpochSeconds() * 1000 >= latest + MIN_TTL_MARGIN.toMillis())) {
             return state;
         }
-        AttributeValue ttl = number(ttlFor(latest));
+        AttributeValue ttl = number(ttlFor(latest, never));
         try {
             update(key, ProtocolStep.RAISE_TTL, UpdateItemRequest.builder()
                         .updateExpression("SET #ttl = :ttl")
@@ -208,7 +264,15 @@ final class QueueTable {
         return state;
     }
 
+    /** A conditional write's outcome: whether it was applied, and the item after it or as it stood instead. */
+    record Written(QueueState state, boolean applied) {
+    }
+
     private QueueState update(LockKey key, ProtocolStep step, UpdateItemRequest.Builder request) {
+        return write(key, step, request).state();
+    }
+
+    private Written write(LockKey key, ProtocolStep step, UpdateItemRequest.Builder request) {
         request.overrideConfiguration(c -> {
             c.putExecutionAttribute(ProtocolStep.ATTRIBUTE, step);
             if (step != ProtocolStep.ENQUEUE && step != ProtocolStep.PURGE) {
@@ -217,15 +281,15 @@ final class QueueTable {
             }
         });
         try {
-            return QueueState.of(client.updateItem(request.tableName(tableName).key(key(key))
+            return new Written(QueueState.of(client.updateItem(request.tableName(tableName).key(key(key))
                     .returnValues(ReturnValue.ALL_NEW)
                     .returnValuesOnConditionCheckFailure(ReturnValuesOnConditionCheckFailure.ALL_OLD)
-                    .build()).attributes());
+                    .build()).attributes()), true);
         }
         catch (ConditionalCheckFailedException ex) {
-            // The old item says why: our entry is there already (a retried enqueue), or gone (purged), or a
-            // stale entry was renewed. Callers decide from the state.
-            return QueueState.of(ex.item());
+            // The old item says why: our entry is there already (a retried enqueue), or gone (purged, broken), or
+            // a stale entry was renewed. Callers decide from the state.
+            return new Written(QueueState.of(ex.item()), false);
         }
         catch (ResourceNotFoundException ex) {
             throw missingTable(ex);
@@ -270,8 +334,8 @@ final class QueueTable {
                 + " TableBootstrap.verify(), and point dynamolock at another table or recreate this one", ex);
     }
 
-    private static long ttlFor(long expiresAtMillis) {
-        return (expiresAtMillis + ITEM_TTL_MARGIN.toMillis()) / 1000 + 1;
+    private static long ttlFor(long expiresAtMillis, boolean never) {
+        return never ? NEVER_TTL_SECONDS : (expiresAtMillis + ITEM_TTL_MARGIN.toMillis()) / 1000 + 1;
     }
 
     private static Map<String, AttributeValue> key(LockKey key) {
@@ -288,6 +352,10 @@ final class QueueTable {
 
     static String owner(String id) {
         return QueueState.OWNER_PREFIX + id;
+    }
+
+    static String failClosed(String id) {
+        return QueueState.FAIL_CLOSED_PREFIX + id;
     }
 
     private static AttributeValue number(long value) {

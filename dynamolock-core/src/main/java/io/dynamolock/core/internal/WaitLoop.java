@@ -18,7 +18,8 @@ import java.util.concurrent.locks.LockSupport;
  * <ol>
  * <li>Look at the latest queue state: if no entry is ahead of ours, we hold the lock.</li>
  * <li>If entries are ahead but every one has expired by our clock, purge them (each only if not
- * renewed since) and look again at the state the purge returns.</li>
+ * renewed since) and look again at the state the purge returns. A fail-closed entry never expires: behind
+ * one, we only wait.</li>
  * <li>Otherwise wait, unless there is no time left: until a same-JVM release or a heartbeat hands us a
  * fresh state, or until the next poll. The poll interval grows with our position (the minimum times
  * the number of entries ahead, capped at the maximum), so one waiter never polls more often than the
@@ -73,8 +74,8 @@ final class WaitLoop {
             if (self == null) {
                 // Only our own requests' answers count here: a state handed over by another thread may
                 // predate our enqueue.
-                throw lost(entry, "the queue entry expired and was purged while waiting;"
-                        + " was this JVM paused past the lease?");
+                throw lost(entry, "the queue entry was removed while waiting: purged after it expired (was this"
+                        + " JVM paused past the lease?) or broken by an operator");
             }
             List<QueueState.Entry> ahead = state.ahead(self.ticket());
             if (ahead.isEmpty()) {
@@ -97,9 +98,10 @@ final class WaitLoop {
                 return new GaveUp(ahead.size(), ahead.stream().map(QueueState.Entry::owner).toList(), failure);
             }
             long delay = pollDelay(ahead.size()).toNanos();
-            if (failure == null) {
+            if (failure == null && ahead.stream().noneMatch(QueueState.Entry::failClosed)) {
                 // Look again as soon as everything ahead would have expired: a dead holder is taken over one
                 // lease after its last heartbeat. After a failed request, wait a whole poll before the next.
+                // A fail-closed entry ahead never expires: poll behind it at the usual pace.
                 long lastExpiry = ahead.stream().mapToLong(QueueState.Entry::expiresAtMillis).max().orElse(nowMillis);
                 delay = Math.min(delay, Duration.ofMillis(Math.max(1, lastExpiry - nowMillis + 1)).toNanos());
             }

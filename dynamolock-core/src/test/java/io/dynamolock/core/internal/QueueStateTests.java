@@ -11,9 +11,9 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 /** The pure rules of the queue: who is ahead, what is live, what the TTL must cover, how often to poll. */
 class QueueStateTests {
 
-    private static final QueueState.Entry HOLDER = new QueueState.Entry("h", "pod-a", 10, 5_000);
-    private static final QueueState.Entry SECOND = new QueueState.Entry("s", "pod-b", 11, 9_000);
-    private static final QueueState.Entry THIRD = new QueueState.Entry("t", "pod-a", 12, 7_000);
+    private static final QueueState.Entry HOLDER = new QueueState.Entry("h", "pod-a", 10, 5_000, 0);
+    private static final QueueState.Entry SECOND = new QueueState.Entry("s", "pod-b", 11, 9_000, 0);
+    private static final QueueState.Entry THIRD = new QueueState.Entry("t", "pod-a", 12, 7_000, 0);
 
     private final QueueState state = new QueueState(13, 100, List.of(THIRD, HOLDER, SECOND));
 
@@ -34,6 +34,14 @@ class QueueStateTests {
     }
 
     @Test
+    void aFailClosedEntryNeverExpires() {
+        QueueState.Entry failClosed = new QueueState.Entry("f", "pod-c", 9, 1_000, 60_000);
+        assertThat(failClosed.isExpiredAt(Long.MAX_VALUE)).isFalse();
+        assertThat(new QueueState(13, 100, List.of(failClosed, HOLDER)).liveAt(10_000))
+                .as("counted live whatever its lease").isEqualTo(1);
+    }
+
+    @Test
     void parsesTheItemAsStored() {
         QueueState parsed = QueueState.of(Map.of("pk", AttributeValue.fromS("order-1"), "sk", AttributeValue.fromS("default"),
                 "next", AttributeValue.fromN("13"), "expiresAt", AttributeValue.fromN("100"),
@@ -42,7 +50,7 @@ class QueueStateTests {
         assertThat(parsed.nextTicket()).isEqualTo(13);
         assertThat(parsed.ttlEpochSeconds()).isEqualTo(100);
         assertThat(parsed.entries()).containsExactly(HOLDER,
-                new QueueState.Entry("s", "s", 11, 9_000)); // no label stored: the id stands in
+                new QueueState.Entry("s", "s", 11, 9_000, 0)); // no label stored: the id stands in
         assertThat(QueueState.of(Map.of())).isSameAs(QueueState.ABSENT);
     }
 

@@ -115,6 +115,16 @@ class BadInputTests {
         rejected(() -> locks.queue(null, null), "entity must not be null");
     }
 
+    @Test
+    void breakWithAMissingOrMalformedTicketOrKeyIsRejectedNamingTheValue() {
+        rejected(() -> locks.breakLock("order-1", null, 0), "ticket 0 is not a ticket", "positive",
+                "LockTemplate.queue");
+        rejected(() -> locks.breakLock("order-1", null, -5), "ticket -5 is not a ticket");
+        rejected(() -> locks.breakLock(null, null, 7), "entity must not be null");
+        rejected(() -> locks.breakLock("a".repeat(2049), null, 7), "is 2049 bytes in UTF-8", "at most 2048 bytes");
+        rejected(() -> locks.breakLock("order-1", "n".repeat(1025), 7), "namespace", "at most 1024 bytes");
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"", " ", "   ", "\t", "\n", " \t\r\n "})
     void blankEntityIsRejected(String entity) {

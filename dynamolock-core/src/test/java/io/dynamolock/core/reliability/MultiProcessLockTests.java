@@ -2,6 +2,9 @@ package io.dynamolock.core.reliability;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.dynamolock.core.BrokenLock;
+import io.dynamolock.core.LockTemplate;
+import io.dynamolock.core.QueueSnapshot;
 import io.dynamolock.core.test.Await;
 import io.dynamolock.core.test.LockHistory;
 import io.dynamolock.core.test.LockItems;
@@ -9,6 +12,7 @@ import io.dynamolock.core.test.LockWorkerMain;
 import io.dynamolock.core.test.WorkerProcess;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -116,6 +120,30 @@ class MultiProcessLockTests extends SharedTablesTestSupport {
         }
     }
 
+    /**
+     * {@code first} holds the lock of a killed holder: it writes and releases, then {@code second} does; checks
+     * the history: no violation, both sections counted.
+     */
+    LockHistory finishAfterKilledHolder(WorkerProcess first, WorkerProcess second, String killed, long killSeq,
+            String scenario) {
+        first.send("WRITE " + entity);
+        first.send("RELEASE " + entity);
+        second.await("ACQUIRED ", STEP);
+        second.send("WRITE " + entity);
+        second.send("RELEASE " + entity);
+        second.await("RELEASED ", STEP);
+        exitAll();
+
+        LockHistory history = history();
+        history.killed(killed, killSeq);
+        LockHistory.Report report = history.check(counters(entity));
+        System.out.println(scenario + ": " + report.summary());
+        assertThat(report.violations()).isEmpty();
+        assertThat(report.completed()).isEqualTo(2);
+        assertThat(counters(entity).get(entity)).containsExactly(2, 2);
+        return history;
+    }
+
     @Test
     void contendingWorkersKeepExclusionOrderAndCounts() {
         String alpha = entity + "-alpha";
@@ -178,23 +206,66 @@ class MultiProcessLockTests extends SharedTablesTestSupport {
         assertThat(second.events()).noneMatch(e -> e.startsWith("ACQUIRED"));
         assertThat(item().of("wk-")).as("the dead holder's entry was purged").isEmpty();
 
-        first.send("WRITE " + entity);
-        first.send("RELEASE " + entity);
-        second.await("ACQUIRED ", STEP);
-        second.send("WRITE " + entity);
-        second.send("RELEASE " + entity);
-        second.await("RELEASED ", STEP);
-        exitAll();
-
-        LockHistory history = history();
-        history.killed("k", killSeq);
-        LockHistory.Report report = history.check(counters(entity));
-        System.out.println("killed holder: " + report.summary());
-        assertThat(report.violations()).isEmpty();
-        assertThat(report.completed()).isEqualTo(2);
-        assertThat(counters(entity).get(entity)).containsExactly(2, 2);
+        LockHistory history = finishAfterKilledHolder(first, second, "k", killSeq, "killed holder");
         assertThat(history.sections(entity)).extracting(s -> s.worker).containsExactly("k", "a", "b");
         assertThat(item().entries()).isEmpty();
+    }
+
+    @Test
+    void killedFailClosedHolderKeepsTheLockUntilBrokenByTicket() throws Exception {
+        List<WorkerProcess> started = startScripted("f", "a", "b");
+        WorkerProcess holder = started.get(0);
+        WorkerProcess first = started.get(1);
+        WorkerProcess second = started.get(2);
+        holder.send("ACQUIRE " + entity + " 30000 fail-closed");
+        holder.await("READ ", STEP);
+        holder.send("HANG " + entity);
+        holder.await("HANG ", STEP);
+        first.send("ACQUIRE " + entity + " 60000");
+        awaitEntries(2);
+        second.send("ACQUIRE " + entity + " 60000");
+        awaitEntries(3);
+
+        holder.kill();
+        long killSeq = seq();
+        long killWall = System.currentTimeMillis();
+        LockItems.Entry dead = item().of("wf-").get(0);
+        // Nothing can happen here but the passing of time: wait out several leases past the dead entry's expiry.
+        long waitedPast = 4 * LEASE_MS;
+        Await.until(STEP, "4 leases past the dead entry's expiry",
+                () -> System.currentTimeMillis() > dead.expiresAtMillis() + waitedPast);
+        assertThat(first.events()).noneMatch(e -> e.startsWith("ACQUIRED") || e.startsWith("FAILED"));
+        assertThat(second.events()).noneMatch(e -> e.startsWith("ACQUIRED") || e.startsWith("FAILED"));
+        assertThat(item().of("wf-")).as("never purged by the waiters").containsExactly(dead);
+        assertThat(item().ttlEpochSeconds()).as("never removed by TTL while the waiters renew")
+                .isEqualTo(Instant.parse("9999-12-31T23:59:59Z").getEpochSecond());
+
+        try (LockTemplate operator = LockTemplate.builder(client).tableName(table).build()) {
+            QueueSnapshot.Entry shown = operator.queue(entity, null).entries().get(0);
+            assertThat(shown.ticket()).isEqualTo(dead.ticket());
+            assertThat(shown.failClosed()).isTrue();
+            assertThat(shown.isSilentAt(Instant.now())).isTrue();
+            assertThat(shown.lastRenewedAt()).isBefore(Instant.ofEpochMilli(killWall))
+                    .isEqualTo(shown.leaseExpiresAt().minusMillis(LEASE_MS));
+            assertThat(operator.queue(entity, null).entries().subList(1, 3)).as("the waiters are alive")
+                    .noneMatch(e -> e.isSilentAt(Instant.now()));
+
+            long breakWall = System.currentTimeMillis();
+            BrokenLock broken = operator.breakLock(entity, null, dead.ticket());
+            assertThat(broken.entry().owner()).isEqualTo(dead.owner());
+            assertThat(broken.entry().failClosed()).isTrue();
+            String granted = first.await("ACQUIRED ", STEP);
+            System.out.printf("killed fail-closed holder: no grant for %d ms after its lease ended; first waiter"
+                    + " granted %d ms after the break%n", breakWall - dead.expiresAtMillis(),
+                    field(granted, "wall") - breakWall);
+            assertThat(field(granted, "token")).isGreaterThan(dead.ticket());
+        }
+        assertThat(second.events()).noneMatch(e -> e.startsWith("ACQUIRED"));
+        LockHistory history = finishAfterKilledHolder(first, second, "f", killSeq, "killed fail-closed holder");
+        assertThat(history.sections(entity)).extracting(s -> s.worker).containsExactly("f", "a", "b");
+        assertThat(item().entries()).isEmpty();
+        assertThat(item().ttlEpochSeconds()).as("the item may expire again")
+                .isLessThan(Instant.now().plus(Duration.ofHours(2)).getEpochSecond());
     }
 
     @Test

@@ -64,7 +64,7 @@ import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
  * {@code iterations}, {@code durationMs}, {@code holdMinMs}, {@code holdMaxMs}, {@code waitMs},
  * {@code seed}; it prints {@code @READY}, waits for a {@code GO} line on stdin, runs, prints
  * {@code @DONE} and exits. Script mode reads commands from stdin:
- * {@code ACQUIRE entity waitMs | WRITE entity | RELEASE entity | STATUS entity | HANG entity | EXIT}.
+ * {@code ACQUIRE entity waitMs [fail-closed] | WRITE entity | RELEASE entity | STATUS entity | HANG entity | EXIT}.
  * The process always ends with {@code System.exit}: DynamoDB Local and SDK threads would keep it alive.
  */
 public final class LockWorkerMain {
@@ -195,7 +195,7 @@ public final class LockWorkerMain {
         int done = 0;
         for (int i = 0; iterations > 0 ? i < iterations : System.nanoTime() - end < 0; i++) {
             String entity = entities.get(random.nextInt(entities.size()));
-            Section section = enter(entity, wait);
+            Section section = enter(entity, wait, false);
             if (section == null) {
                 continue;
             }
@@ -215,7 +215,8 @@ public final class LockWorkerMain {
         while ((line = in.readLine()) != null) {
             String[] cmd = line.trim().split(" ");
             switch (cmd[0]) {
-                case "ACQUIRE" -> enter(cmd[1], Duration.ofMillis(Long.parseLong(cmd[2])));
+                case "ACQUIRE" -> enter(cmd[1], Duration.ofMillis(Long.parseLong(cmd[2])),
+                        cmd.length > 3 && cmd[3].equals("fail-closed"));
                 case "WRITE" -> write(open.get(cmd[1]));
                 case "RELEASE" -> exit(open.get(cmd[1]));
                 case "STATUS" -> emit("STATUS w=" + id + " entity=" + cmd[1] + " valid=" + open.get(cmd[1]).lock.isValid());
@@ -230,13 +231,13 @@ public final class LockWorkerMain {
 
     // ---- one critical section ------------------------------------------------------------------------------
 
-    private Section enter(String entity, Duration wait) {
+    private Section enter(String entity, Duration wait, boolean failClosed) {
         // The grant happens between reqSeq and seq: a process stopped right after acquire() returns logs its grant late.
         long reqSeq = nextSeq(client, data);
         long start = System.nanoTime();
         LockHandle lock;
         try {
-            lock = locks.acquire(LockRequest.builder(entity).wait(wait).build());
+            lock = locks.acquire(LockRequest.builder(entity).wait(wait).failClosed(failClosed).build());
         }
         catch (RuntimeException ex) {
             emit("FAILED w=" + id + " entity=" + entity + " type=" + ex.getClass().getSimpleName() + " message="

@@ -3,6 +3,7 @@ package io.dynamolock.annotation.app;
 import io.dynamolock.annotation.QueueLocked;
 import io.dynamolock.core.LockInfo;
 import io.dynamolock.core.LockTemplate;
+import io.dynamolock.core.QueueSnapshot;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -44,6 +45,12 @@ public class LockedService implements Inventory {
     public List<LockInfo> placeholders(String id) {
         calls.incrementAndGet();
         return held();
+    }
+
+    /** The lock's queue as stored while the method runs. */
+    @QueueLocked(entity = "#id", failClosed = true)
+    public List<QueueSnapshot.Entry> failClosed(String id) {
+        return locks.queue(id, null).entries();
     }
 
     @QueueLocked(entity = "#id", maxWait = "0")

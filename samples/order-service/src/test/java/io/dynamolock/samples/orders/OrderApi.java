@@ -46,6 +46,11 @@ final class OrderApi {
         return items.isBlank() ? 0 : items.split(",").length;
     }
 
+    /** Sends DELETE to {@code path} and checks the status. */
+    String deletePath(String path, int expectedStatus) {
+        return send("DELETE", URI.create(root + path), null, expectedStatus);
+    }
+
     private String send(String method, String path, String body, int expectedStatus) {
         return send(method, URI.create(base + path), body, expectedStatus);
     }

@@ -52,6 +52,16 @@ class OrderServiceApplicationTests {
     }
 
     @Test
+    void actuatorCannotBreakALockUnlessTheApplicationAllowsIt() {
+        OrderApi api = new OrderApi(port);
+        try (LockHandle held = locks.acquire("unbreakable-order", java.time.Duration.ofSeconds(5))) {
+            api.deletePath("/actuator/dynamolock/unbreakable-order?ticket=" + held.fencingToken(), 405);
+            assertThat(held.isValid()).isTrue();
+            assertThat(locks.queue("unbreakable-order", null).entries()).hasSize(1);
+        }
+    }
+
+    @Test
     void discountGoesThroughTheLockTemplateAndRecordsItsFencingToken() {
         OrderApi api = new OrderApi(port);
         api.create("discount-order");

@@ -1,0 +1,189 @@
+package io.dynamolock.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.dynamolock.core.test.Await;
+import io.dynamolock.core.test.LockFixture;
+import io.dynamolock.core.test.RequestCounter;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import software.amazon.awssdk.core.interceptor.Context;
+import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
+import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+
+/**
+ * Fail-closed entries and breaking an entry by ticket, in one JVM against DynamoDB Local. (A fail-closed holder
+ * killed with SIGKILL is in {@code MultiProcessLockTests}.)
+ */
+@Timeout(60)
+class LockBreakTests {
+
+    /** DynamoDB's TTL of an item that holds a fail-closed entry: 9999-12-31T23:59:59Z. */
+    static final long NEVER = Instant.parse("9999-12-31T23:59:59Z").getEpochSecond();
+
+    private final LockFixture fixture = new LockFixture();
+
+    @AfterEach
+    void tearDown() throws Exception {
+        fixture.close();
+    }
+
+    /** Records the protocol step of each request its client sends, and of each one answered. */
+    static final class Steps implements ExecutionInterceptor {
+
+        final List<ProtocolStep> sent = new CopyOnWriteArrayList<>();
+        final List<ProtocolStep> answered = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {
+            sent.add(attributes.getAttribute(ProtocolStep.ATTRIBUTE));
+        }
+
+        @Override
+        public void afterExecution(Context.AfterExecution context, ExecutionAttributes attributes) {
+            answered.add(attributes.getAttribute(ProtocolStep.ATTRIBUTE));
+        }
+
+        long count(ProtocolStep step) {
+            return sent.stream().filter(step::equals).count();
+        }
+    }
+
+    @Test
+    void breakWithAStaleTicketRemovesNothing() {
+        LockTemplate locks = fixture.template();
+        long stale;
+        try (LockHandle first = locks.acquire("stale", Duration.ZERO)) {
+            stale = first.fencingToken();
+        }
+        try (LockHandle newer = locks.acquire("stale", Duration.ZERO)) {
+            assertThatThrownBy(() -> fixture.template().breakLock("stale", null, stale))
+                    .isInstanceOf(LockEntryNotFoundException.class)
+                    .hasMessageContaining("No entry with ticket " + stale)
+                    .hasMessageContaining("entity='stale' namespace='default'")
+                    .hasMessageContaining("the queue holds [" + newer.fencingToken() + " (" + newer.owner() + ")]")
+                    .hasMessageContaining("nothing was removed");
+            assertThat(fixture.queue("stale")).extracting(QueueSnapshot.Entry::ticket)
+                    .containsExactly(newer.fencingToken());
+            assertThat(newer.isValid()).isTrue();
+        }
+    }
+
+    @Test
+    void breakOfALockWithoutQueueSaysSo() {
+        assertThatThrownBy(() -> fixture.template().breakLock("never-locked", "ns", 42))
+                .isInstanceOf(LockEntryNotFoundException.class)
+                .hasMessageContaining("No entry with ticket 42 in the queue of entity='never-locked' namespace='ns'")
+                .hasMessageContaining("the queue holds []");
+    }
+
+    @Test
+    void brokenLiveHolderLearnsItAtItsNextHeartbeatAndTheNextWaiterGoesAhead() throws Exception {
+        Steps holderSteps = new Steps();
+        LockTemplate holderSide = fixture.template(b -> { }, holderSteps);
+        Steps operatorSteps = new Steps();
+        LockTemplate operator = fixture.template(b -> { }, operatorSteps);
+        LockHandle held = holderSide.acquire("live", Duration.ZERO);
+        AtomicLong renewalsAtLoss = new AtomicLong(-1);
+        CompletableFuture<LockHandle> lost = new CompletableFuture<>();
+        held.onLost(handle -> {
+            renewalsAtLoss.set(holderSteps.count(ProtocolStep.RENEW));
+            lost.complete(handle);
+        });
+        CompletableFuture<LockHandle> waiter = CompletableFuture.supplyAsync(
+                () -> operator.acquire("live", Duration.ofSeconds(30)));
+        fixture.awaitQueueLength("live", 2);
+
+        long renewalsAtBreak = holderSteps.count(ProtocolStep.RENEW);
+        BrokenLock broken = operator.breakLock("live", "default", held.fencingToken());
+
+        assertThat(broken.entity()).isEqualTo("live");
+        assertThat(broken.entry().ticket()).isEqualTo(held.fencingToken());
+        assertThat(broken.entry().entryId()).isEqualTo(held.entryId());
+        assertThat(broken.entry().failClosed()).isFalse();
+        LockHandle next = waiter.get(10, TimeUnit.SECONDS);
+        assertThat(next.fencingToken()).as("the broken holder's token is stale").isGreaterThan(held.fencingToken());
+        assertThat(lost.get(10, TimeUnit.SECONDS)).isSameAs(held);
+        assertThat(renewalsAtLoss.get() - renewalsAtBreak).as("renewals sent after the break until the loss")
+                .isBetween(0L, 1L);
+        assertThat(held.isValid()).isFalse();
+        assertThat(operatorSteps.sent).containsSubsequence(ProtocolStep.READ, ProtocolStep.BREAK);
+        held.release();
+        assertThat(next.isValid()).as("the broken holder's release removes nothing of the next").isTrue();
+        next.release();
+        assertThat(fixture.queue("live")).isEmpty();
+    }
+
+    @Test
+    void failClosedAcquireAndReleaseTakeOneRequestEachAndKeepTheItemFromExpiring() {
+        RequestCounter counter = new RequestCounter();
+        LockTemplate locks = fixture.template(b -> { }, counter);
+
+        LockHandle lock = locks.acquire(LockRequest.builder("closed").wait(Duration.ZERO).failClosed(true).build());
+        assertThat(counter.snapshot()).isEqualTo(Map.of("UpdateItem", 1L));
+        Map<String, AttributeValue> item = fixture.item("closed", "default");
+        assertThat(item.get("k#" + lock.entryId()).n()).as("marked with its lease").isEqualTo("2000");
+        assertThat(Long.parseLong(item.get("expiresAt").n())).isEqualTo(NEVER);
+        assertThat(fixture.queue("closed")).singleElement().satisfies(entry -> {
+            assertThat(entry.failClosed()).isTrue();
+            assertThat(entry.lastRenewedAt()).isEqualTo(entry.leaseExpiresAt().minus(LockFixture.LEASE));
+            assertThat(entry.isSilentAt(Instant.now())).isFalse();
+        });
+
+        lock.release();
+        assertThat(counter.snapshot()).isEqualTo(Map.of("UpdateItem", 2L));
+        item = fixture.item("closed", "default");
+        assertThat(item).doesNotContainKey("k#" + lock.entryId());
+        assertThat(Long.parseLong(item.get("expiresAt").n())).as("the unused item may expire again")
+                .isLessThan(Instant.now().plus(Duration.ofHours(2)).getEpochSecond());
+    }
+
+    @Test
+    void waitersRenewingBehindAFailClosedEntryNeverLowerTheTtl() throws Exception {
+        LockTemplate locks = fixture.template();
+        try (LockHandle closed = locks.acquire(LockRequest.builder("ttl").failClosed(true).build())) {
+            Steps waiterSteps = new Steps();
+            LockTemplate waiterSide = fixture.template(b -> { }, waiterSteps);
+            CompletableFuture<LockHandle> waiter = CompletableFuture.supplyAsync(
+                    () -> waiterSide.acquire("ttl", Duration.ofSeconds(30)));
+            fixture.awaitQueueLength("ttl", 2);
+            // Each write of the waiter (enqueue, renewals) sets the TTL from its own lease; the raise after it
+            // puts it back. The waiter renews every 500 ms, so read the TTL between a raise and the next renewal.
+            Await.until(Duration.ofSeconds(10), "a renewal of the waiter, and the TTL raised after it",
+                    () -> waiterSteps.answered.stream().filter(ProtocolStep.RAISE_TTL::equals).count() >= 2
+                            && waiterSteps.answered.contains(ProtocolStep.RENEW));
+            Await.until(Duration.ofSeconds(10), "the TTL back at never",
+                    () -> Long.parseLong(fixture.item("ttl", "default").get("expiresAt").n()) == NEVER);
+            closed.release();
+            waiter.get(10, TimeUnit.SECONDS).release();
+        }
+    }
+
+    @Test
+    void breakingAFailClosedWaiterEndsItsWait() throws Exception {
+        LockTemplate locks = fixture.template();
+        LockTemplate other = fixture.template();
+        try (LockHandle holder = locks.acquire("waiting", Duration.ZERO)) {
+            CompletableFuture<LockHandle> waiter = CompletableFuture.supplyAsync(() -> other.acquire(
+                    LockRequest.builder("waiting").wait(Duration.ofSeconds(30)).failClosed(true).build()));
+            fixture.awaitQueueLength("waiting", 2);
+            long ticket = fixture.queue("waiting").get(1).ticket();
+            assertThat(locks.breakLock("waiting", null, ticket).entry().failClosed()).isTrue();
+            assertThatThrownBy(() -> waiter.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(LockLostException.class)
+                    .hasMessageContaining("broken by an operator");
+            assertThat(holder.isValid()).isTrue();
+        }
+        assertThat(fixture.queue("waiting")).isEmpty();
+    }
+}
