@@ -174,20 +174,30 @@ class MultiProcessLockTests extends SharedTablesTestSupport {
         assertThat(items.read(beta, "default").entries()).isEmpty();
     }
 
-    @Test
-    void killedHolderIsReplacedByTheNextWaiterOneLeaseAfterItsLastHeartbeat() {
-        List<WorkerProcess> started = startScripted("k", "a", "b");
+    /**
+     * Workers {@code holderName}, "a" and "b": the holder takes the lock ({@code holderOptions}, e.g. " fail-closed")
+     * and hangs in its critical section; "a" then "b" queue behind it, waiting up to {@code waitMs}.
+     */
+    private List<WorkerProcess> twoWaitersBehindAHungHolder(String holderName, String holderOptions, long waitMs) {
+        List<WorkerProcess> started = startScripted(holderName, "a", "b");
         WorkerProcess holder = started.get(0);
-        WorkerProcess first = started.get(1);
-        WorkerProcess second = started.get(2);
-        holder.send("ACQUIRE " + entity + " 30000");
+        holder.send("ACQUIRE " + entity + " 30000" + holderOptions);
         holder.await("READ ", STEP);
         holder.send("HANG " + entity);
         holder.await("HANG ", STEP);
-        first.send("ACQUIRE " + entity + " 30000");
+        started.get(1).send("ACQUIRE " + entity + " " + waitMs);
         awaitEntries(2);
-        second.send("ACQUIRE " + entity + " 30000");
+        started.get(2).send("ACQUIRE " + entity + " " + waitMs);
         awaitEntries(3);
+        return started;
+    }
+
+    @Test
+    void killedHolderIsReplacedByTheNextWaiterOneLeaseAfterItsLastHeartbeat() {
+        List<WorkerProcess> started = twoWaitersBehindAHungHolder("k", "", 30000);
+        WorkerProcess holder = started.get(0);
+        WorkerProcess first = started.get(1);
+        WorkerProcess second = started.get(2);
 
         long killWall = System.currentTimeMillis();
         holder.kill();
@@ -213,18 +223,10 @@ class MultiProcessLockTests extends SharedTablesTestSupport {
 
     @Test
     void killedFailClosedHolderKeepsTheLockUntilBrokenByTicket() throws Exception {
-        List<WorkerProcess> started = startScripted("f", "a", "b");
+        List<WorkerProcess> started = twoWaitersBehindAHungHolder("f", " fail-closed", 60000);
         WorkerProcess holder = started.get(0);
         WorkerProcess first = started.get(1);
         WorkerProcess second = started.get(2);
-        holder.send("ACQUIRE " + entity + " 30000 fail-closed");
-        holder.await("READ ", STEP);
-        holder.send("HANG " + entity);
-        holder.await("HANG ", STEP);
-        first.send("ACQUIRE " + entity + " 60000");
-        awaitEntries(2);
-        second.send("ACQUIRE " + entity + " 60000");
-        awaitEntries(3);
 
         holder.kill();
         long killSeq = seq();
