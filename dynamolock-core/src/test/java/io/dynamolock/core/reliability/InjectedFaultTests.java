@@ -9,7 +9,6 @@ import io.dynamolock.core.LockLostException;
 import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.LockWaitTimeoutException;
 import io.dynamolock.core.test.Await;
-import io.dynamolock.core.test.DynamoDbLocal;
 import io.dynamolock.core.test.FaultInjector;
 import io.dynamolock.core.test.FaultInjector.Fault;
 import io.dynamolock.core.test.FaultInjector.Step;
@@ -22,9 +21,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -41,18 +38,13 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  * enqueue never takes two tickets; a failed release is retried and otherwise expires;
  * heartbeat failures shorter than the lease are tolerated and longer ones lose the lease.
  */
-class InjectedFaultTests {
+class InjectedFaultTests extends LockTableTestSupport {
 
     static final int ATTEMPTS = 3;
     static final Duration LEASE = Duration.ofSeconds(2);
     static final Duration HEARTBEAT = Duration.ofMillis(500);
     static final Duration LONG = Duration.ofSeconds(30);
     static final Duration SHORT = Duration.ofSeconds(3);
-
-    static DynamoDbLocal dynamo;
-    static String table;
-    static DynamoDbClient cleanClient;
-    static LockItems items;
 
     final FaultInjector faults = new FaultInjector();
     DynamoDbClient faultyClient;
@@ -61,25 +53,12 @@ class InjectedFaultTests {
     String faultyOwner;
     String entity;
 
-    @BeforeAll
-    static void startDynamo() {
-        dynamo = DynamoDbLocal.shared();
-        table = dynamo.newLockTable();
-        cleanClient = dynamo.client();
-        items = new LockItems(cleanClient, table);
-    }
-
-    @AfterAll
-    static void closeClient() {
-        cleanClient.close();
-    }
-
     @BeforeEach
     void templates() {
         faultyClient = faults.clientFor(dynamo, ATTEMPTS);
         faultyOwner = "faulty-" + UUID.randomUUID().toString().substring(0, 8);
         faulty = template(faultyClient, faultyOwner, LEASE);
-        clean = template(cleanClient, "clean-" + UUID.randomUUID().toString().substring(0, 8), LEASE);
+        clean = template(client, "clean-" + UUID.randomUUID().toString().substring(0, 8), LEASE);
         entity = "entity-" + UUID.randomUUID();
     }
 
@@ -261,7 +240,7 @@ class InjectedFaultTests {
 
     @Test
     void waiterWhosePurgesKeepFailingTimesOutCleanlyAndTheNextOneTakesOver() {
-        LockTemplate crashed = template(cleanClient, "crashed", LEASE);
+        LockTemplate crashed = template(client, "crashed", LEASE);
         crashed.acquire(entity, LONG);
         crashed.close(); // stops heartbeating, as a crash does; its entry expires after the lease
         faults.failAlways(Step.PURGE, Fault.THROTTLE_BEFORE);
@@ -280,7 +259,7 @@ class InjectedFaultTests {
     @ParameterizedTest
     @EnumSource(value = Fault.class, names = {"THROTTLE_BEFORE", "LOST_RESPONSE", "SERVER_ERROR_AFTER"})
     void purgeThatFailsFewerTimesThanTheSdkRetriesStillTakesOver(Fault fault) {
-        LockTemplate crashed = template(cleanClient, "crashed", LEASE);
+        LockTemplate crashed = template(client, "crashed", LEASE);
         crashed.acquire(entity, LONG);
         crashed.close();
         faults.fail(Step.PURGE, fault, 1);
