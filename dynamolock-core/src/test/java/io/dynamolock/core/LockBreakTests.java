@@ -162,6 +162,24 @@ class LockBreakTests {
     }
 
     @Test
+    void theItemStaysImmortalUntilItsLastFailClosedEntryLeaves() throws Exception {
+        LockTemplate locks = fixture.template();
+        LockTemplate other = fixture.template();
+        LockRequest failClosed = LockRequest.builder("two").failClosed(true).wait(Duration.ofSeconds(30)).build();
+        LockHandle first = locks.acquire(failClosed);
+        CompletableFuture<LockHandle> second = CompletableFuture.supplyAsync(() -> other.acquire(failClosed));
+        fixture.awaitQueueLength("two", 2);
+
+        first.release();
+        LockHandle secondHeld = second.join();
+        assertThat(Long.parseLong(fixture.item("two", "default").get("expiresAt").n()))
+                .as("another fail-closed entry is left").isEqualTo(NEVER);
+        secondHeld.release();
+        assertThat(Long.parseLong(fixture.item("two", "default").get("expiresAt").n()))
+                .as("the last one left: the item may expire").isLessThan(NEVER);
+    }
+
+    @Test
     void breakingAFailClosedWaiterEndsItsWait() throws Exception {
         LockTemplate locks = fixture.template();
         LockTemplate other = fixture.template();
