@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -21,7 +22,7 @@ import org.slf4j.LoggerFactory;
  * Keeps the leases of one template's live entries, holders and waiters alike.
  *
  * <ul>
- * <li><b>Ending leases on time (R11).</b> One timer thread, which sends no request and runs no callback,
+ * <li><b>Ending leases on time (R11).</b> One timer thread, which sends no request and runs no user code,
  * marks an entry lost the moment its lease as last confirmed (send time of the last renewal that succeeded,
  * plus the lease) has ended, whatever renewal is in flight then. A renewal answered later does not revive
  * it. After {@link #close()} the timer goes on until the last lease it watches has ended, so every handle
@@ -31,8 +32,10 @@ import org.slf4j.LoggerFactory;
  * {@link #MAX_REQUEST_THREADS}) and shrinks when idle, so slow answers cost threads, not leases. A renewal
  * that is refused means the entry was purged: the lease is lost at once. One that fails (throttling,
  * timeouts) is retried sooner, until the lease runs out.</li>
- * <li><b>Background requests</b> of an entry that left the queue (a removal whose answer failed) are retried
- * here too, {@linkplain #retryUntilLeaseEnds until the lease would have run out anyway}.</li>
+ * <li><b>Background removals</b> of an entry that left the queue (a removal whose answer failed) are retried
+ * here too: a fail-open entry's {@linkplain #retryRemoval until its lease would have run out anyway}, a
+ * fail-closed entry's until it succeeds.</li>
+ * <li><b>Lost-lease callbacks</b> run on threads of their own, never on the timer.</li>
  * </ul>
  */
 final class Leases {
@@ -48,6 +51,9 @@ final class Leases {
      */
     static final int MAX_REQUEST_THREADS = 500;
 
+    /** Lost-lease callbacks that may run at once; more wait in line. */
+    private static final int CALLBACK_THREADS = 4;
+
     /** When every request thread is busy, a renewal is handed over again after this pause. */
     private static final Duration BUSY_RETRY = Duration.ofMillis(20);
 
@@ -57,6 +63,9 @@ final class Leases {
     private final Handoff handoff;
     private final ScheduledThreadPoolExecutor timer;
     private final ThreadPoolExecutor requests;
+    private final ThreadPoolExecutor callbacks;
+    /** Background retries of fail-closed removals still under way: the threads live until they are done. */
+    private final AtomicInteger pendingRemovals = new AtomicInteger();
     private final Map<Acquisition, ScheduledFuture<?>> renewals = new ConcurrentHashMap<>();
     private final Map<Acquisition, ScheduledFuture<?>> deadlines = new ConcurrentHashMap<>();
     private volatile boolean closed;
@@ -71,18 +80,18 @@ final class Leases {
         this.timer.setRemoveOnCancelPolicy(true);
         this.requests = new ThreadPoolExecutor(0, MAX_REQUEST_THREADS, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
                 daemonThreads("dynamolock-request-"));
+        this.callbacks = new ThreadPoolExecutor(CALLBACK_THREADS, CALLBACK_THREADS, 30, TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(), daemonThreads("dynamolock-callback-"));
+        this.callbacks.allowCoreThreadTimeOut(true);
     }
 
-    /** Where lost-lease callbacks run: a request thread, or the caller when every one is busy. */
+    /**
+     * Where lost-lease callbacks run: threads of their own, never the timer nor the caller, so that a callback
+     * that blocks (a release, say) delays neither the end of another lease nor its renewal, even when every
+     * request thread is busy.
+     */
     Executor callbacks() {
-        return task -> {
-            try {
-                requests.execute(task);
-            }
-            catch (RejectedExecutionException busyOrClosed) {
-                task.run();
-            }
-        };
+        return callbacks;
     }
 
     /** Starts renewing {@code entry} and watching its lease. */
@@ -110,9 +119,10 @@ final class Leases {
     }
 
     private void shutDownIfDone() {
-        if (closed && deadlines.isEmpty()) {
+        if (closed && deadlines.isEmpty() && pendingRemovals.get() == 0) {
             timer.shutdown();
             requests.shutdown();
+            callbacks.shutdown();
         }
     }
 
@@ -206,38 +216,52 @@ final class Leases {
     }
 
     /**
-     * Sends {@code request} in the background until it succeeds, doubling the pause after each failure, and
-     * gives up once {@code entry}'s lease as last confirmed has ended (the entry then expires by itself) or the
-     * template closed.
+     * Sends the removal of {@code entry} in the background until it succeeds, doubling the pause after each
+     * failure up to a renewal interval. A fail-open entry's removal is given up once its lease as last
+     * confirmed has ended or the template closed: the entry then expires by itself. A fail-closed entry never
+     * expires, so its removal goes on, after close() too, for as long as this process lives.
      */
-    void retryUntilLeaseEnds(Acquisition entry, String what, Supplier<?> request, Duration pause) {
-        if (closed || System.nanoTime() - entry.confirmedUntilNanos() >= 0) {
-            log.warn("Gave up {} {}; it expires with its lease", what, entry);
+    void retryRemoval(Acquisition entry, Supplier<?> removal) {
+        if (entry.failClosed()) {
+            pendingRemovals.incrementAndGet(); // keeps the threads alive until it lands
+        }
+        scheduleRemoval(entry, removal, MIN_RETRY);
+    }
+
+    private void scheduleRemoval(Acquisition entry, Supplier<?> removal, Duration pause) {
+        if (!entry.failClosed() && (closed || System.nanoTime() - entry.confirmedUntilNanos() >= 0)) {
+            log.warn("Gave up removing {}; it expires with its lease", entry);
             return;
         }
-        log.warn("Could not {} {}; retrying in {} ms", what, entry, pause.toMillis());
+        Duration next = pause.compareTo(entry.renewalInterval(interval)) > 0 ? entry.renewalInterval(interval) : pause;
+        log.warn("Could not remove {}; retrying in {} ms", entry, next.toMillis());
         try {
-            timer.schedule(() -> dispatchRetry(entry, what, request, pause), pause.toNanos(), TimeUnit.NANOSECONDS);
+            timer.schedule(() -> dispatchRemoval(entry, removal, next), next.toNanos(), TimeUnit.NANOSECONDS);
         }
         catch (RejectedExecutionException shutDown) {
-            log.warn("Template closed: {} expires with its lease", entry);
+            log.warn("Template closed: {} expires with its lease", entry); // only fail-open ones get here
         }
     }
 
-    private void dispatchRetry(Acquisition entry, String what, Supplier<?> request, Duration pause) {
+    private void dispatchRemoval(Acquisition entry, Supplier<?> removal, Duration pause) {
         try {
             requests.execute(() -> {
                 try {
-                    request.get();
+                    removal.get();
                 }
                 catch (RuntimeException ex) {
-                    log.debug("Retry to {} {} failed", what, entry, ex);
-                    retryUntilLeaseEnds(entry, what, request, pause.multipliedBy(2));
+                    log.debug("Retry to remove {} failed", entry, ex);
+                    scheduleRemoval(entry, removal, pause.multipliedBy(2));
+                    return;
+                }
+                if (entry.failClosed()) {
+                    pendingRemovals.decrementAndGet();
+                    shutDownIfDone();
                 }
             });
         }
         catch (RejectedExecutionException busy) {
-            retryUntilLeaseEnds(entry, what, request, pause);
+            scheduleRemoval(entry, removal, pause);
         }
     }
 

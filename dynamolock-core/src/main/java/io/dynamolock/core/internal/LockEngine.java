@@ -146,6 +146,11 @@ public final class LockEngine {
                     + " meanwhile, or the ticket is wrong; nothing was removed");
         }
         handoff.publish(key, broken.state());
+        live.stream().filter(own -> own.id().equals(entry.id())).findFirst().ifPresent(own -> {
+            // Ours: its holder or waiter learns it now, not at its next heartbeat.
+            own.markLost("broken by an operator with breakLock in this process");
+            leases.stop(own);
+        });
         BrokenLock result = new BrokenLock(key.entity(), key.namespace(), QueueState.toSnapshotEntry(entry));
         log.warn("Broke the queue entry with ticket {} of {}: owner '{}', {}, lease ending {}", ticket, key,
                 entry.owner(), entry.failClosed() ? "fail-closed" : "fail-open", result.entry().leaseExpiresAt());
@@ -218,6 +223,9 @@ public final class LockEngine {
             throw interrupted(entry, new InterruptedException());
         }
         boolean queued = false;
+        // Registered before the enqueue is sent: a same-JVM release answered in between hands over a state
+        // with our entry in it, which counts (R6); states without it are ignored.
+        handoff.register(entry);
         try {
             long sentAt = System.nanoTime();
             entry.enqueued(0, sentAt);
@@ -237,7 +245,6 @@ public final class LockEngine {
                         + " live entries, more than maxQueueLength " + settings.maxQueueLength()
                         + "; raise it, or lock more finely");
             }
-            handoff.register(entry);
             leases.start(entry);
             if (!state.ahead(self.ticket()).isEmpty() && deadlineNanos - sentAt > 0) {
                 String hint = selfWaitHint(entry.key());
@@ -264,6 +271,10 @@ public final class LockEngine {
             if (Thread.currentThread().isInterrupted()) {
                 throw interrupted(entry, new InterruptedException());
             }
+            throw ex;
+        }
+        catch (Error ex) {
+            leave(entry); // nobody would ever release it, and its lease would be renewed for ever
             throw ex;
         }
         finally {
@@ -298,12 +309,18 @@ public final class LockEngine {
                     + " over (" + entry.lostReason() + "); it was not granted");
         }
         LockHandle hold = new Hold(entry, this);
-        entry.onLost(lost -> {
-            log.warn("Lease lost: {} ({})", lost, lost.lostReason());
-            notify(listener -> listener.onLost(hold));
-        });
-        Duration waited = Duration.ofNanos(System.nanoTime() - start);
-        notify(listener -> listener.onAcquired(hold, waited));
+        try {
+            entry.onLost(lost -> {
+                log.warn("Lease lost: {} ({})", lost, lost.lostReason());
+                notify(listener -> listener.onLost(hold));
+            });
+            Duration waited = Duration.ofNanos(System.nanoTime() - start);
+            notify(listener -> listener.onAcquired(hold, waited));
+        }
+        catch (Error ex) {
+            leave(entry); // an Error escaped a listener: the caller gets no handle, so nobody could release it
+            throw ex;
+        }
         return hold;
     }
 
@@ -338,7 +355,7 @@ public final class LockEngine {
         }
         catch (RuntimeException ex) {
             log.debug("Removing {} failed", entry, ex);
-            leases.retryUntilLeaseEnds(entry, "remove from the queue", () -> remove(entry), Leases.MIN_RETRY);
+            leases.retryRemoval(entry, () -> remove(entry));
         }
         finally {
             if (interrupted) {

@@ -7,6 +7,7 @@ import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import io.dynamolock.core.LockHandle;
+import io.dynamolock.core.LockListener;
 import io.dynamolock.core.LockLostException;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTableException;
@@ -385,6 +386,21 @@ class BadInputTests extends LockTableTestSupport {
             assertThat(lock.isValid()).isTrue();
         }
         assertThat(TableBootstrap.of(client, name).createIfMissing().ttlEnabled()).as("createIfMissing enables it").isTrue();
+    }
+
+    @Test
+    void anErrorThrownByAListenerOnceTheLockIsGrantedLeavesNoEntryBehind() {
+        LockListener broken = new LockListener() {
+            @Override
+            public void onAcquired(LockHandle lock, Duration waited) {
+                throw new AssertionError("a listener's bug");
+            }
+        };
+        try (LockTemplate throwing = builder().ownerName("throwing").listener(broken).build()) {
+            assertThatThrownBy(() -> throwing.acquire("order-1", Duration.ZERO)).isInstanceOf(AssertionError.class);
+            assertThat(items.entriesInTable()).as("no entry renewed for a handle nobody got").isZero();
+            assertThat(throwing.activeLocks()).isEmpty();
+        }
     }
 
     // ---- handles ----------------------------------------------------------------------------------------------
