@@ -31,6 +31,11 @@ public enum ProtocolStep {
      */
     RAISE_TTL,
     /**
+     * Lets an item expire again once its last fail-closed entry left, when that entry's removal could not
+     * (UpdateItem); rare: a removal that races with another fail-closed entry's.
+     */
+    LOWER_TTL,
+    /**
      * Removes one named entry on an operator's request ({@code LockTemplate.breakLock}), if it still has the
      * ticket the operator saw (UpdateItem); preceded by a {@link #READ}.
      */

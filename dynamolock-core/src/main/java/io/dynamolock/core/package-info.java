@@ -26,7 +26,9 @@
  *     <td>{@code holderLearnsOfAPurgedEntryWithinOneHeartbeat},
  *     {@code holderLearnsOfAnExpiredLeaseWhenRenewalsKeepFailing}</td></tr>
  * <tr><td>R6 bounded waiting cost; a same-JVM waiter is handed the lock without a request</td>
- *     <td>{@code sameJvmWaiterIsHandedTheLockWithoutARequest}; the cost per waiter in the benchmarks</td></tr>
+ *     <td>{@code sameJvmWaiterIsHandedTheLockWithoutARequest},
+ *     {@code InjectedFaultTests.aSameJvmReleaseDuringTheEnqueueOfAWaiterHandsTheLockOverWithoutAPoll}; the cost
+ *     per waiter in the benchmarks</td></tr>
  * <tr><td>waiting holds no thread ({@code acquireAsync}): the blocking guarantees through a future;
  *     cancelling it leaves no entry, also with the enqueue in flight or a grant racing the cancel</td>
  *     <td>{@code AsyncAcquireContractTests} ({@code manyAsyncWaitersAreServedInTicketOrderOnABoundedNumberOfThreads},
@@ -44,8 +46,11 @@
  *     {@code aTemplateRebuiltWithTheSameOwnerNameQueuesBehindTheOldHolder},
  *     {@code InjectedFaultTests.retriedEnqueueAfterALostAnswerTakesOneTicketAndOneEntry} (an SDK retry still
  *     finds its own entry)</td></tr>
- * <tr><td>R9 the item's TTL is never earlier than any live entry's lease end plus a margin</td>
- *     <td>{@code aShortLeaseNeverPullsTheItemTtlBelowALongLeaseHolder}, {@code itemCarriesATtlPastEveryEntry}</td></tr>
+ * <tr><td>R9 the item's TTL is never earlier than any live entry's lease end plus a margin (never, while a
+ *     fail-closed entry is in it); no write lowers it as a side effect</td>
+ *     <td>{@code aShortLeaseNeverPullsTheItemTtlBelowALongLeaseHolder}, {@code itemCarriesATtlPastEveryEntry},
+ *     {@code InjectedFaultTests.writesOfOtherEntriesNeverLowerTheTtlOfAnItemHoldingAFailClosedEntry},
+ *     {@code LockBreakTests.theItemStaysImmortalUntilItsLastFailClosedEntryLeaves}</td></tr>
  * <tr><td>R10 re-entry is lexical: only inside a scope ({@code execute}, {@code inScope}, a {@code @QueueLocked}
  *     method, a {@code LockScope} passed to {@code acquireAsync}) that holds the lock</td>
  *     <td>{@code reentersInsideTheScopeOfExecuteOnly}, {@code aHandleFromAcquireIsNotJoinedByLaterWorkOnTheSameThread},

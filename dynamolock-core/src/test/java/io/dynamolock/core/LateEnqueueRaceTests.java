@@ -67,47 +67,49 @@ class LateEnqueueRaceTests {
 
     @Test
     void oneItemLayoutHasOneHolderWhenTheFirstCallerStallsAfterEnqueue() throws Exception {
-        PausingInterceptor afterEnqueue = new PausingInterceptor("UpdateItem", Point.AFTER_ANSWER);
-        LockTemplate a = fixture.template(b -> { }, afterEnqueue);
-        LockTemplate b = fixture.template();
-
-        afterEnqueue.arm();
-        Future<LockHandle> first = pool.submit(() -> holdWhileCounting(a));
-        afterEnqueue.awaitPaused(); // A's ticket and entry are in the item; A has not looked at the answer
-        Future<LockHandle> second = pool.submit(() -> holdWhileCounting(b));
-        fixture.awaitQueueLength("race", 2);
-        assertThat(second).as("B sees A ahead and waits").isNotDone();
-
-        afterEnqueue.resume();
-        LockHandle aLock = first.get(30, TimeUnit.SECONDS);
-        assertThat(second).isNotDone();
-        leave(aLock);
-        LockHandle bLock = second.get(30, TimeUnit.SECONDS);
-        leave(bLock);
-
-        assertThat(mostHolders.get()).isEqualTo(1);
-        assertThat(bLock.fencingToken()).isGreaterThan(aLock.fencingToken());
+        // A's ticket and entry are in the item; A has not looked at the answer. B sees A ahead and waits.
+        oneHolderWhileTheFirstCallerStalls(Point.AFTER_ANSWER);
     }
 
     @Test
     void oneItemLayoutHasOneHolderWhenTheFirstCallerStallsBeforeEnqueue() throws Exception {
-        PausingInterceptor beforeEnqueue = new PausingInterceptor("UpdateItem", Point.BEFORE_SEND);
-        LockTemplate a = fixture.template(b -> { }, beforeEnqueue);
+        // A asked first, but stalls: B's enqueue lands first, so B is served first.
+        oneHolderWhileTheFirstCallerStalls(Point.BEFORE_SEND);
+    }
+
+    /**
+     * A's enqueue stalls at {@code point} while B asks for the same lock. Whoever's enqueue landed first is
+     * served first, the other only after it left, with a later fencing token.
+     */
+    private void oneHolderWhileTheFirstCallerStalls(Point point) throws Exception {
+        PausingInterceptor stall = new PausingInterceptor("UpdateItem", point);
+        LockTemplate a = fixture.template(b -> { }, stall);
         LockTemplate b = fixture.template();
 
-        beforeEnqueue.arm();
-        Future<LockHandle> first = pool.submit(() -> holdWhileCounting(a)); // A asked first, but stalls
-        beforeEnqueue.awaitPaused();
-        LockHandle bLock = holdWhileCounting(b); // B's enqueue lands first: B is served first
-        beforeEnqueue.resume();
+        stall.arm();
+        Future<LockHandle> stalled = pool.submit(() -> holdWhileCounting(a));
+        stall.awaitPaused();
+        Future<LockHandle> other = pool.submit(() -> holdWhileCounting(b));
+        boolean stalledLanded = point == Point.AFTER_ANSWER;
+        if (stalledLanded) {
+            fixture.awaitQueueLength("race", 2);
+        }
+        else {
+            other.get(30, TimeUnit.SECONDS);
+        }
+        stall.resume();
         fixture.awaitQueueLength("race", 2);
-        assertThat(first).as("A's ticket is behind B's").isNotDone();
-        leave(bLock);
-        LockHandle aLock = first.get(30, TimeUnit.SECONDS);
-        leave(aLock);
+
+        Future<LockHandle> firstServed = stalledLanded ? stalled : other;
+        Future<LockHandle> secondServed = stalledLanded ? other : stalled;
+        LockHandle first = firstServed.get(30, TimeUnit.SECONDS);
+        assertThat(secondServed).as("the later ticket waits").isNotDone();
+        leave(first);
+        LockHandle second = secondServed.get(30, TimeUnit.SECONDS);
+        leave(second);
 
         assertThat(mostHolders.get()).isEqualTo(1);
-        assertThat(aLock.fencingToken()).isGreaterThan(bLock.fencingToken());
+        assertThat(second.fencingToken()).isGreaterThan(first.fencingToken());
     }
 
     private LockHandle holdWhileCounting(LockTemplate locks) {

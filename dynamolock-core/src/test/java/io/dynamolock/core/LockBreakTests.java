@@ -150,24 +150,33 @@ class LockBreakTests {
     }
 
     @Test
-    void waitersRenewingBehindAFailClosedEntryNeverLowerTheTtl() throws Exception {
+    void breakingAnEntryOfTheBreakingTemplateEndsItsLeaseAtOnce() {
         LockTemplate locks = fixture.template();
-        try (LockHandle closed = locks.acquire(LockRequest.builder("ttl").failClosed(true).build())) {
-            Steps waiterSteps = new Steps();
-            LockTemplate waiterSide = fixture.template(b -> { }, waiterSteps);
-            CompletableFuture<LockHandle> waiter = CompletableFuture.supplyAsync(
-                    () -> waiterSide.acquire("ttl", Duration.ofSeconds(30)));
-            fixture.awaitQueueLength("ttl", 2);
-            // Each write of the waiter (enqueue, renewals) sets the TTL from its own lease; the raise after it
-            // puts it back. The waiter renews every 500 ms, so read the TTL between a raise and the next renewal.
-            Await.until(Duration.ofSeconds(10), "a renewal of the waiter, and the TTL raised after it",
-                    () -> waiterSteps.answered.stream().filter(ProtocolStep.RAISE_TTL::equals).count() >= 2
-                            && waiterSteps.answered.contains(ProtocolStep.RENEW));
-            Await.until(Duration.ofSeconds(10), "the TTL back at never",
-                    () -> Long.parseLong(fixture.item("ttl", "default").get("expiresAt").n()) == NEVER);
-            closed.release();
-            waiter.get(10, TimeUnit.SECONDS).release();
-        }
+        LockHandle held = locks.acquire("mine", Duration.ZERO);
+
+        locks.breakLock("mine", null, held.fencingToken());
+
+        assertThat(held.isValid()).as("the template that broke it knows at once, not at its next heartbeat")
+                .isFalse();
+        assertThat(fixture.queue("mine")).isEmpty();
+    }
+
+    @Test
+    void theItemStaysImmortalUntilItsLastFailClosedEntryLeaves() throws Exception {
+        LockTemplate locks = fixture.template();
+        LockTemplate other = fixture.template();
+        LockRequest failClosed = LockRequest.builder("two").failClosed(true).wait(Duration.ofSeconds(30)).build();
+        LockHandle first = locks.acquire(failClosed);
+        CompletableFuture<LockHandle> second = CompletableFuture.supplyAsync(() -> other.acquire(failClosed));
+        fixture.awaitQueueLength("two", 2);
+
+        first.release();
+        LockHandle secondHeld = second.join();
+        assertThat(Long.parseLong(fixture.item("two", "default").get("expiresAt").n()))
+                .as("another fail-closed entry is left").isEqualTo(NEVER);
+        secondHeld.release();
+        assertThat(Long.parseLong(fixture.item("two", "default").get("expiresAt").n()))
+                .as("the last one left: the item may expire").isLessThan(NEVER);
     }
 
     @Test

@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,8 +24,10 @@ import org.slf4j.LoggerFactory;
  * grow with the renewals in flight and shrink when idle, so slow answers cost threads, not leases. A renewal
  * that is refused means the entry was purged: the lease is lost at once. One that fails (throttling,
  * timeouts) is retried sooner, until the lease runs out.</li>
- * <li><b>Background requests</b> of an entry that left the queue (a removal whose answer failed) are retried
- * here too, {@linkplain #retryUntilLeaseEnds until the lease would have run out anyway}.</li>
+ * <li><b>Background removals</b> of an entry that left the queue (a removal whose answer failed) are retried
+ * here too: a fail-open entry's {@linkplain #retryRemoval until its lease would have run out anyway}, a
+ * fail-closed entry's until it succeeds.</li>
+ * <li><b>Lost-lease callbacks</b> run on {@linkplain Workers threads of their own}, never on the timer.</li>
  * </ul>
  */
 final class Leases {
@@ -39,6 +42,8 @@ final class Leases {
     private final Duration interval;
     private final Handoff handoff;
     private final Workers workers;
+    /** Background retries of fail-closed removals still under way: the threads live until they are done. */
+    private final AtomicInteger pendingRemovals = new AtomicInteger();
     private final Map<Acquisition, ScheduledFuture<?>> renewals = new ConcurrentHashMap<>();
     private final Map<Acquisition, ScheduledFuture<?>> deadlines = new ConcurrentHashMap<>();
     private volatile boolean closed;
@@ -51,9 +56,13 @@ final class Leases {
         this.workers = workers;
     }
 
-    /** Where lost-lease callbacks run: a request thread, or the caller when every one is busy. */
+    /**
+     * Where lost-lease callbacks run: threads of their own, never the timer nor the caller, so that a callback
+     * that blocks (a release, say) delays neither the end of another lease nor its renewal, even when every
+     * request thread is busy.
+     */
     Executor callbacks() {
-        return workers.requestsOrCaller();
+        return workers.callbacks();
     }
 
     /** Starts renewing {@code entry} and watching its lease. */
@@ -81,7 +90,7 @@ final class Leases {
     }
 
     private void shutDownIfDone() {
-        if (closed && deadlines.isEmpty()) {
+        if (closed && deadlines.isEmpty() && pendingRemovals.get() == 0) {
             workers.shutdown();
         }
     }
@@ -171,33 +180,47 @@ final class Leases {
     }
 
     /**
-     * Sends {@code request} in the background until it succeeds, doubling the pause after each failure, and
-     * gives up once {@code entry}'s lease as last confirmed has ended (the entry then expires by itself) or the
-     * template closed.
+     * Sends the removal of {@code entry} in the background until it succeeds, doubling the pause after each
+     * failure up to a renewal interval. A fail-open entry's removal is given up once its lease as last
+     * confirmed has ended or the template closed: the entry then expires by itself. A fail-closed entry never
+     * expires, so its removal goes on, after close() too, for as long as this process lives.
      */
-    void retryUntilLeaseEnds(Acquisition entry, String what, Supplier<?> request, Duration pause) {
-        if (closed || System.nanoTime() - entry.confirmedUntilNanos() >= 0) {
-            log.warn("Gave up {} {}; it expires with its lease", what, entry);
+    void retryRemoval(Acquisition entry, Supplier<?> removal) {
+        if (entry.failClosed()) {
+            pendingRemovals.incrementAndGet(); // keeps the threads alive until it lands
+        }
+        scheduleRemoval(entry, removal, MIN_RETRY);
+    }
+
+    private void scheduleRemoval(Acquisition entry, Supplier<?> removal, Duration pause) {
+        if (!entry.failClosed() && (closed || System.nanoTime() - entry.confirmedUntilNanos() >= 0)) {
+            log.warn("Gave up removing {}; it expires with its lease", entry);
             return;
         }
-        log.warn("Could not {} {}; retrying in {} ms", what, entry, pause.toMillis());
-        if (workers.schedule(() -> dispatchRetry(entry, what, request, pause), pause.toNanos()) == null) {
-            log.warn("Template closed: {} expires with its lease", entry);
+        Duration next = pause.compareTo(entry.renewalInterval(interval)) > 0 ? entry.renewalInterval(interval) : pause;
+        log.warn("Could not remove {}; retrying in {} ms", entry, next.toMillis());
+        if (workers.schedule(() -> dispatchRemoval(entry, removal, next), next.toNanos()) == null) {
+            log.warn("Template closed: {} expires with its lease", entry); // only fail-open ones get here
         }
     }
 
-    private void dispatchRetry(Acquisition entry, String what, Supplier<?> request, Duration pause) {
+    private void dispatchRemoval(Acquisition entry, Supplier<?> removal, Duration pause) {
         boolean sent = workers.tryRequest(() -> {
             try {
-                request.get();
+                removal.get();
             }
             catch (RuntimeException ex) {
-                log.debug("Retry to {} {} failed", what, entry, ex);
-                retryUntilLeaseEnds(entry, what, request, pause.multipliedBy(2));
+                log.debug("Retry to remove {} failed", entry, ex);
+                scheduleRemoval(entry, removal, pause.multipliedBy(2));
+                return;
+            }
+            if (entry.failClosed()) {
+                pendingRemovals.decrementAndGet();
+                shutDownIfDone();
             }
         });
         if (!sent) {
-            retryUntilLeaseEnds(entry, what, request, pause);
+            scheduleRemoval(entry, removal, pause);
         }
     }
 

@@ -154,7 +154,7 @@ public final class LockEngine {
         try {
             lock = report(waiter, outcome);
         }
-        catch (RuntimeException ex) {
+        catch (RuntimeException | Error ex) {
             future.completeExceptionally(ex);
             return;
         }
@@ -241,6 +241,11 @@ public final class LockEngine {
                     + " meanwhile, or the ticket is wrong; nothing was removed");
         }
         handoff.publish(key, broken.state());
+        live.stream().filter(own -> own.id().equals(entry.id())).findFirst().ifPresent(own -> {
+            // Ours: its holder or waiter learns it now, not at its next heartbeat.
+            own.markLost("broken by an operator with breakLock in this process");
+            leases.stop(own);
+        });
         BrokenLock result = new BrokenLock(key.entity(), key.namespace(), QueueState.toSnapshotEntry(entry));
         log.warn("Broke the queue entry with ticket {} of {}: owner '{}', {}, lease ending {}", ticket, key,
                 entry.owner(), entry.failClosed() ? "fail-closed" : "fail-open", result.entry().leaseExpiresAt());
@@ -324,7 +329,6 @@ public final class LockEngine {
                     + " live entries, more than maxQueueLength " + settings.maxQueueLength()
                     + "; raise it, or lock more finely");
         }
-        handoff.register(entry);
         leases.start(entry);
         if (mayWait && !state.ahead(entry.ticket()).isEmpty()) {
             String hint = selfWaitHint(entry.key(), entry.acquiredBy());
@@ -379,11 +383,17 @@ public final class LockEngine {
 
     private LockHandle granted(Acquisition entry, Duration waited) {
         LockHandle hold = new Hold(entry, this);
-        entry.onLost(lost -> {
-            log.warn("Lease lost: {} ({})", lost, lost.lostReason());
-            notify(listener -> listener.onLost(hold));
-        });
-        notify(listener -> listener.onAcquired(hold, waited));
+        try {
+            entry.onLost(lost -> {
+                log.warn("Lease lost: {} ({})", lost, lost.lostReason());
+                notify(listener -> listener.onLost(hold));
+            });
+            notify(listener -> listener.onAcquired(hold, waited));
+        }
+        catch (Error ex) {
+            leave(entry); // an Error escaped a listener: the caller gets no handle, so nobody could release it
+            throw ex;
+        }
         return hold;
     }
 
@@ -418,7 +428,7 @@ public final class LockEngine {
         }
         catch (RuntimeException ex) {
             log.debug("Removing {} failed", entry, ex);
-            leases.retryUntilLeaseEnds(entry, "remove from the queue", () -> remove(entry), Leases.MIN_RETRY);
+            leases.retryRemoval(entry, () -> remove(entry));
         }
         finally {
             if (interrupted) {

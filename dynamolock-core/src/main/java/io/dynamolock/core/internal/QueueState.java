@@ -20,6 +20,8 @@ final class QueueState {
     static final String EXPIRY_PREFIX = "e#";
     static final String OWNER_PREFIX = "o#";
     static final String FAIL_CLOSED_PREFIX = "k#";
+    /** How many fail-closed entries the item holds: what a request's condition can test, unlike a prefix. */
+    static final String FAIL_CLOSED_COUNT = "fc";
 
     /**
      * A queue entry: {@code id} names one acquisition, {@code owner} is the label of its template for people,

@@ -34,38 +34,45 @@ import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
  * o#&lt;id&gt;     S  its owner: the template's label, for people only
  * k#&lt;id&gt;     N  only on a fail-closed entry: its lease in ms. Such an entry never expires: it is never
  *               purged, and while one is in the item its TTL is {@link #NEVER_TTL_SECONDS}
- * expiresAt  N  TTL, epoch seconds, at least {@link #MIN_TTL_MARGIN} past every entry's expiry
+ * fc         N  how many fail-closed entries the item holds (conditions cannot test a prefix)
+ * expiresAt  N  TTL, epoch seconds, at least {@link #MIN_TTL_MARGIN} past every entry's expiry; no write
+ *               lowers it as a side effect (see below)
  * </pre>
  *
  * <h2>Requests (each one UpdateItem or GetItem, returning the whole item)</h2>
  * Each request carries its {@link ProtocolStep} as an SDK execution attribute.
  * <ol>
  * <li><b>Enqueue</b>: {@code SET next = if_not_exists(next, :floor) + 1, t#i = if_not_exists(next, :floor),
- * e#i = :exp, o#i = :owner, expiresAt = :ttl} (and {@code k#i = :lease} for a fail-closed entry, whose
- * {@code :ttl} is {@link #NEVER_TTL_SECONDS}) if {@code attribute_not_exists(t#i)}. Every operand reads the
+ * e#i = :exp, o#i = :owner, expiresAt = :ttl} if {@code attribute_not_exists(t#i)} and the TTL would not
+ * fall by more than the margins allow ({@code expiresAt <= :ttl + 5 min}); if only the TTL's condition failed
+ * (a fail-closed entry or a longer lease holds it higher), the same write without the TTL. A fail-closed
+ * entry also sets {@code k#i = :lease, expiresAt = never} and adds one to {@code fc}. Every operand reads the
  * item before the update, so the caller's ticket and its place in the queue are taken in one step: there is
  * no window in which a lower ticket can appear after a higher one was granted. {@code :floor} comes from the
  * clock (epoch ms &times; 1000), so a counter that TTL removed restarts above every ticket it gave. A retried
  * enqueue whose first attempt landed fails its condition and returns the item with the entry in it: the id
  * is the acquisition's own, so only that acquisition's retry can find it.</li>
  * <li><b>Read</b>: a strongly consistent GetItem, for waiters that poll.</li>
- * <li><b>Renew</b> (heartbeat): {@code SET e#i = :exp, expiresAt = :ttl} if {@code attribute_exists(t#i)}. A
- * failed condition means the entry was purged: the lease is lost.</li>
+ * <li><b>Renew</b> (heartbeat): {@code SET e#i = :exp, expiresAt = :ttl} if {@code attribute_exists(t#i)},
+ * with the same TTL rule as the enqueue (a fail-closed entry sets "never" again). A failed
+ * {@code attribute_exists} means the entry was purged: the lease is lost.</li>
  * <li><b>Remove</b> (release, or giving up a wait): {@code REMOVE t#i, e#i, o#i, k#i} if
  * {@code attribute_exists(t#i)}; a failed condition means the entry was gone already. A fail-closed entry's
- * removal also sets {@code expiresAt} back to an hour from now, so the item can expire again (R9 then
- * raises it at once if a remaining entry needs more).</li>
+ * removal also subtracts one from {@code fc}; the last one's ({@code fc = 1}) sets {@code expiresAt} back to
+ * an hour from now in the same request, so the item can expire again (R9 then raises it if a remaining
+ * entry needs more). A release is one request either way.</li>
  * <li><b>Purge</b>: {@code REMOVE t#x, e#x, o#x, ...} for expired entries ahead of the caller, if each
  * {@code e#x} still equals the value the caller saw expire and the caller's own entry exists. An entry
  * renewed in the meantime is never purged, nor is a fail-closed one.</li>
- * <li><b>Raise TTL</b>: {@code SET expiresAt = :ttl} if {@code expiresAt < :ttl}. An enqueue or renewal sets
- * the TTL from its own lease; when the item it returns holds an entry with a later expiry (a longer lease
- * shares the lock), the writer raises the TTL again at once. With one lease for everyone the latest writer's
- * expiry is the latest, so this request is not needed (R9). While a fail-closed entry is in the item, every
- * write by another entry raises it back to {@link #NEVER_TTL_SECONDS}.</li>
+ * <li><b>Raise TTL</b>: {@code SET expiresAt = :ttl} if {@code expiresAt < :ttl}, when the item a write
+ * returned holds an entry that expires later than the TTL allows. It never sets "never". With one lease for
+ * everyone the latest writer's expiry is the latest, so this request is not needed (R9).</li>
  * <li><b>Break</b> (an operator's): a strongly consistent read, then {@code REMOVE t#x, e#x, o#x, k#x} if
  * {@code attribute_exists(t#x) AND t#x = :ticket}, for the entry with the ticket the operator saw. An
  * entry that left meanwhile is never confused with a newer one: tickets are never reused.</li>
+ * <li><b>Lower TTL</b>: {@code SET expiresAt = :ttl} if {@code expiresAt = never AND fc = 0}, after a write
+ * that returned an item with a "never" TTL and no fail-closed entry (the last one's removal raced with
+ * another's, or could not settle it); a fail-closed entry that joined meanwhile keeps its "never".</li>
  * </ol>
  * Every conditional write asks for the old item when its condition fails, so a failure tells the state
  * without another read. Each method returns the item after its request: after the write, or as it stood
@@ -126,23 +133,24 @@ final class QueueTable {
     QueueState enqueue(LockKey key, String id, String owner, long nowMillis, Duration lease, boolean failClosed) {
         long expiresAt = nowMillis + lease.toMillis();
         Map<String, String> names = new HashMap<>(Map.of("#next", QueueState.NEXT, "#t", ticket(id),
-                "#e", expiry(id), "#o", owner(id), "#ttl", TTL_ATTRIBUTE));
+                "#e", expiry(id), "#o", owner(id)));
         Map<String, AttributeValue> values = new HashMap<>(Map.of(":floor", number(nowMillis * TICKETS_PER_MILLI),
-                ":one", ONE, ":exp", number(expiresAt), ":owner", AttributeValue.fromS(owner),
-                ":ttl", number(ttlFor(expiresAt, failClosed))));
+                ":one", ONE, ":exp", number(expiresAt), ":owner", AttributeValue.fromS(owner)));
         String set = "SET #next = if_not_exists(#next, :floor) + :one, #t = if_not_exists(#next, :floor),"
-                + " #e = :exp, #o = :owner, #ttl = :ttl";
+                + " #e = :exp, #o = :owner";
+        QueueState state;
         if (failClosed) {
-            names.put("#k", failClosed(id));
-            values.put(":lease", number(lease.toMillis()));
-            set += ", #k = :lease";
+            names.putAll(Map.of("#k", failClosed(id), "#ttl", TTL_ATTRIBUTE, "#fc", QueueState.FAIL_CLOSED_COUNT));
+            values.putAll(Map.of(":lease", number(lease.toMillis()), ":never", number(NEVER_TTL_SECONDS)));
+            state = update(key, ProtocolStep.ENQUEUE, request(set + ", #k = :lease, #ttl = :never ADD #fc :one",
+                    "attribute_not_exists(#t)", names, values));
         }
-        QueueState state = update(key, ProtocolStep.ENQUEUE, UpdateItemRequest.builder()
-                .updateExpression(set)
-                .conditionExpression("attribute_not_exists(#t)")
-                .expressionAttributeNames(names)
-                .expressionAttributeValues(values));
-        return keepTtlPastEveryEntry(key, state);
+        else {
+            // A retried enqueue whose first attempt landed finds its entry: the request's own condition failed.
+            state = writeNeverLoweringTtl(key, ProtocolStep.ENQUEUE, set, "attribute_not_exists(#t)", names, values,
+                    ttlFor(expiresAt), seen -> seen.entry(id) == null);
+        }
+        return keepTtl(key, state, nowMillis);
     }
 
     /** Request 2: the item as it is now. */
@@ -163,18 +171,66 @@ final class QueueTable {
     /** Request 3: extends the entry's lease; the returned item lacks the entry if it was purged. */
     QueueState renew(LockKey key, String id, long nowMillis, Duration lease, boolean failClosed) {
         long expiresAt = nowMillis + lease.toMillis();
-        QueueState state = update(key, ProtocolStep.RENEW, UpdateItemRequest.builder()
-                .updateExpression("SET #e = :exp, #ttl = :ttl")
-                .conditionExpression("attribute_exists(#t)")
-                .expressionAttributeNames(Map.of("#t", ticket(id), "#e", expiry(id), "#ttl", TTL_ATTRIBUTE))
-                .expressionAttributeValues(Map.of(":exp", number(expiresAt), ":ttl", number(ttlFor(expiresAt, failClosed)))));
-        return state.entry(id) == null ? state : keepTtlPastEveryEntry(key, state);
+        Map<String, String> names = new HashMap<>(Map.of("#t", ticket(id), "#e", expiry(id)));
+        Map<String, AttributeValue> values = new HashMap<>(Map.of(":exp", number(expiresAt)));
+        QueueState state;
+        if (failClosed) {
+            names.put("#ttl", TTL_ATTRIBUTE);
+            values.put(":never", number(NEVER_TTL_SECONDS));
+            state = update(key, ProtocolStep.RENEW, request("SET #e = :exp, #ttl = :never", "attribute_exists(#t)",
+                    names, values));
+        }
+        else {
+            state = writeNeverLoweringTtl(key, ProtocolStep.RENEW, "SET #e = :exp", "attribute_exists(#t)", names,
+                    values, ttlFor(expiresAt), seen -> seen.entry(id) != null);
+        }
+        return state.entry(id) == null ? state : keepTtl(key, state, nowMillis);
     }
 
-    /** Request 4: leaves the queue. */
+    /**
+     * An enqueue or renewal that also moves the TTL to {@code ttl}, unless that would lower it by more than
+     * the margins allow (a fail-closed entry's "never", or a longer lease's TTL): then the same write again
+     * without the TTL. A write never lowers the TTL as a side effect, so no follow-up request has to put it
+     * back, and none can fail to (R9). The second request is needed only when leases of different lengths
+     * share a lock, or a fail-closed entry is in it.
+     *
+     * @param conditionHeld whether the request's own condition held in the item as it stood when the first
+     *                      write was refused: then only the TTL's stood in the way
+     */
+    private QueueState writeNeverLoweringTtl(LockKey key, ProtocolStep step, String set, String condition,
+            Map<String, String> names, Map<String, AttributeValue> values, long ttl,
+            java.util.function.Predicate<QueueState> conditionHeld) {
+        Map<String, String> ttlNames = new HashMap<>(names);
+        ttlNames.put("#ttl", TTL_ATTRIBUTE);
+        Map<String, AttributeValue> ttlValues = new HashMap<>(values);
+        ttlValues.put(":ttl", number(ttl));
+        ttlValues.put(":ceiling", number(ttl + (ITEM_TTL_MARGIN.minus(MIN_TTL_MARGIN)).toSeconds()));
+        Written withTtl = write(key, step, request(set + ", #ttl = :ttl",
+                condition + " AND (attribute_not_exists(#ttl) OR #ttl <= :ceiling)", ttlNames, ttlValues));
+        if (withTtl.applied() || !conditionHeld.test(withTtl.state())) {
+            return withTtl.state();
+        }
+        return update(key, step, request(set, condition, names, values));
+    }
+
+    private static UpdateItemRequest.Builder request(String update, String condition, Map<String, String> names,
+            Map<String, AttributeValue> values) {
+        UpdateItemRequest.Builder request = UpdateItemRequest.builder().updateExpression(update)
+                .conditionExpression(condition).expressionAttributeNames(names);
+        return values.isEmpty() ? request : request.expressionAttributeValues(values);
+    }
+
+    /**
+     * Request 4: leaves the queue. For a fail-closed entry, the TTL is settled too (the item may expire again
+     * once no fail-closed entry is left); if that fails, this throws, so that the caller's retry of the
+     * removal settles it.
+     */
     QueueState remove(LockKey key, String id, boolean failClosed, long nowMillis) {
-        Written removed = removeEntry(key, id, ProtocolStep.REMOVE, "", Map.of(), failClosed, nowMillis);
-        return failClosed ? keepTtlPastEveryEntry(key, removed.state()) : removed.state();
+        QueueState state = removeEntry(key, id, ProtocolStep.REMOVE, "", Map.of(), failClosed, nowMillis).state();
+        if (failClosed) {
+            settleTtl(key, state, nowMillis);
+        }
+        return state;
     }
 
     /**
@@ -184,30 +240,42 @@ final class QueueTable {
     Written breakEntry(LockKey key, QueueState.Entry entry, long nowMillis) {
         Written broken = removeEntry(key, entry.id(), ProtocolStep.BREAK, " AND #t = :ticket",
                 Map.of(":ticket", number(entry.ticket())), entry.failClosed(), nowMillis);
-        return broken.applied() && entry.failClosed()
-                ? new Written(keepTtlPastEveryEntry(key, broken.state()), true) : broken;
+        if (broken.applied() && entry.failClosed()) {
+            keepTtl(key, broken.state(), nowMillis);
+        }
+        return broken;
     }
 
     /**
-     * Removes one entry if it exists (and {@code condition} holds). A fail-closed entry's removal sets the TTL
-     * back to an hour from now: the item it kept from expiring may expire again once unused.
+     * Removes one entry if it exists (and {@code condition} holds). A fail-closed entry's removal counts it out
+     * of {@code fc}; the last one's also sets the TTL back to an hour from now, in the same request, so the
+     * item it kept from expiring may expire again once unused. While other fail-closed entries remain, the
+     * TTL stays "never".
      */
     private Written removeEntry(LockKey key, String id, ProtocolStep step, String condition,
             Map<String, AttributeValue> values, boolean failClosed, long nowMillis) {
         Map<String, String> names = new HashMap<>(Map.of("#t", ticket(id), "#e", expiry(id), "#o", owner(id),
                 "#k", failClosed(id)));
-        Map<String, AttributeValue> allValues = new HashMap<>(values);
-        String expression = "REMOVE #t, #e, #o, #k";
-        if (failClosed) {
-            names.put("#ttl", TTL_ATTRIBUTE);
-            allValues.put(":ttl", number(ttlFor(nowMillis, false)));
-            expression += " SET #ttl = :ttl";
+        String remove = "REMOVE #t, #e, #o, #k";
+        if (!failClosed) {
+            return write(key, step, request(remove, "attribute_exists(#t)" + condition, names, values));
         }
-        UpdateItemRequest.Builder request = UpdateItemRequest.builder()
-                .updateExpression(expression)
-                .conditionExpression("attribute_exists(#t)" + condition)
-                .expressionAttributeNames(names);
-        return write(key, step, allValues.isEmpty() ? request : request.expressionAttributeValues(allValues));
+        names.put("#fc", QueueState.FAIL_CLOSED_COUNT);
+        Map<String, AttributeValue> counted = new HashMap<>(values);
+        counted.put(":minusOne", number(-1));
+        Map<String, String> lastNames = new HashMap<>(names);
+        lastNames.put("#ttl", TTL_ATTRIBUTE);
+        Map<String, AttributeValue> lastValues = new HashMap<>(counted);
+        lastValues.putAll(Map.of(":ttl", number(ttlFor(nowMillis)), ":one", ONE));
+        Written last = write(key, step, request(remove + " SET #ttl = :ttl ADD #fc :minusOne",
+                "attribute_exists(#t)" + condition + " AND #fc = :one", lastNames, lastValues));
+        QueueState.Entry seen = last.state().entry(id);
+        // An entry's ticket never changes: if it is gone, every condition but the count's failed.
+        if (last.applied() || seen == null) {
+            return last;
+        }
+        return write(key, step, request(remove + " ADD #fc :minusOne", "attribute_exists(#t)" + condition, names,
+                counted));
     }
 
     /**
@@ -237,31 +305,48 @@ final class QueueTable {
                 .expressionAttributeValues(values));
     }
 
-    /**
-     * Request 6, only after a write whose item holds an entry that expires later than the TTL allows: raises
-     * the TTL (never lowers it). A failure is logged, not thrown: the entry's own next renewal raises it too,
-     * and the TTL the writer set is still an hour ahead.
-     */
-    private QueueState keepTtlPastEveryEntry(LockKey key, QueueState state) {
-        long latest = state.latestExpiryMillis();
-        boolean never = state.holdsFailClosed();
-        if (state == QueueState.ABSENT || (never ? state.ttlEpochSeconds() >= NEVER_TTL_SECONDS
-                : state.ttlEpochSeconds() * 1000 >= latest + MIN_TTL_MARGIN.toMillis())) {
-            return state;
-        }
-        AttributeValue ttl = number(ttlFor(latest, never));
+    /** {@link #settleTtl}, but a failure is only logged: the next write of the lock settles it. */
+    private QueueState keepTtl(LockKey key, QueueState state, long nowMillis) {
         try {
-            update(key, ProtocolStep.RAISE_TTL, UpdateItemRequest.builder()
-                        .updateExpression("SET #ttl = :ttl")
-                    .conditionExpression("attribute_exists(#next) AND #ttl < :ttl")
-                    .expressionAttributeNames(Map.of("#ttl", TTL_ATTRIBUTE, "#next", QueueState.NEXT))
-                    .expressionAttributeValues(Map.of(":ttl", ttl)));
+            settleTtl(key, state, nowMillis);
         }
         catch (RuntimeException ex) {
-            log.warn("Could not raise the TTL of {} to {} s; the next renewal of its longest lease will", key,
-                    ttl.n(), ex);
+            log.warn("Could not settle the TTL of {}; the next write of the lock will", key, ex);
         }
         return state;
+    }
+
+    /**
+     * After a write, from the item it returned: requests 6 and 8, when needed.
+     * <ul>
+     * <li><b>Raise TTL</b> (6) when an entry expires later than the TTL allows (a longer lease shares the lock):
+     * {@code SET expiresAt = :ttl} if {@code expiresAt < :ttl}. It never lowers the TTL, and never sets
+     * "never": only a fail-closed entry's own writes do.</li>
+     * <li><b>Lower TTL</b> (8) when the TTL is "never" but no fail-closed entry is left (the last one's removal
+     * could not say so in its own request): {@code SET expiresAt = :ttl} if {@code expiresAt = :never AND fc = 0},
+     * so a fail-closed entry that joined meanwhile keeps its "never".</li>
+     * </ul>
+     */
+    private void settleTtl(LockKey key, QueueState state, long nowMillis) {
+        if (state == QueueState.ABSENT) {
+            return;
+        }
+        long latest = Math.max(nowMillis, state.latestExpiryMillis());
+        if (state.ttlEpochSeconds() >= NEVER_TTL_SECONDS) {
+            if (!state.holdsFailClosed()) {
+                update(key, ProtocolStep.LOWER_TTL, request("SET #ttl = :ttl",
+                        "#ttl = :never AND (attribute_not_exists(#fc) OR #fc = :zero)",
+                        Map.of("#ttl", TTL_ATTRIBUTE, "#fc", QueueState.FAIL_CLOSED_COUNT),
+                        Map.of(":ttl", number(ttlFor(latest)), ":never", number(NEVER_TTL_SECONDS),
+                                ":zero", number(0))));
+            }
+            return;
+        }
+        if (state.holdsFailClosed() || state.ttlEpochSeconds() * 1000 >= latest + MIN_TTL_MARGIN.toMillis()) {
+            return; // a fail-closed entry's own writes set "never"
+        }
+        update(key, ProtocolStep.RAISE_TTL, request("SET #ttl = :ttl", "attribute_exists(#next) AND #ttl < :ttl",
+                Map.of("#ttl", TTL_ATTRIBUTE, "#next", QueueState.NEXT), Map.of(":ttl", number(ttlFor(latest)))));
     }
 
     /** A conditional write's outcome: whether it was applied, and the item after it or as it stood instead. */
@@ -334,8 +419,8 @@ final class QueueTable {
                 + " TableBootstrap.verify(), and point dynamolock at another table or recreate this one", ex);
     }
 
-    private static long ttlFor(long expiresAtMillis, boolean never) {
-        return never ? NEVER_TTL_SECONDS : (expiresAtMillis + ITEM_TTL_MARGIN.toMillis()) / 1000 + 1;
+    private static long ttlFor(long expiresAtMillis) {
+        return (expiresAtMillis + ITEM_TTL_MARGIN.toMillis()) / 1000 + 1;
     }
 
     private static Map<String, AttributeValue> key(LockKey key) {

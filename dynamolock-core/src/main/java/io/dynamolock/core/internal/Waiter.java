@@ -128,9 +128,18 @@ final class Waiter {
             }
             settle(null, null, ex);
         }
+        catch (Error ex) {
+            // Nobody would ever release the entry, and its lease would be renewed for ever.
+            log.error("Waiting for {} failed", entry, ex);
+            engine.leave(entry);
+            settle(null, null, new DynamoLockException("Waiting for " + entry.key() + " failed: " + ex, ex));
+        }
     }
 
     private void enqueue() {
+        // Registered before the enqueue is sent: a same-JVM release answered in between hands over a state with
+        // our entry in it, which counts (R6); states without it are ignored.
+        engine.handoff.register(entry);
         long sentAt = System.nanoTime();
         entry.enqueued(0, sentAt);
         QueueState answer = engine.table.enqueue(entry.key(), entry.id(), entry.owner(),

@@ -17,7 +17,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <ul>
  * <li><b>timer</b>: one thread that only hands tasks on (lease deadlines, renewals and waiters' polls come due
  * here); it sends no request and runs no callback, so nothing it runs can be late because of a slow one.</li>
- * <li><b>requests</b>: renewals, background retries and lost-lease callbacks. It grows with the requests in
+ * <li><b>callbacks</b>: lost-lease callbacks, a few at a time, queued: user code, which may block, never runs on
+ * the timer, nor waits for a free request thread.</li>
+ * <li><b>requests</b>: renewals and background retries. It grows with the requests in
  * flight (a thread per request waiting for its answer, up to {@link #MAX_REQUEST_THREADS}) and shrinks when
  * idle, so slow answers cost threads, not leases (R12). Grants are delivered here too, since the code an
  * application chains to an acquisition's future runs on the thread that completes it.</li>
@@ -40,12 +42,16 @@ final class Workers {
      */
     static final int STEP_THREADS = 16;
 
+    /** Lost-lease callbacks that run at once at most; more wait in line. */
+    static final int CALLBACK_THREADS = 4;
+
     /** When every request thread is busy, a task is handed over again after this pause. */
     static final Duration BUSY_RETRY = Duration.ofMillis(20);
 
     private final ScheduledThreadPoolExecutor timer;
     private final ThreadPoolExecutor requests;
     private final ThreadPoolExecutor steps;
+    private final ThreadPoolExecutor callbacks;
 
     Workers() {
         this.timer = new ScheduledThreadPoolExecutor(1, daemonThreads("dynamolock-lease-timer-"));
@@ -57,6 +63,9 @@ final class Workers {
         this.steps = new ThreadPoolExecutor(STEP_THREADS, STEP_THREADS, 30, TimeUnit.SECONDS,
                 new LinkedBlockingQueue<>(), daemonThreads("dynamolock-wait-"));
         this.steps.allowCoreThreadTimeOut(true);
+        this.callbacks = new ThreadPoolExecutor(CALLBACK_THREADS, CALLBACK_THREADS, 30, TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(), daemonThreads("dynamolock-callback-"));
+        this.callbacks.allowCoreThreadTimeOut(true);
     }
 
     /** Runs {@code task} on the timer after {@code delayNanos}; {@code null} once shut down. */
@@ -89,6 +98,11 @@ final class Workers {
         };
     }
 
+    /** Where lost-lease callbacks run. */
+    Executor callbacks() {
+        return callbacks;
+    }
+
     /**
      * Runs a waiter's step on a step thread. After shut-down it runs on the calling thread: the step then finds
      * the template closed and ends the wait without a request.
@@ -106,6 +120,7 @@ final class Workers {
         timer.shutdown();
         requests.shutdown();
         steps.shutdown();
+        callbacks.shutdown();
     }
 
     static ThreadFactory daemonThreads(String prefix) {

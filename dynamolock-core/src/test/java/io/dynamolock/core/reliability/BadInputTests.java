@@ -7,12 +7,12 @@ import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import io.dynamolock.core.LockHandle;
+import io.dynamolock.core.LockListener;
 import io.dynamolock.core.LockLostException;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTableException;
 import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.TableBootstrap;
-import io.dynamolock.core.test.DynamoDbLocal;
 import io.dynamolock.core.test.FaultInjector;
 import io.dynamolock.core.test.FaultInjector.Fault;
 import io.dynamolock.core.test.FaultInjector.Step;
@@ -27,9 +27,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -50,34 +48,16 @@ import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
  * Odd but legal names (unicode, '#', '/', spaces, control characters) work as locks.
  * (The Spring layer's misuse - annotations, property parsing, credentials - is tested there.)
  */
-class BadInputTests {
-
-    static DynamoDbLocal dynamo;
-    static String table;
-    static DynamoDbClient plain;
-    static LockItems items;
+class BadInputTests extends LockTableTestSupport {
 
     final RequestCounter requests = new RequestCounter();
-    DynamoDbClient client;
+    DynamoDbClient counted;
     LockTemplate locks;
     LockTemplate other;
 
-    @BeforeAll
-    static void table() {
-        dynamo = DynamoDbLocal.shared();
-        table = dynamo.newLockTable();
-        plain = dynamo.client();
-        items = new LockItems(plain, table);
-    }
-
-    @AfterAll
-    static void closeClient() {
-        plain.close();
-    }
-
     @BeforeEach
     void templates() {
-        client = dynamo.client(requests);
+        counted = dynamo.client(requests);
         locks = builder().ownerName("bad-input").build();
         other = builder().ownerName("other").build();
     }
@@ -86,12 +66,12 @@ class BadInputTests {
     void close() {
         locks.close();
         other.close();
-        client.close();
+        counted.close();
         assertThat(items.entriesInTable()).as("no entry left in the table").isZero();
     }
 
     LockTemplate.Builder builder() {
-        return LockTemplate.builder(client).tableName(table).leaseDuration(Duration.ofSeconds(2))
+        return LockTemplate.builder(counted).tableName(table).leaseDuration(Duration.ofSeconds(2))
                 .heartbeatInterval(Duration.ofMillis(500));
     }
 
@@ -321,7 +301,7 @@ class BadInputTests {
             }
             assertThat(missing.activeLocks()).isEmpty();
         }
-        assertThatThrownBy(() -> TableBootstrap.of(plain, "no-such-table").verify())
+        assertThatThrownBy(() -> TableBootstrap.of(client, "no-such-table").verify())
                 .isInstanceOf(LockTableException.class).hasMessageContaining("does not exist")
                 .hasMessageContaining("createIfMissing");
     }
@@ -340,12 +320,12 @@ class BadInputTests {
     void tableWithSwappedKeysFailsVerificationThoughRequestsWouldWork() {
         // pk as sort key and sk as partition key: every request still names an item, so only verify() can tell.
         String name = "swapped-" + UUID.randomUUID().toString().substring(0, 8);
-        plain.createTable(b -> b.tableName(name).billingMode(BillingMode.PAY_PER_REQUEST)
+        client.createTable(b -> b.tableName(name).billingMode(BillingMode.PAY_PER_REQUEST)
                 .attributeDefinitions(AttributeDefinition.builder().attributeName("pk").attributeType(ScalarAttributeType.S)
                         .build(), AttributeDefinition.builder().attributeName("sk").attributeType(ScalarAttributeType.S).build())
                 .keySchema(KeySchemaElement.builder().attributeName("sk").keyType(KeyType.HASH).build(),
                         KeySchemaElement.builder().attributeName("pk").keyType(KeyType.RANGE).build()));
-        assertThatThrownBy(() -> TableBootstrap.of(plain, name).verify()).isInstanceOf(LockTableException.class)
+        assertThatThrownBy(() -> TableBootstrap.of(client, name).verify()).isInstanceOf(LockTableException.class)
                 .hasMessageContaining("no partition key 'pk' of type S").hasMessageContaining("no sort key 'sk' of type S");
     }
 
@@ -360,13 +340,13 @@ class BadInputTests {
     @MethodSource("wrongTables")
     void tableWithTheWrongKeySchemaIsNamedWithTheFix(String described, List<Key> keys) {
         String name = "wrong-" + UUID.randomUUID().toString().substring(0, 8);
-        plain.createTable(b -> b.tableName(name).billingMode(BillingMode.PAY_PER_REQUEST)
+        client.createTable(b -> b.tableName(name).billingMode(BillingMode.PAY_PER_REQUEST)
                 .attributeDefinitions(keys.stream().map(k -> AttributeDefinition.builder().attributeName(k.name())
                         .attributeType(k.type()).build()).toList())
                 .keySchema(keys.stream().map(k -> KeySchemaElement.builder().attributeName(k.name())
                         .keyType(k.keyType()).build()).toList()));
 
-        assertThatThrownBy(() -> TableBootstrap.of(plain, name).verify()).isInstanceOf(LockTableException.class)
+        assertThatThrownBy(() -> TableBootstrap.of(client, name).verify()).isInstanceOf(LockTableException.class)
                 .hasMessageContaining("'" + name + "' cannot hold locks")
                 .hasMessageContaining("partition key 'pk' (S), sort key 'sk' (S)");
         try (LockTemplate wrong = builder().tableName(name).build()) {
@@ -377,13 +357,13 @@ class BadInputTests {
             assertThatThrownBy(() -> wrong.queue("order-1", null)).isInstanceOf(LockTableException.class);
             assertThat(wrong.activeLocks()).isEmpty();
         }
-        assertThat(plain.scan(b -> b.tableName(name)).count()).isZero();
+        assertThat(client.scan(b -> b.tableName(name)).count()).isZero();
     }
 
     @Test
     void tableWithoutTtlWorksAndBootstrapWarnsWithTheCommandToFixIt() {
         String name = "nottl-" + UUID.randomUUID().toString().substring(0, 8);
-        plain.createTable(b -> b.tableName(name).billingMode(BillingMode.PAY_PER_REQUEST)
+        client.createTable(b -> b.tableName(name).billingMode(BillingMode.PAY_PER_REQUEST)
                 .attributeDefinitions(AttributeDefinition.builder().attributeName("pk").attributeType(ScalarAttributeType.S)
                         .build(), AttributeDefinition.builder().attributeName("sk").attributeType(ScalarAttributeType.S).build())
                 .keySchema(KeySchemaElement.builder().attributeName("pk").keyType(KeyType.HASH).build(),
@@ -393,7 +373,7 @@ class BadInputTests {
         appender.start();
         logger.addAppender(appender);
         try {
-            TableBootstrap.Status status = TableBootstrap.of(plain, name).verify();
+            TableBootstrap.Status status = TableBootstrap.of(client, name).verify();
             assertThat(status.usable()).isTrue();
             assertThat(status.ttlEnabled()).isFalse();
             assertThat(appender.list).extracting(ILoggingEvent::getFormattedMessage)
@@ -405,7 +385,22 @@ class BadInputTests {
         try (LockTemplate noTtl = builder().tableName(name).build(); LockHandle lock = noTtl.acquire("order-1", Duration.ZERO)) {
             assertThat(lock.isValid()).isTrue();
         }
-        assertThat(TableBootstrap.of(plain, name).createIfMissing().ttlEnabled()).as("createIfMissing enables it").isTrue();
+        assertThat(TableBootstrap.of(client, name).createIfMissing().ttlEnabled()).as("createIfMissing enables it").isTrue();
+    }
+
+    @Test
+    void anErrorThrownByAListenerOnceTheLockIsGrantedLeavesNoEntryBehind() {
+        LockListener broken = new LockListener() {
+            @Override
+            public void onAcquired(LockHandle lock, Duration waited) {
+                throw new AssertionError("a listener's bug");
+            }
+        };
+        try (LockTemplate throwing = builder().ownerName("throwing").listener(broken).build()) {
+            assertThatThrownBy(() -> throwing.acquire("order-1", Duration.ZERO)).isInstanceOf(AssertionError.class);
+            assertThat(items.entriesInTable()).as("no entry renewed for a handle nobody got").isZero();
+            assertThat(throwing.activeLocks()).isEmpty();
+        }
     }
 
     // ---- handles ----------------------------------------------------------------------------------------------

@@ -6,25 +6,26 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockListener;
 import io.dynamolock.core.LockLostException;
+import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.LockWaitTimeoutException;
 import io.dynamolock.core.test.Await;
-import io.dynamolock.core.test.DynamoDbLocal;
-import io.dynamolock.core.test.FaultInjector;
 import io.dynamolock.core.test.FaultInjector.Fault;
 import io.dynamolock.core.test.FaultInjector.Step;
+import io.dynamolock.core.test.FaultInjector;
 import io.dynamolock.core.test.LockItems;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -41,18 +42,13 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  * enqueue never takes two tickets; a failed release is retried and otherwise expires;
  * heartbeat failures shorter than the lease are tolerated and longer ones lose the lease.
  */
-class InjectedFaultTests {
+class InjectedFaultTests extends LockTableTestSupport {
 
     static final int ATTEMPTS = 3;
     static final Duration LEASE = Duration.ofSeconds(2);
     static final Duration HEARTBEAT = Duration.ofMillis(500);
     static final Duration LONG = Duration.ofSeconds(30);
     static final Duration SHORT = Duration.ofSeconds(3);
-
-    static DynamoDbLocal dynamo;
-    static String table;
-    static DynamoDbClient cleanClient;
-    static LockItems items;
 
     final FaultInjector faults = new FaultInjector();
     DynamoDbClient faultyClient;
@@ -61,25 +57,12 @@ class InjectedFaultTests {
     String faultyOwner;
     String entity;
 
-    @BeforeAll
-    static void startDynamo() {
-        dynamo = DynamoDbLocal.shared();
-        table = dynamo.newLockTable();
-        cleanClient = dynamo.client();
-        items = new LockItems(cleanClient, table);
-    }
-
-    @AfterAll
-    static void closeClient() {
-        cleanClient.close();
-    }
-
     @BeforeEach
     void templates() {
         faultyClient = faults.clientFor(dynamo, ATTEMPTS);
         faultyOwner = "faulty-" + UUID.randomUUID().toString().substring(0, 8);
         faulty = template(faultyClient, faultyOwner, LEASE);
-        clean = template(cleanClient, "clean-" + UUID.randomUUID().toString().substring(0, 8), LEASE);
+        clean = template(client, "clean-" + UUID.randomUUID().toString().substring(0, 8), LEASE);
         entity = "entity-" + UUID.randomUUID();
     }
 
@@ -261,7 +244,7 @@ class InjectedFaultTests {
 
     @Test
     void waiterWhosePurgesKeepFailingTimesOutCleanlyAndTheNextOneTakesOver() {
-        LockTemplate crashed = template(cleanClient, "crashed", LEASE);
+        LockTemplate crashed = template(client, "crashed", LEASE);
         crashed.acquire(entity, LONG);
         crashed.close(); // stops heartbeating, as a crash does; its entry expires after the lease
         faults.failAlways(Step.PURGE, Fault.THROTTLE_BEFORE);
@@ -280,7 +263,7 @@ class InjectedFaultTests {
     @ParameterizedTest
     @EnumSource(value = Fault.class, names = {"THROTTLE_BEFORE", "LOST_RESPONSE", "SERVER_ERROR_AFTER"})
     void purgeThatFailsFewerTimesThanTheSdkRetriesStillTakesOver(Fault fault) {
-        LockTemplate crashed = template(cleanClient, "crashed", LEASE);
+        LockTemplate crashed = template(client, "crashed", LEASE);
         crashed.acquire(entity, LONG);
         crashed.close();
         faults.fail(Step.PURGE, fault, 1);
@@ -445,5 +428,105 @@ class InjectedFaultTests {
         assertThat(item().entries()).isEmpty();
         next[0] = clean.acquire(entity, Duration.ZERO);
         next[0].release();
+    }
+
+    // ---- fail-closed entries and the item's TTL ------------------------------------------------------------
+
+    static final long NEVER = 253_402_300_799L;
+
+    long ttl() {
+        return item().ttlEpochSeconds();
+    }
+
+    /**
+     * A fail-closed holder whose process died keeps its lock until an operator breaks it: TTL must never
+     * delete the item. Every write of another entry (its enqueue, its renewals) is checked the instant
+     * DynamoDB answered it, before any follow-up request could repair the TTL.
+     */
+    @Test
+    void writesOfOtherEntriesNeverLowerTheTtlOfAnItemHoldingAFailClosedEntry() {
+        LockTemplate dead = template(client, "dead", LEASE);
+        LockHandle held = dead.acquire(LockRequest.builder(entity).failClosed(true).build());
+        dead.close(); // the holder "dies": no more renewals, and nothing may remove its entry
+        List<Long> ttlsAfterWrites = new CopyOnWriteArrayList<>();
+        faults.onAnswer(Step.ENQUEUE, request -> ttlsAfterWrites.add(ttl()));
+        faults.onAnswer(Step.RENEW, request -> ttlsAfterWrites.add(ttl()));
+
+        assertThatThrownBy(() -> faulty.acquire(LockRequest.builder(entity).wait(Duration.ofMillis(1200)).build()))
+                .isInstanceOf(LockWaitTimeoutException.class);
+
+        assertThat(faults.attempts(Step.RENEW)).as("the waiter renewed its lease while it waited").isPositive();
+        assertThat(ttlsAfterWrites).as("TTL right after each write of the fail-open waiter")
+                .hasSizeGreaterThanOrEqualTo(2).containsOnly(NEVER);
+        assertThat(ttl()).isEqualTo(NEVER);
+        clean.breakLock(entity, null, held.fencingToken());
+        assertThat(ttl()).as("with no fail-closed entry left, the item can expire again").isLessThan(NEVER);
+    }
+
+    /**
+     * The last fail-closed entry leaves while a fail-open waiter's enqueue, which saw it, is being answered:
+     * whatever the waiter does next must not pin the item for ever.
+     */
+    @Test
+    void anItemCanExpireOnceItsLastFailClosedEntryLeftWhateverAWaiterSawMeanwhile() {
+        LockHandle failClosed = clean.acquire(LockRequest.builder(entity).failClosed(true).build());
+        AtomicBoolean released = new AtomicBoolean();
+        faults.onAnswer(Step.ENQUEUE, request -> {
+            if (released.compareAndSet(false, true)) {
+                failClosed.release();
+            }
+        });
+
+        faulty.tryAcquire(entity).ifPresent(LockHandle::release);
+
+        assertThat(released).as("the fail-closed holder left during the waiter's enqueue").isTrue();
+        assertThat(item().entries()).isEmpty();
+        assertThat(ttl()).as("no entry left, so the item must be able to expire").isLessThan(NEVER);
+    }
+
+    /**
+     * A fail-closed entry is never purged, so one whose removal failed must not be given up when its lease
+     * ends, or it would block the lock until an operator breaks it although its process is alive.
+     */
+    @Test
+    void aFailClosedWaiterWhoseRemovalFailsPastItsLeaseIsRemovedOnceDynamoDbAnswersAgain() {
+        LockHandle holder = clean.acquire(entity, LONG);
+        faults.failAlways(Step.REMOVE, Fault.SERVER_ERROR_BEFORE);
+        assertThatThrownBy(() -> faulty.acquire(LockRequest.builder(entity).failClosed(true)
+                .wait(Duration.ofMillis(300)).build())).isInstanceOf(LockWaitTimeoutException.class);
+        long leaseEnded = System.nanoTime() + LEASE.toNanos(); // its lease was last confirmed before now
+        AtomicLong lastAttempt = new AtomicLong(System.nanoTime());
+        faults.onAttempt(Step.REMOVE, request -> lastAttempt.set(System.nanoTime()));
+
+        Await.until(Duration.ofSeconds(15), "a removal attempt after the waiter's lease ended",
+                () -> lastAttempt.get() - leaseEnded > 0);
+        assertThat(faults.injected(Step.REMOVE)).as("removals refused").isPositive();
+        assertThat(faultyEntries()).as("still in the queue while DynamoDB refuses").hasSize(1);
+        faults.clear();
+        Await.until(Duration.ofSeconds(15), "the fail-closed waiter's entry removed", () -> faultyEntries().isEmpty());
+
+        holder.release();
+        clean.tryAcquire(entity).orElseThrow().release();
+    }
+
+    /**
+     * A same-JVM release that lands between a waiter's enqueue and its answer still reaches the waiter: it
+     * is granted from the releaser's state, without a poll.
+     */
+    @Test
+    void aSameJvmReleaseDuringTheEnqueueOfAWaiterHandsTheLockOverWithoutAPoll() throws Exception {
+        LockHandle holder = faulty.acquire(entity, LONG);
+        AtomicBoolean released = new AtomicBoolean();
+        faults.onAnswer(Step.ENQUEUE, request -> {
+            if (released.compareAndSet(false, true)) {
+                holder.release();
+            }
+        });
+
+        try (LockHandle next = faulty.acquire(entity, LONG)) {
+            assertThat(released).isTrue();
+            assertThat(next.fencingToken()).isGreaterThan(holder.fencingToken());
+            assertThat(faults.attempts(Step.READ)).as("polls").isZero();
+        }
     }
 }

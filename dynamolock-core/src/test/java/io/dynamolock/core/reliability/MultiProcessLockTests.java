@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
  * <p>Takeover times are measured on the wall clock of this one machine (all processes share
  * it) and printed; the assertions allow a generous margin for a loaded 2-core box.
  */
+@Timeout(120) // a worker that cannot start fails the test instead of hanging the build
 class MultiProcessLockTests extends SharedTablesTestSupport {
 
     static final long LEASE_MS = 2000;

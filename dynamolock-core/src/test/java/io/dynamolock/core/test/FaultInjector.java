@@ -55,7 +55,7 @@ public final class FaultInjector implements ExecutionInterceptor {
      * text); {@code OTHER} for requests that are not the lock's, e.g. a test's own.
      */
     public enum Step {
-        ENQUEUE, READ, RENEW, REMOVE, PURGE, RAISE_TTL, OTHER;
+        ENQUEUE, READ, RENEW, REMOVE, PURGE, RAISE_TTL, LOWER_TTL, BREAK, OTHER;
 
         public static Step of(ExecutionAttributes attributes) {
             ProtocolStep step = attributes.getAttribute(ProtocolStep.ATTRIBUTE);
