@@ -47,6 +47,22 @@ public final class RenewalCapacityMain {
         Duration delay = Duration.ofMillis(Long.parseLong(arg(args, 1, "200")));
         Duration lease = Duration.ofSeconds(Long.parseLong(arg(args, 2, "30")));
         Duration run = Duration.ofSeconds(Long.parseLong(arg(args, 3, "75")));
+        LocalDynamo dynamo = startDynamo();
+        try {
+            measure(dynamo.endpoint(), locks, delay, lease, run);
+        }
+        finally {
+            dynamo.process().destroyForcibly();
+        }
+        System.exit(0);
+    }
+
+    /** DynamoDB Local in a process of its own, and where it listens. */
+    record LocalDynamo(Process process, URI endpoint) {
+    }
+
+    /** Starts DynamoDB Local apart, so that this JVM's threads and heap are dynamolock's and the SDK's only. */
+    static LocalDynamo startDynamo() throws java.io.IOException {
         int port;
         try (ServerSocket socket = new ServerSocket(0)) {
             port = socket.getLocalPort();
@@ -54,13 +70,7 @@ public final class RenewalCapacityMain {
         Process dynamo = new ProcessBuilder(ProcessHandle.current().info().command().orElse("java"), "-Xmx1g", "-cp",
                 System.getProperty("java.class.path"), "com.amazonaws.services.dynamodbv2.local.main.ServerRunner",
                 "-inMemory", "-port", Integer.toString(port), "-disableTelemetry").inheritIO().start();
-        try {
-            measure(URI.create("http://127.0.0.1:" + port), locks, delay, lease, run);
-        }
-        finally {
-            dynamo.destroyForcibly();
-        }
-        System.exit(0);
+        return new LocalDynamo(dynamo, URI.create("http://127.0.0.1:" + port));
     }
 
     private static void measure(URI endpoint, int locks, Duration delay, Duration lease, Duration run) throws Exception {
@@ -139,11 +149,15 @@ public final class RenewalCapacityMain {
     }
 
     private static int requestThreads() {
-        return (int) Thread.getAllStackTraces().keySet().stream()
-                .filter(thread -> thread.getName().startsWith("dynamolock-request-")).count();
+        return threadsNamed("dynamolock-request-");
     }
 
-    private static long usedHeapAfterGc() throws InterruptedException {
+    static int threadsNamed(String prefix) {
+        return (int) Thread.getAllStackTraces().keySet().stream()
+                .filter(thread -> thread.getName().startsWith(prefix)).count();
+    }
+
+    static long usedHeapAfterGc() throws InterruptedException {
         for (int i = 0; i < 3; i++) {
             System.gc();
             TimeUnit.MILLISECONDS.sleep(200);
@@ -152,7 +166,7 @@ public final class RenewalCapacityMain {
         return runtime.totalMemory() - runtime.freeMemory();
     }
 
-    private static void waitForServer(DynamoDbClient client) throws InterruptedException {
+    static void waitForServer(DynamoDbClient client) throws InterruptedException {
         for (int i = 0; ; i++) {
             try {
                 client.listTables();
@@ -176,7 +190,7 @@ public final class RenewalCapacityMain {
         }
     }
 
-    private static String arg(String[] args, int index, String fallback) {
+    static String arg(String[] args, int index, String fallback) {
         return args.length > index ? args[index] : fallback;
     }
 }

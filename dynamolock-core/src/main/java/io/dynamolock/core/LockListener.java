@@ -6,9 +6,12 @@ import java.time.Duration;
  * Hears what happens to this JVM's locks, for metrics, traces and logs. Called on the
  * thread that caused the event; keep it quick and do not throw.
  *
- * <p>Every acquisition (re-entries aside) is reported as {@link #onAcquiring} followed, on the
- * same thread, by exactly one of {@link #onAcquired}, {@link #onNotAcquired} or {@link #onFailed};
- * a granted lock then ends with {@link #onReleased} or {@link #onLost}.
+ * <p>Every acquisition (re-entries aside) is reported as {@link #onAcquiring} followed by exactly one
+ * of {@link #onAcquired}, {@link #onNotAcquired} or {@link #onFailed}; a granted lock then ends with
+ * {@link #onReleased} or {@link #onLost}. For a blocking {@code acquire}, {@code tryAcquire} or
+ * {@code execute} both are reported on the calling thread. For {@code acquireAsync}, {@code onAcquiring}
+ * is reported on the calling thread and the outcome on the dynamolock thread that completes the future
+ * (a cancelled one is reported as {@link #onFailed} with the {@code CancellationException}).
  */
 public interface LockListener {
 

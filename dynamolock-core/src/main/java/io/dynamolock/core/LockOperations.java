@@ -3,12 +3,14 @@ package io.dynamolock.core;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * The lock operations of a {@link LockTemplate}, as an interface to depend on and to stub in tests, as
  * spring-retry's {@code RetryOperations} is to its {@code RetryTemplate}. Re-entry is lexical: inside a callback of
  * {@code execute} or {@code inScope}, requests for the same lock join it; a handle from {@code acquire} belongs to
- * the handle, not to the thread.
+ * the handle, not to the thread. Code that does not stay on one thread carries its {@link LockScope} itself
+ * and passes it to {@link #acquireAsync(LockRequest, LockScope)}.
  */
 public interface LockOperations {
 
@@ -28,6 +30,38 @@ public interface LockOperations {
      * @throws LockLostException         if the caller's queue entry expired while it waited
      */
     LockHandle acquire(LockRequest request);
+
+    /**
+     * Asks for the lock as {@code request} says without blocking the calling thread, and without holding any
+     * thread while it waits: its polls, wake-ups and time-out are scheduled, and its requests run on a small
+     * bounded pool. Joins no lock (see {@link #acquireAsync(LockRequest, LockScope)} for re-entry).
+     *
+     * <p>The future completes with the lock, or exceptionally with what {@link #acquire(LockRequest)} throws
+     * ({@link LockWaitTimeoutException}, {@link LockLostException}, {@link LockQueueFullException}, ...); the
+     * entry has then left the queue. It completes on a dynamolock thread: chain work that blocks with an
+     * {@code ...Async} stage and an executor of your own. <b>Cancelling it</b> (or completing it any other way,
+     * e.g. {@code orTimeout}) abandons the wait: the entry leaves the queue, also when the enqueue was still in
+     * flight (once it has answered), and a grant that races with the cancel is released at once, so no entry is
+     * left that nobody owns.
+     *
+     * @throws IllegalArgumentException if the request is invalid (before any request is sent)
+     * @throws IllegalStateException    if the template is closed
+     */
+    CompletableFuture<LockHandle> acquireAsync(LockRequest request);
+
+    /**
+     * As {@link #acquireAsync(LockRequest)}, but joins the lock at once if {@code scope} holds it and the request
+     * is {@linkplain LockRequest#reentrant() re-entrant} (a hold on the same entry, same fencing token; only the
+     * outermost release gives it up). A lock of the scope whose lease was lost fails the future with
+     * {@link LockLostException}; one released meanwhile is queued for as anyone would.
+     */
+    CompletableFuture<LockHandle> acquireAsync(LockRequest request, LockScope scope);
+
+    /**
+     * The calling thread's scope: the locks of the {@code execute} and {@code inScope} callbacks it runs inside,
+     * for passing to {@link #acquireAsync(LockRequest, LockScope)} from code that leaves the thread.
+     */
+    LockScope currentScope();
 
     /** Takes the lock on {@code entity} if no live entry is ahead, without waiting. */
     Optional<LockHandle> tryAcquire(String entity);

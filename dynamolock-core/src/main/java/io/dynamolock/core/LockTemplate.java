@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 /**
@@ -36,6 +37,12 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  * handle, not to the thread: a later {@code acquire()} of the same lock on the same thread, e.g. the
  * next task of a pooled thread, queues like anyone else (a thread that so waits behind its own
  * handle is logged, and its time-out says so). {@link #inScope} puts such a handle in scope.
+ *
+ * <p><b>Waiting holds no thread.</b> {@link #acquireAsync} returns a future at once; its polls, wake-ups
+ * and time-out are scheduled, so 10,000 acquisitions waiting in one JVM cost a few threads. The blocking
+ * {@code acquire}, {@code tryAcquire} and {@code execute} are the same acquisition with the calling thread
+ * waiting for its outcome. Code that hops threads carries its {@link LockScope} and passes it to
+ * {@link #acquireAsync(LockRequest, LockScope)} to join a lock it holds.
  *
  * <p>{@link #close()} stops the heartbeats of this template; entries still held then expire after
  * their lease, and their holders are told when they do.
@@ -75,6 +82,28 @@ public final class LockTemplate implements LockOperations, AutoCloseable {
     @Override
     public LockHandle acquire(LockRequest request) {
         return engine.acquire(request);
+    }
+
+    /**
+     * Asks for the lock without blocking the calling thread or holding any thread while it waits. The future
+     * completes with the lock, or exceptionally with what {@link #acquire(LockRequest)} throws; cancelling it
+     * abandons the wait and leaves no entry behind. Joins no lock. See {@link LockOperations#acquireAsync}.
+     */
+    @Override
+    public CompletableFuture<LockHandle> acquireAsync(LockRequest request) {
+        return acquireAsync(request, LockScope.empty());
+    }
+
+    /** As {@link #acquireAsync(LockRequest)}, joining the lock if {@code scope} holds it (re-entrant requests). */
+    @Override
+    public CompletableFuture<LockHandle> acquireAsync(LockRequest request, LockScope scope) {
+        return engine.acquireAsync(request, scope);
+    }
+
+    /** The locks the calling thread's {@code execute} and {@code inScope} callbacks hold, innermost first. */
+    @Override
+    public LockScope currentScope() {
+        return engine.currentScope();
     }
 
     /** Takes the lock on {@code entity} if no live entry is ahead, without waiting. */

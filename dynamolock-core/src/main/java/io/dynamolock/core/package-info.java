@@ -29,6 +29,12 @@
  *     <td>{@code sameJvmWaiterIsHandedTheLockWithoutARequest},
  *     {@code InjectedFaultTests.aSameJvmReleaseDuringTheEnqueueOfAWaiterHandsTheLockOverWithoutAPoll}; the cost
  *     per waiter in the benchmarks</td></tr>
+ * <tr><td>waiting holds no thread ({@code acquireAsync}): the blocking guarantees through a future;
+ *     cancelling it leaves no entry, also with the enqueue in flight or a grant racing the cancel</td>
+ *     <td>{@code AsyncAcquireContractTests} ({@code manyAsyncWaitersAreServedInTicketOrderOnABoundedNumberOfThreads},
+ *     {@code cancellingWhileTheEnqueueIsInFlightRemovesTheEntryOnceItLands}, {@code aGrantThatRacesWithACancelIsReleased},
+ *     ...), {@code internal.WaitLoopTests} (the wait rules); 10,000 waiters in the benchmarks' async-waiters
+ *     scenario</td></tr>
  * <tr><td>R6b a dead holder is replaced one lease after its last heartbeat</td>
  *     <td>{@code crashedHolderIsReplacedOneLeaseAfterItsLastHeartbeat},
  *     {@code MultiProcessLockTests.killedHolderIsReplacedByTheNextWaiterOneLeaseAfterItsLastHeartbeat}</td></tr>
@@ -46,9 +52,11 @@
  *     {@code InjectedFaultTests.writesOfOtherEntriesNeverLowerTheTtlOfAnItemHoldingAFailClosedEntry},
  *     {@code LockBreakTests.theItemStaysImmortalUntilItsLastFailClosedEntryLeaves}</td></tr>
  * <tr><td>R10 re-entry is lexical: only inside a scope ({@code execute}, {@code inScope}, a {@code @QueueLocked}
- *     method) that holds the lock</td>
+ *     method, a {@code LockScope} passed to {@code acquireAsync}) that holds the lock</td>
  *     <td>{@code reentersInsideTheScopeOfExecuteOnly}, {@code aHandleFromAcquireIsNotJoinedByLaterWorkOnTheSameThread},
- *     {@code aThreadStopsJoiningWhenTheScopeEnds}, {@code inScopeLetsNestedCallsJoinAHandleFromAcquire}</td></tr>
+ *     {@code aThreadStopsJoiningWhenTheScopeEnds}, {@code inScopeLetsNestedCallsJoinAHandleFromAcquire};
+ *     with an explicit {@code LockScope}: {@code AsyncAcquireContractTests.aScopeThatHoldsTheLockIsJoinedAndNothingElseIs},
+ *     {@code theScopeOfExecuteIsTheSameValueAsAnExplicitOne}</td></tr>
  * <tr><td>R11 lease loss reported when the lease as last confirmed ends, whatever renewals are in flight, and
  *     after {@code close()}</td>
  *     <td>{@code aHungRenewalDoesNotDelayTheLossOfTheLease}, {@code aHandleHeldWhenItsTemplateClosesIsReportedLostWhenItsLeaseEnds},

@@ -27,6 +27,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import java.util.function.Predicate;
 import software.amazon.awssdk.core.SdkRequest;
 import software.amazon.awssdk.core.exception.SdkClientException;
@@ -37,12 +39,25 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
 
-/** The guarantees of the lock, each against DynamoDB Local. */
+/**
+ * The guarantees of the lock, each against DynamoDB Local. The cases about waiting run twice: with a thread
+ * blocked in {@code acquire()}, and with {@code acquireAsync()}, which no thread waits on.
+ */
 @Timeout(120)
 class LockTemplateContractTests {
 
     private final LockFixture fixture = new LockFixture();
     private final ExecutorService pool = Executors.newCachedThreadPool();
+
+    /** The two ways to wait for a lock; either way the outcome comes as a future. */
+    enum Waiting {
+        BLOCKING, ASYNC;
+
+        CompletableFuture<LockHandle> acquire(LockTemplate locks, String entity, Duration wait, ExecutorService threads) {
+            LockRequest request = LockRequest.builder(entity).wait(wait).build();
+            return this == ASYNC ? locks.acquireAsync(request) : CompletableFuture.supplyAsync(() -> locks.acquire(request), threads);
+        }
+    }
 
     @AfterEach
     void tearDown() throws Exception {
@@ -101,31 +116,32 @@ class LockTemplateContractTests {
         assertThat(fixture.queue("counter")).isEmpty();
     }
 
-    @Test
-    void grantsInFifoOrderWithIncreasingFencingTokens() throws Exception {
+    @ParameterizedTest
+    @EnumSource(Waiting.class)
+    void grantsInFifoOrderWithIncreasingFencingTokens(Waiting waiting) throws Exception {
         LockTemplate holderProcess = fixture.template();
         LockHandle holder = holderProcess.acquire("order-2", Duration.ofSeconds(5));
         List<String> granted = new CopyOnWriteArrayList<>();
         List<Long> tokens = new CopyOnWriteArrayList<>();
-        List<Future<?>> waiters = new ArrayList<>();
+        List<CompletableFuture<Void>> waiters = new ArrayList<>();
         for (int i = 0; i < 5; i++) {
             String name = "waiter-" + i;
             // Alternate between the holder's process and others, so handoff and polling both serve.
             LockTemplate locks = i % 2 == 0 ? fixture.template() : holderProcess;
-            waiters.add(pool.submit(() -> locks.execute("order-2", Duration.ofSeconds(60), lock -> {
+            waiters.add(waiting.acquire(locks, "order-2", Duration.ofSeconds(60), pool).thenAccept(lock -> {
                 granted.add(name);
                 tokens.add(lock.fencingToken());
-                return null;
-            })));
+                lock.release();
+            }));
             fixture.awaitQueueLength("order-2", i + 2);
         }
+        assertThat(waiters).as("nobody is granted while the holder holds").noneMatch(CompletableFuture::isDone);
         holder.release();
-        for (Future<?> waiter : waiters) {
-            waiter.get(60, TimeUnit.SECONDS);
-        }
+        CompletableFuture.allOf(waiters.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
         assertThat(granted).containsExactly("waiter-0", "waiter-1", "waiter-2", "waiter-3", "waiter-4");
         assertThat(tokens).isSorted().doesNotHaveDuplicates();
         assertThat(tokens.get(0)).isGreaterThan(holder.fencingToken());
+        assertThat(fixture.queue("order-2")).isEmpty();
     }
 
     @Test
@@ -157,14 +173,15 @@ class LockTemplateContractTests {
         assertThat(released.keySet()).containsExactlyInAnyOrder("pk", "sk", "next", "expiresAt");
     }
 
-    @Test
-    void timesOutAfterWaitAndLeavesNoEntry() {
+    @ParameterizedTest
+    @EnumSource(Waiting.class)
+    void timesOutAfterWaitAndLeavesNoEntry(Waiting waiting) {
         LockTemplate locks = fixture.template();
         LockHandle holder = fixture.template().acquire("order-5", Duration.ofSeconds(5));
 
         long start = System.nanoTime();
-        assertThatThrownBy(() -> locks.acquire("order-5", Duration.ofMillis(300)))
-                .isInstanceOfSatisfying(LockWaitTimeoutException.class, ex -> {
+        assertThatThrownBy(() -> waiting.acquire(locks, "order-5", Duration.ofMillis(300), pool).get(30, TimeUnit.SECONDS))
+                .cause().isInstanceOfSatisfying(LockWaitTimeoutException.class, ex -> {
                     assertThat(ex.entity()).isEqualTo("order-5");
                     assertThat(ex.namespace()).isEqualTo("default");
                     assertThat(ex.position()).isEqualTo(1);
@@ -280,13 +297,17 @@ class LockTemplateContractTests {
         assertThat(counter.total() - before).as("the release, then the waiter's own release").isEqualTo(2);
     }
 
-    @Test
-    void crashedHolderIsReplacedOneLeaseAfterItsLastHeartbeat() throws Exception {
+    @ParameterizedTest
+    @EnumSource(Waiting.class)
+    void crashedHolderIsReplacedOneLeaseAfterItsLastHeartbeat(Waiting waiting) throws Exception {
         LockTemplate crashing = fixture.template();
         LockTemplate survivor = fixture.template();
         LockHandle dead = crashing.acquire("order-12", Duration.ofSeconds(5));
-        Future<Long> waiter = pool.submit(() -> survivor.execute("order-12", Duration.ofSeconds(60),
-                lock -> System.currentTimeMillis()));
+        CompletableFuture<Long> waiter = waiting.acquire(survivor, "order-12", Duration.ofSeconds(60), pool)
+                .thenApply(lock -> {
+                    lock.release();
+                    return System.currentTimeMillis();
+                });
         fixture.awaitQueueLength("order-12", 2);
 
         crashing.close(); // heartbeats stop, nothing is released: as if the process died
@@ -308,11 +329,7 @@ class LockTemplateContractTests {
         lock.onLost(handle -> lost.countDown());
         assertThat(lock.isValid()).isTrue();
 
-        // Another process purges the entry, as it would after judging it expired.
-        fixture.admin().updateItem(b -> b.tableName(fixture.table())
-                .key(Map.of("pk", AttributeValue.fromS("order-13"), "sk", AttributeValue.fromS("default")))
-                .updateExpression("REMOVE #t, #e")
-                .expressionAttributeNames(Map.of("#t", "t#" + lock.entryId(), "#e", "e#" + lock.entryId())));
+        fixture.purge(lock);
 
         assertThat(lost.await(LockFixture.HEARTBEAT.toMillis() * 2 + 2_000, TimeUnit.MILLISECONDS)).isTrue();
         assertThat(lock.isValid()).isFalse();
@@ -363,12 +380,13 @@ class LockTemplateContractTests {
         assertThat(fixture.queue("order-17")).isEmpty();
     }
 
-    @Test
-    void aWaiterWhoseLeaseRanOutIsNeverGranted() throws Exception {
+    @ParameterizedTest
+    @EnumSource(Waiting.class)
+    void aWaiterWhoseLeaseRanOutIsNeverGranted(Waiting waiting) throws Exception {
         FaultInjector network = new FaultInjector();
         LockTemplate cutOff = fixture.template(b -> { }, network);
         LockHandle holder = fixture.template().acquire("order-18", Duration.ofSeconds(5));
-        Future<LockHandle> waiter = pool.submit(() -> cutOff.acquire("order-18", Duration.ofSeconds(60)));
+        CompletableFuture<LockHandle> waiter = waiting.acquire(cutOff, "order-18", Duration.ofSeconds(60), pool);
         fixture.awaitQueueLength("order-18", 2);
         network.failAlways(FaultInjector.Step.RENEW, FaultInjector.Fault.TIMEOUT_BEFORE);
 

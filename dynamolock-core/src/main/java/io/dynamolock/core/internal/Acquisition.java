@@ -7,7 +7,6 @@ import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -15,7 +14,7 @@ import org.slf4j.LoggerFactory;
 /**
  * One acquisition: its entry in a lock's queue, from enqueue to release: its random id, its
  * ticket, its lease as this JVM last confirmed it, and the mailbox through which heartbeats
- * and same-JVM releases hand fresh queue states to its waiting thread.
+ * and same-JVM releases hand fresh queue states to its {@link Waiter}.
  */
 final class Acquisition {
 
@@ -30,6 +29,7 @@ final class Acquisition {
     private final boolean failClosed;
     private final Thread acquiredBy;
     private final Executor callbacks;
+    private volatile Runnable waker = () -> { };
     private final AtomicReference<Phase> phase = new AtomicReference<>(Phase.WAITING);
     private final AtomicReference<QueueState> offered = new AtomicReference<>();
     private final AtomicInteger holds = new AtomicInteger();
@@ -43,14 +43,16 @@ final class Acquisition {
     /**
      * @param owner     the template's owner name: a label for people, not part of the entry's identity
      * @param failClosed whether others must never treat the entry as expired
+     * @param acquiredBy the thread that waits for the grant in a blocking {@code acquire()}, {@code null} for an
+     *                  asynchronous one, which no thread waits for
      * @param callbacks where lost-lease callbacks run, so that a slow one delays no other lease
      */
-    Acquisition(LockKey key, String owner, Duration lease, boolean failClosed, Executor callbacks) {
+    Acquisition(LockKey key, String owner, Duration lease, boolean failClosed, Thread acquiredBy, Executor callbacks) {
         this.key = key;
         this.owner = owner;
         this.lease = lease;
         this.failClosed = failClosed;
-        this.acquiredBy = Thread.currentThread();
+        this.acquiredBy = acquiredBy;
         this.callbacks = callbacks;
     }
 
@@ -84,7 +86,10 @@ final class Acquisition {
         return phase.get();
     }
 
-    /** The thread that asked for this entry; it waits on it until granted. */
+    /**
+     * The thread blocked in {@code acquire()} until this entry is granted, or {@code null}: only for telling a
+     * thread that it waits behind its own hold, never for waking it.
+     */
     Thread acquiredBy() {
         return acquiredBy;
     }
@@ -162,8 +167,8 @@ final class Acquisition {
     }
 
     /**
-     * The lease is gone. Runs the lost-lease callbacks once, and wakes the waiting thread, if any, so it can
-     * stop waiting. {@code false} if the entry was not live any more.
+     * The lease is gone. Runs the lost-lease callbacks once, and wakes the waiter, if any, so it can stop
+     * waiting. {@code false} if the entry was not live any more.
      */
     boolean markLost(String reason) {
         Phase previous = phase.get();
@@ -176,7 +181,7 @@ final class Acquisition {
             registered = List.copyOf(lostCallbacks);
         }
         registered.forEach(callback -> callbacks.execute(() -> runCallback(callback)));
-        LockSupport.unpark(acquiredBy);
+        wake();
         return true;
     }
 
@@ -200,11 +205,11 @@ final class Acquisition {
         }
     }
 
-    /** Hands a fresh queue state to the waiting thread and wakes it. */
+    /** Hands a fresh queue state to the waiter and wakes it. */
     void offer(QueueState state) {
         if (phase.get() == Phase.WAITING) {
             offered.set(state);
-            LockSupport.unpark(acquiredBy);
+            wake();
         }
     }
 
@@ -213,9 +218,14 @@ final class Acquisition {
         return offered.getAndSet(null);
     }
 
-    /** Wakes the waiting thread without a state, e.g. when the template closes. */
+    /** What wakes this entry's waiter: it then takes its next step (on its own thread, not the caller's). */
+    void onWake(Runnable waker) {
+        this.waker = waker;
+    }
+
+    /** Wakes the waiter without a state, e.g. when the template closes. */
     void wake() {
-        LockSupport.unpark(acquiredBy);
+        waker.run();
     }
 
     /** How often this entry is renewed: the template's interval, or half a shorter per-request lease. */

@@ -5,14 +5,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.SynchronousQueue;
-import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -22,20 +15,19 @@ import org.slf4j.LoggerFactory;
  * Keeps the leases of one template's live entries, holders and waiters alike.
  *
  * <ul>
- * <li><b>Ending leases on time (R11).</b> One timer thread, which sends no request and runs no user code,
+ * <li><b>Ending leases on time (R11).</b> One timer thread, which sends no request and runs no callback,
  * marks an entry lost the moment its lease as last confirmed (send time of the last renewal that succeeded,
  * plus the lease) has ended, whatever renewal is in flight then. A renewal answered later does not revive
  * it. After {@link #close()} the timer goes on until the last lease it watches has ended, so every handle
  * still held is reported lost on time.</li>
- * <li><b>Renewing (R12).</b> The timer hands each renewal to a pool of request threads that grows with the
- * renewals in flight (one thread per request waiting for DynamoDB's answer, up to
- * {@link #MAX_REQUEST_THREADS}) and shrinks when idle, so slow answers cost threads, not leases. A renewal
+ * <li><b>Renewing (R12).</b> The timer hands each renewal to the {@linkplain Workers request threads}, which
+ * grow with the renewals in flight and shrink when idle, so slow answers cost threads, not leases. A renewal
  * that is refused means the entry was purged: the lease is lost at once. One that fails (throttling,
  * timeouts) is retried sooner, until the lease runs out.</li>
  * <li><b>Background removals</b> of an entry that left the queue (a removal whose answer failed) are retried
  * here too: a fail-open entry's {@linkplain #retryRemoval until its lease would have run out anyway}, a
  * fail-closed entry's until it succeeds.</li>
- * <li><b>Lost-lease callbacks</b> run on threads of their own, never on the timer.</li>
+ * <li><b>Lost-lease callbacks</b> run on {@linkplain Workers threads of their own}, never on the timer.</li>
  * </ul>
  */
 final class Leases {
@@ -45,44 +37,23 @@ final class Leases {
     /** Shortest pause before retrying a failed request. */
     static final Duration MIN_RETRY = Duration.ofMillis(100);
 
-    /**
-     * Requests in flight at most: 500 threads waiting 200 ms each renew 2,500 leases a second, the leases of
-     * 75,000 locks at the default 30 s heartbeat.
-     */
-    static final int MAX_REQUEST_THREADS = 500;
-
-    /** Lost-lease callbacks that may run at once; more wait in line. */
-    private static final int CALLBACK_THREADS = 4;
-
-    /** When every request thread is busy, a renewal is handed over again after this pause. */
-    private static final Duration BUSY_RETRY = Duration.ofMillis(20);
-
     private final QueueTable table;
     private final Clock clock;
     private final Duration interval;
     private final Handoff handoff;
-    private final ScheduledThreadPoolExecutor timer;
-    private final ThreadPoolExecutor requests;
-    private final ThreadPoolExecutor callbacks;
+    private final Workers workers;
     /** Background retries of fail-closed removals still under way: the threads live until they are done. */
     private final AtomicInteger pendingRemovals = new AtomicInteger();
     private final Map<Acquisition, ScheduledFuture<?>> renewals = new ConcurrentHashMap<>();
     private final Map<Acquisition, ScheduledFuture<?>> deadlines = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
-    Leases(QueueTable table, Clock clock, Duration interval, Handoff handoff) {
+    Leases(QueueTable table, Clock clock, Duration interval, Handoff handoff, Workers workers) {
         this.table = table;
         this.clock = clock;
         this.interval = interval;
         this.handoff = handoff;
-        this.timer = new ScheduledThreadPoolExecutor(1, daemonThreads("dynamolock-lease-timer-"));
-        // Cancelled tasks leave the queue at once: every release cancels a renewal an interval ahead.
-        this.timer.setRemoveOnCancelPolicy(true);
-        this.requests = new ThreadPoolExecutor(0, MAX_REQUEST_THREADS, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
-                daemonThreads("dynamolock-request-"));
-        this.callbacks = new ThreadPoolExecutor(CALLBACK_THREADS, CALLBACK_THREADS, 30, TimeUnit.SECONDS,
-                new LinkedBlockingQueue<>(), daemonThreads("dynamolock-callback-"));
-        this.callbacks.allowCoreThreadTimeOut(true);
+        this.workers = workers;
     }
 
     /**
@@ -91,7 +62,7 @@ final class Leases {
      * request thread is busy.
      */
     Executor callbacks() {
-        return callbacks;
+        return workers.callbacks();
     }
 
     /** Starts renewing {@code entry} and watching its lease. */
@@ -120,9 +91,7 @@ final class Leases {
 
     private void shutDownIfDone() {
         if (closed && deadlines.isEmpty() && pendingRemovals.get() == 0) {
-            timer.shutdown();
-            requests.shutdown();
-            callbacks.shutdown();
+            workers.shutdown();
         }
     }
 
@@ -135,22 +104,21 @@ final class Leases {
     /** Marks the entry lost when its confirmed lease ends; looks again later if a renewal moved the end. */
     private void watchDeadline(Acquisition entry) {
         long until = entry.confirmedUntilNanos();
-        try {
-            deadlines.put(entry, timer.schedule(() -> {
-                if (!entry.isLive()) {
-                    return;
-                }
-                if (System.nanoTime() - entry.confirmedUntilNanos() >= 0) {
-                    lose(entry, "the lease ran out before a renewal was confirmed");
-                }
-                else {
-                    watchDeadline(entry);
-                }
-            }, until - System.nanoTime(), TimeUnit.NANOSECONDS));
-        }
-        catch (RejectedExecutionException shutDown) {
+        ScheduledFuture<?> deadline = workers.schedule(() -> {
+            if (!entry.isLive()) {
+                return;
+            }
+            if (System.nanoTime() - entry.confirmedUntilNanos() >= 0) {
+                lose(entry, "the lease ran out before a renewal was confirmed");
+            }
+            else {
+                watchDeadline(entry);
+            }
+        }, until - System.nanoTime());
+        if (deadline == null) {
             return;
         }
+        deadlines.put(entry, deadline);
         if (!entry.isLive()) {
             stop(entry);
         }
@@ -165,23 +133,19 @@ final class Leases {
         if (!entry.isLive() || closed) {
             return;
         }
-        try {
-            renewals.put(entry, timer.schedule(() -> dispatch(entry), delay.toNanos(), TimeUnit.NANOSECONDS));
-        }
-        catch (RejectedExecutionException shutDown) {
+        ScheduledFuture<?> renewal = workers.schedule(() -> dispatch(entry), delay.toNanos());
+        if (renewal == null) {
             return;
         }
+        renewals.put(entry, renewal);
         if (!entry.isLive() || closed) {
             cancel(renewals.remove(entry));
         }
     }
 
     private void dispatch(Acquisition entry) {
-        try {
-            requests.execute(() -> renew(entry));
-        }
-        catch (RejectedExecutionException busy) {
-            scheduleRenewal(entry, BUSY_RETRY);
+        if (!workers.tryRequest(() -> renew(entry))) {
+            scheduleRenewal(entry, Workers.BUSY_RETRY);
         }
     }
 
@@ -235,32 +199,27 @@ final class Leases {
         }
         Duration next = pause.compareTo(entry.renewalInterval(interval)) > 0 ? entry.renewalInterval(interval) : pause;
         log.warn("Could not remove {}; retrying in {} ms", entry, next.toMillis());
-        try {
-            timer.schedule(() -> dispatchRemoval(entry, removal, next), next.toNanos(), TimeUnit.NANOSECONDS);
-        }
-        catch (RejectedExecutionException shutDown) {
+        if (workers.schedule(() -> dispatchRemoval(entry, removal, next), next.toNanos()) == null) {
             log.warn("Template closed: {} expires with its lease", entry); // only fail-open ones get here
         }
     }
 
     private void dispatchRemoval(Acquisition entry, Supplier<?> removal, Duration pause) {
-        try {
-            requests.execute(() -> {
-                try {
-                    removal.get();
-                }
-                catch (RuntimeException ex) {
-                    log.debug("Retry to remove {} failed", entry, ex);
-                    scheduleRemoval(entry, removal, pause.multipliedBy(2));
-                    return;
-                }
-                if (entry.failClosed()) {
-                    pendingRemovals.decrementAndGet();
-                    shutDownIfDone();
-                }
-            });
-        }
-        catch (RejectedExecutionException busy) {
+        boolean sent = workers.tryRequest(() -> {
+            try {
+                removal.get();
+            }
+            catch (RuntimeException ex) {
+                log.debug("Retry to remove {} failed", entry, ex);
+                scheduleRemoval(entry, removal, pause.multipliedBy(2));
+                return;
+            }
+            if (entry.failClosed()) {
+                pendingRemovals.decrementAndGet();
+                shutDownIfDone();
+            }
+        });
+        if (!sent) {
             scheduleRemoval(entry, removal, pause);
         }
     }
@@ -279,14 +238,5 @@ final class Leases {
     private Duration nextRenewal(Acquisition entry) {
         long confirmedSentAt = entry.confirmedUntilNanos() - entry.lease().toNanos();
         return Duration.ofNanos(Math.max(0, confirmedSentAt + entry.renewalInterval(interval).toNanos() - System.nanoTime()));
-    }
-
-    static ThreadFactory daemonThreads(String prefix) {
-        AtomicInteger count = new AtomicInteger();
-        return runnable -> {
-            Thread thread = new Thread(runnable, prefix + count.incrementAndGet());
-            thread.setDaemon(true);
-            return thread;
-        };
     }
 }

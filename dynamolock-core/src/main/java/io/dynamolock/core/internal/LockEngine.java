@@ -11,14 +11,20 @@ import io.dynamolock.core.LockListener;
 import io.dynamolock.core.LockLostException;
 import io.dynamolock.core.LockQueueFullException;
 import io.dynamolock.core.LockRequest;
+import io.dynamolock.core.LockScope;
 import io.dynamolock.core.LockTableException;
 import io.dynamolock.core.LockWaitTimeoutException;
 import io.dynamolock.core.QueueSnapshot;
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,18 +33,20 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 /**
  * Runs acquisitions for one {@code LockTemplate}: enqueue, wait, grant, lexical re-entry,
- * release, and the clean-up of every way an acquisition can fail. Internal: use
- * {@code LockTemplate}.
+ * release, and the clean-up of every way an acquisition can fail. Every acquisition waits as a
+ * {@link Waiter}, which holds no thread; a blocking {@code acquire} is that same wait plus the calling
+ * thread waiting for its outcome. Internal: use {@code LockTemplate}.
  */
 public final class LockEngine {
 
     private static final Logger log = LoggerFactory.getLogger(LockEngine.class);
 
-    private final LockSettings settings;
-    private final QueueTable table;
-    private final Handoff handoff = new Handoff();
+    final LockSettings settings;
+    final QueueTable table;
+    final Handoff handoff = new Handoff();
+    final Workers workers = new Workers();
+    final WaitLoop waitLoop;
     private final Leases leases;
-    private final WaitLoop waitLoop;
     private final LockScopes scopes = new LockScopes();
     private final Set<Acquisition> live = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
@@ -46,30 +54,55 @@ public final class LockEngine {
     public LockEngine(DynamoDbClient client, LockSettings settings) {
         this.settings = settings;
         this.table = new QueueTable(client, settings.tableName(), settings.heartbeatInterval());
-        this.leases = new Leases(table, settings.clock(), settings.heartbeatInterval(), handoff);
-        this.waitLoop = new WaitLoop(table, settings.clock(), handoff, settings.minPollInterval(),
-                settings.maxPollInterval());
+        this.leases = new Leases(table, settings.clock(), settings.heartbeatInterval(), handoff, workers);
+        this.waitLoop = new WaitLoop(settings.minPollInterval(), settings.maxPollInterval());
     }
 
+    /** Waits on the calling thread for the outcome of an acquisition that joins what the thread's scope holds. */
     public LockHandle acquire(LockRequest request) {
-        Duration wait = request == null || request.waitTime() == null ? settings.defaultWait()
-                : Waits.requireValid(request.waitTime(), "wait");
-        Outcome outcome = acquire(request, wait);
-        if (outcome.lock() != null) {
-            return outcome.lock();
-        }
-        WaitLoop.GaveUp gaveUp = outcome.gaveUp();
-        LockWaitTimeoutException timeout = new LockWaitTimeoutException(outcome.key().entity(),
-                outcome.key().namespace(), outcome.waited(), gaveUp.position(), gaveUp.ownersAhead(),
-                selfWaitHint(outcome.key()));
-        if (gaveUp.lastFailure() != null) {
-            timeout.initCause(gaveUp.lastFailure());
-        }
-        throw timeout;
+        return acquire(request, waitOf(request));
     }
 
     public Optional<LockHandle> tryAcquire(LockRequest request) {
-        return Optional.ofNullable(acquire(request, Duration.ZERO).lock());
+        try {
+            return Optional.of(acquire(request, Duration.ZERO));
+        }
+        catch (LockWaitTimeoutException taken) {
+            return Optional.empty();
+        }
+    }
+
+    /**
+     * An acquisition that joins what {@code scope} holds and holds no thread while it waits. The future
+     * completes on a request thread (or, if every one is busy, a step thread); completing it from outside
+     * (cancel, a time-out) abandons the wait.
+     */
+    public CompletableFuture<LockHandle> acquireAsync(LockRequest request, LockScope scope) {
+        Objects.requireNonNull(scope, "scope must not be null; use LockScope.empty()");
+        Duration wait = waitOf(request);
+        LockKey key = keyOf(request);
+        LockHandle joined;
+        try {
+            joined = join(request, key, scope);
+        }
+        catch (LockLostException scopeLost) {
+            return CompletableFuture.failedFuture(scopeLost);
+        }
+        if (joined != null) {
+            return CompletableFuture.completedFuture(joined);
+        }
+        Waiter waiter = begin(request, key, wait, null);
+        CompletableFuture<LockHandle> future = new CompletableFuture<>();
+        future.whenComplete((lock, ex) -> waiter.abandon(abandonedBy(ex)));
+        // Not on the step thread that settles it: the code chained to the future runs where it completes.
+        waiter.settled().thenAcceptAsync(outcome -> deliver(waiter, outcome, future), workers.requestsOrCaller());
+        waiter.start(workers::step);
+        return future;
+    }
+
+    /** The calling thread's lexical scope. */
+    public LockScope currentScope() {
+        return scopes.current();
     }
 
     /** Runs {@code callback} with {@code lock} in the calling thread's scope, so nested requests join it. */
@@ -77,37 +110,99 @@ public final class LockEngine {
         if (!(lock instanceof Hold hold) || hold.engine() != this) {
             throw new IllegalArgumentException("Not a handle of this LockTemplate: " + lock);
         }
-        return scopes.run(hold.entry(), lock, callback);
+        return scopes.run(lock, callback);
     }
 
-    /** A lock, or what was ahead when the wait ran out. */
-    private record Outcome(LockHandle lock, LockKey key, WaitLoop.GaveUp gaveUp, Duration waited) {
-    }
-
-    private Outcome acquire(LockRequest request, Duration wait) {
+    private LockHandle acquire(LockRequest request, Duration wait) {
         LockKey key = keyOf(request);
-        Optional<LockHandle> joined = join(request, key);
-        if (joined.isPresent()) {
-            return new Outcome(joined.get(), key, null, Duration.ZERO);
+        LockHandle joined = join(request, key, scopes.current());
+        if (joined != null) {
+            return joined;
         }
-        long start = System.nanoTime();
-        Acquisition entry = newEntry(request, key);
-        notify(listener -> listener.onAcquiring(key.entity(), key.namespace()));
-        WaitLoop.GaveUp gaveUp;
+        Waiter waiter = begin(request, key, wait, Thread.currentThread());
+        if (Thread.currentThread().isInterrupted()) {
+            waiter.abandon(interrupted(key, new InterruptedException()));
+        }
+        waiter.start(Runnable::run);
+        Waiter.Outcome outcome;
         try {
-            gaveUp = enqueueAndWait(entry, Waits.deadline(start, wait));
-            if (gaveUp == null) {
-                return new Outcome(granted(entry, start), key, null, null);
+            outcome = waiter.settled().get();
+        }
+        catch (InterruptedException ex) {
+            LockInterruptedException reason = interrupted(key, ex);
+            waiter.abandon(reason);
+            // Uninterruptibly: when this throws, the entry has left the queue.
+            outcome = withdraw(waiter.settled().join(), reason);
+        }
+        catch (ExecutionException ex) {
+            throw new IllegalStateException("A wait never fails its outcome", ex);
+        }
+        if (outcome.failure() != null && !(outcome.failure() instanceof LockInterruptedException)
+                && Thread.currentThread().isInterrupted()) {
+            // The SDK aborts the requests of an interrupted thread: report the interruption, not the abort.
+            outcome = new Waiter.Outcome(null, null, interrupted(key, new InterruptedException()), outcome.waited());
+        }
+        return report(waiter, outcome);
+    }
+
+    /** Hands an asynchronous acquisition's outcome to its future, or back to the queue if nobody wants it. */
+    private void deliver(Waiter waiter, Waiter.Outcome outcome, CompletableFuture<LockHandle> future) {
+        if (future.isDone()) {
+            outcome = withdraw(outcome, abandonedBy(future.handle((lock, ex) -> ex).join()));
+        }
+        LockHandle lock;
+        try {
+            lock = report(waiter, outcome);
+        }
+        catch (RuntimeException | Error ex) {
+            future.completeExceptionally(ex);
+            return;
+        }
+        if (!future.complete(lock)) {
+            lock.release(); // cancelled between the check and now: give the lock to the next in line
+        }
+    }
+
+    /** A grant that came too late for its caller is given back; anything else stands. */
+    private Waiter.Outcome withdraw(Waiter.Outcome outcome, RuntimeException reason) {
+        if (outcome.granted() == null) {
+            return outcome;
+        }
+        leave(outcome.granted());
+        return new Waiter.Outcome(null, null, reason, outcome.waited());
+    }
+
+    /** Why a caller's future was completed by the caller: what {@code onFailed} reports. */
+    private static RuntimeException abandonedBy(Throwable ex) {
+        Throwable cause = ex instanceof CompletionException && ex.getCause() != null ? ex.getCause() : ex;
+        if (cause instanceof RuntimeException runtime) {
+            return runtime;
+        }
+        CancellationException abandoned = new CancellationException("The caller completed the acquisition's future"
+                + (cause == null ? "" : " with " + cause) + "; left the queue");
+        abandoned.initCause(cause);
+        return abandoned;
+    }
+
+    /** Tells the listeners how the acquisition ended, on the calling thread, and returns the lock or throws. */
+    private LockHandle report(Waiter waiter, Waiter.Outcome outcome) {
+        LockKey key = waiter.entry().key();
+        if (outcome.granted() != null) {
+            return granted(outcome.granted(), outcome.waited());
+        }
+        if (outcome.gaveUp() != null) {
+            notify(listener -> listener.onNotAcquired(key.entity(), key.namespace(), outcome.waited()));
+            WaitLoop.GaveUp gaveUp = outcome.gaveUp();
+            LockWaitTimeoutException timeout = new LockWaitTimeoutException(key.entity(), key.namespace(),
+                    outcome.waited(), gaveUp.position(), gaveUp.ownersAhead(),
+                    selfWaitHint(key, waiter.entry().acquiredBy()));
+            if (gaveUp.lastFailure() != null) {
+                timeout.initCause(gaveUp.lastFailure());
             }
+            throw timeout;
         }
-        catch (RuntimeException ex) {
-            Duration failedAfter = Duration.ofNanos(System.nanoTime() - start);
-            notify(listener -> listener.onFailed(key.entity(), key.namespace(), failedAfter, ex));
-            throw ex;
-        }
-        Duration waited = Duration.ofNanos(System.nanoTime() - start);
-        notify(listener -> listener.onNotAcquired(key.entity(), key.namespace(), waited));
-        return new Outcome(null, key, gaveUp, waited);
+        notify(listener -> listener.onFailed(key.entity(), key.namespace(), outcome.waited(), outcome.failure()));
+        throw outcome.failure();
     }
 
     public List<LockInfo> activeLocks() {
@@ -175,37 +270,89 @@ public final class LockEngine {
         return new LockKey(Keys.requireEntity(request.entity()), Keys.requireNamespace(namespace, "namespace"));
     }
 
-    /** Joins the lock if a scope of this thread holds it (R10); never for a non-reentrant request. */
-    private Optional<LockHandle> join(LockRequest request, LockKey key) {
-        Acquisition held = request.reentrant() ? scopes.find(key) : null;
+    /**
+     * Joins the lock if {@code scope} holds it (R10); never for a non-reentrant request. {@code null} if the
+     * request must queue.
+     */
+    private LockHandle join(LockRequest request, LockKey key, LockScope scope) {
+        Acquisition held = request.reentrant() ? find(scope, key) : null;
         if (held == null) {
-            return Optional.empty();
+            return null;
         }
         if (held.join()) {
-            return Optional.of(new Hold(held, this));
+            return new Hold(held, this);
         }
         if (held.phase() == Acquisition.Phase.LOST || !held.isValid() && held.phase() == Acquisition.Phase.HELD) {
-            throw new LockLostException("This thread runs inside a scope holding the lock " + key + ", but its lease"
-                    + " was lost (" + held.lostReason() + "); end that scope before acquiring again");
+            throw new LockLostException("This request was made inside a scope holding the lock " + key + ", but its"
+                    + " lease was lost (" + held.lostReason() + "); end that scope before acquiring again");
         }
-        return Optional.empty(); // the scope's hold was released meanwhile: queue as anyone would
+        return null; // the scope's hold was released meanwhile: queue as anyone would
     }
 
-    private Acquisition newEntry(LockRequest request, LockKey key) {
+    /** The innermost entry of {@code key} that {@code scope} holds through this engine, or {@code null}. */
+    private Acquisition find(LockScope scope, LockKey key) {
+        for (LockHandle lock : scope.locks()) {
+            if (lock instanceof Hold hold && hold.engine() == this && hold.entry().key().equals(key)) {
+                return hold.entry();
+            }
+        }
+        return null;
+    }
+
+    private Duration waitOf(LockRequest request) {
+        return request == null || request.waitTime() == null ? settings.defaultWait()
+                : Waits.requireValid(request.waitTime(), "wait");
+    }
+
+    /** A new entry and its waiter, not started; tells the listeners on the calling thread. */
+    private Waiter begin(LockRequest request, LockKey key, Duration wait, Thread acquiredBy) {
         Duration lease = request.lease() == null ? settings.lease() : request.lease();
         LockSettings.requireLease(lease, "lease");
         LockSettings.requireLeaseLongerThanHeartbeat(lease, settings.heartbeatInterval());
-        return new Acquisition(key, settings.ownerName(), lease, request.failClosed(), leases.callbacks());
+        long start = System.nanoTime();
+        Acquisition entry = new Acquisition(key, settings.ownerName(), lease, request.failClosed(), acquiredBy,
+                leases.callbacks());
+        notify(listener -> listener.onAcquiring(key.entity(), key.namespace()));
+        return new Waiter(this, entry, start, Waits.deadline(start, wait));
     }
 
     /**
-     * Why a wait may never end on its own: the calling thread holds the same lock through a handle it took
-     * with {@code acquire()} and has not released, so it waits behind itself. {@code null} if it does not.
+     * The entry is in the queue as {@code state} shows: count it live, refuse a queue that is too long (the
+     * caller then removes the entry), and start its lease and its wake-ups.
      */
-    private String selfWaitHint(LockKey key) {
-        Thread self = Thread.currentThread();
+    void admit(Acquisition entry, QueueState state, boolean mayWait) {
+        live.add(entry);
+        // Only live entries count: a crashed process's leftovers are purged by the waiters behind them.
+        long liveEntries = state.liveAt(settings.clock().millis());
+        if (liveEntries > settings.maxQueueLength()) {
+            throw new LockQueueFullException("The queue of " + entry.key() + " holds " + liveEntries
+                    + " live entries, more than maxQueueLength " + settings.maxQueueLength()
+                    + "; raise it, or lock more finely");
+        }
+        leases.start(entry);
+        if (mayWait && !state.ahead(entry.ticket()).isEmpty()) {
+            String hint = selfWaitHint(entry.key(), entry.acquiredBy());
+            if (hint != null) {
+                log.warn("Waiting for {} behind this thread's own hold. {}", entry.key(), hint);
+            }
+        }
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    /**
+     * Why a wait may never end on its own: {@code thread}, blocked in {@code acquire()}, holds the same lock
+     * through a handle it took with {@code acquire()} and has not released, so it waits behind itself.
+     * {@code null} if it does not, or if no thread is blocked (an asynchronous acquisition).
+     */
+    private String selfWaitHint(LockKey key, Thread thread) {
+        if (thread == null) {
+            return null;
+        }
         return live.stream()
-                .filter(e -> e.key().equals(key) && e.acquiredBy() == self && e.phase() == Acquisition.Phase.HELD)
+                .filter(e -> e.key().equals(key) && e.acquiredBy() == thread && e.phase() == Acquisition.Phase.HELD)
                 .findFirst()
                 .map(e -> "The lock is held by a handle this thread took with acquire() (ticket " + e.ticket()
                         + ") and has not released: such a handle is not re-entrant, it belongs to the handle, not to"
@@ -215,78 +362,10 @@ public final class LockEngine {
     }
 
     /**
-     * Enqueues and waits; {@code null} once granted, else what was ahead. No way out but a grant leaves the
-     * entry in the queue.
-     */
-    private WaitLoop.GaveUp enqueueAndWait(Acquisition entry, long deadlineNanos) {
-        if (Thread.currentThread().isInterrupted()) {
-            throw interrupted(entry, new InterruptedException());
-        }
-        boolean queued = false;
-        // Registered before the enqueue is sent: a same-JVM release answered in between hands over a state
-        // with our entry in it, which counts (R6); states without it are ignored.
-        handoff.register(entry);
-        try {
-            long sentAt = System.nanoTime();
-            entry.enqueued(0, sentAt);
-            QueueState state = table.enqueue(entry.key(), entry.id(), entry.owner(), settings.clock().millis(),
-                    entry.lease(), entry.failClosed());
-            QueueState.Entry self = state.entry(entry.id());
-            if (self == null) {
-                throw new DynamoLockException("Enqueue of " + entry + " returned an item without the entry: " + state);
-            }
-            entry.enqueued(self.ticket(), sentAt);
-            queued = true;
-            live.add(entry);
-            // Only live entries count: a crashed process's leftovers are purged by the waiters behind them.
-            long liveEntries = state.liveAt(settings.clock().millis());
-            if (liveEntries > settings.maxQueueLength()) {
-                throw new LockQueueFullException("The queue of " + entry.key() + " holds " + liveEntries
-                        + " live entries, more than maxQueueLength " + settings.maxQueueLength()
-                        + "; raise it, or lock more finely");
-            }
-            leases.start(entry);
-            if (!state.ahead(self.ticket()).isEmpty() && deadlineNanos - sentAt > 0) {
-                String hint = selfWaitHint(entry.key());
-                if (hint != null) {
-                    log.warn("Waiting for {} behind this thread's own hold. {}", entry.key(), hint);
-                }
-            }
-            WaitLoop.GaveUp gaveUp = waitLoop.await(entry, state, deadlineNanos, () -> closed);
-            if (gaveUp != null) {
-                leave(entry);
-            }
-            return gaveUp;
-        }
-        catch (InterruptedException ex) {
-            leave(entry);
-            throw interrupted(entry, ex);
-        }
-        catch (RuntimeException ex) {
-            if (queued || mayHaveLanded(ex)) {
-                // The entry is in the queue (a poll or purge failed, the lease ended, the template closed), or the
-                // enqueue may have landed even if its answer was lost: take the entry out again.
-                leave(entry);
-            }
-            if (Thread.currentThread().isInterrupted()) {
-                throw interrupted(entry, new InterruptedException());
-            }
-            throw ex;
-        }
-        catch (Error ex) {
-            leave(entry); // nobody would ever release it, and its lease would be renewed for ever
-            throw ex;
-        }
-        finally {
-            handoff.unregister(entry);
-        }
-    }
-
-    /**
      * Whether a failed request may still have been applied: anything but a refusal by the service. A throttled
      * answer counts as maybe applied: the SDK may have retried after an earlier attempt landed and lost its answer.
      */
-    private static boolean mayHaveLanded(RuntimeException ex) {
+    static boolean mayHaveLanded(RuntimeException ex) {
         if (ex instanceof LockTableException) {
             return false;
         }
@@ -297,24 +376,18 @@ public final class LockEngine {
                 || service.isThrottlingException();
     }
 
-    private LockInterruptedException interrupted(Acquisition entry, InterruptedException ex) {
+    private static LockInterruptedException interrupted(LockKey key, InterruptedException ex) {
         Thread.currentThread().interrupt();
-        return new LockInterruptedException("Interrupted while waiting for " + entry.key() + "; left the queue", ex);
+        return new LockInterruptedException("Interrupted while waiting for " + key + "; left the queue", ex);
     }
 
-    private LockHandle granted(Acquisition entry, long start) {
-        if (!entry.granted()) {
-            leave(entry);
-            throw new LockLostException("The lease of " + entry.key() + " ran out before the lock could be handed"
-                    + " over (" + entry.lostReason() + "); it was not granted");
-        }
+    private LockHandle granted(Acquisition entry, Duration waited) {
         LockHandle hold = new Hold(entry, this);
         try {
             entry.onLost(lost -> {
                 log.warn("Lease lost: {} ({})", lost, lost.lostReason());
                 notify(listener -> listener.onLost(hold));
             });
-            Duration waited = Duration.ofNanos(System.nanoTime() - start);
             notify(listener -> listener.onAcquired(hold, waited));
         }
         catch (Error ex) {
@@ -341,7 +414,7 @@ public final class LockEngine {
      * thread's interrupt status cleared, since the SDK aborts requests of interrupted threads; if the
      * request fails, it is retried in the background until the lease would have run out anyway.
      */
-    private Acquisition.Phase leave(Acquisition entry) {
+    Acquisition.Phase leave(Acquisition entry) {
         Acquisition.Phase previous = entry.markReleased();
         if (previous == Acquisition.Phase.RELEASED) {
             return previous;

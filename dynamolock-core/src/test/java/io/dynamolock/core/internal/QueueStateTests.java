@@ -8,7 +8,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
-/** The pure rules of the queue: who is ahead, what is live, what the TTL must cover, how often to poll. */
+/** The pure rules of the queue: who is ahead, what is live, what the TTL must cover, and how wait deadlines compare. */
 class QueueStateTests {
 
     private static final QueueState.Entry HOLDER = new QueueState.Entry("h", "pod-a", 10, 5_000, 0);
@@ -69,14 +69,5 @@ class QueueStateTests {
         assertThat(Waits.earlier(start, deadline)).isEqualTo(start);
         assertThat(Waits.isForever(Duration.ofDays(365L * 200))).isTrue();
         assertThat(Waits.deadline(0, Duration.ofDays(365L * 200)) - 0).isPositive();
-    }
-
-    @Test
-    void pollDelayGrowsWithThePositionUpToTheMaximum() {
-        WaitLoop loop = new WaitLoop(null, null, null, Duration.ofMillis(50), Duration.ofSeconds(1));
-        assertThat(loop.pollDelay(0)).isEqualTo(Duration.ofMillis(50));
-        assertThat(loop.pollDelay(1)).isEqualTo(Duration.ofMillis(50));
-        assertThat(loop.pollDelay(4)).isEqualTo(Duration.ofMillis(200));
-        assertThat(loop.pollDelay(100)).isEqualTo(Duration.ofSeconds(1));
     }
 }

@@ -67,6 +67,14 @@ public final class LockFixture implements AutoCloseable {
         }
     }
 
+    /** Removes the entry of {@code lock} behind its holder's back, as another process's purge would. */
+    public void purge(io.dynamolock.core.LockHandle lock) {
+        admin.updateItem(b -> b.tableName(table)
+                .key(Map.of("pk", AttributeValue.fromS(lock.entity()), "sk", AttributeValue.fromS(lock.namespace())))
+                .updateExpression("REMOVE #t, #e")
+                .expressionAttributeNames(Map.of("#t", "t#" + lock.entryId(), "#e", "e#" + lock.entryId())));
+    }
+
     /** The raw lock item, as DynamoDB stores it. */
     public Map<String, AttributeValue> item(String entity, String namespace) {
         return admin.getItem(b -> b.tableName(table).consistentRead(true)

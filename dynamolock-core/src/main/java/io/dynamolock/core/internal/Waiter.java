@@ -1,0 +1,277 @@
+package io.dynamolock.core.internal;
+
+import io.dynamolock.core.DynamoLockException;
+import io.dynamolock.core.LockLostException;
+import io.dynamolock.core.LockTableException;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One acquisition from its enqueue to a grant or a give-up, as a state machine that takes one step per event
+ * and holds no thread in between: the enqueue's answer, a state offered by a same-JVM release or a heartbeat
+ * ({@link Acquisition#offer}), the timer (a poll or the deadline is due), a lost lease, the template closing,
+ * or the caller {@linkplain #abandon abandoning} the wait. {@link WaitLoop} says what each step does.
+ *
+ * <p>Steps run one at a time: an event only counts itself in {@link #pending}; the event that finds nothing
+ * pending hands a drain to a step thread, and the drain takes steps until none is pending. So an event that
+ * arrives during a step (a poll in flight, say) is seen by the next one, never lost, and two steps never
+ * race. The fields below {@link #pending} are touched by steps only.
+ *
+ * <p>Every way out but a grant removes the entry; one that is granted while the caller abandons the wait is
+ * handed back by the caller ({@link LockEngine}), so no entry is left held that nobody owns.
+ */
+final class Waiter {
+
+    private static final Logger log = LoggerFactory.getLogger(Waiter.class);
+
+    /** How a wait ended: exactly one of granted (the entry, held), gave up, or failed; after {@code waited}. */
+    record Outcome(Acquisition granted, WaitLoop.GaveUp gaveUp, RuntimeException failure, Duration waited) {
+    }
+
+    private final LockEngine engine;
+    private final Acquisition entry;
+    private final long startNanos;
+    private final long deadlineNanos;
+    private final CompletableFuture<Outcome> settled = new CompletableFuture<>();
+    private final AtomicReference<RuntimeException> abandonedBy = new AtomicReference<>();
+    private final AtomicInteger pending = new AtomicInteger();
+    private QueueState state;
+    private boolean queued;
+    private RuntimeException failure;
+    private long nextPollAt;
+    private boolean polled = true;
+    private ScheduledFuture<?> timer;
+    private boolean finished;
+
+    Waiter(LockEngine engine, Acquisition entry, long startNanos, long deadlineNanos) {
+        this.engine = engine;
+        this.entry = entry;
+        this.startNanos = startNanos;
+        this.deadlineNanos = deadlineNanos;
+        entry.onWake(this::signal);
+    }
+
+    Acquisition entry() {
+        return entry;
+    }
+
+    /** Completes once the wait has ended and the entry has left the queue, unless it was granted. */
+    CompletableFuture<Outcome> settled() {
+        return settled;
+    }
+
+    /**
+     * Takes the first step (the enqueue) on {@code first}: the calling thread of a blocking acquire, so a free
+     * lock costs no hand-over between threads; a step thread for an asynchronous one.
+     */
+    void start(Executor first) {
+        if (pending.getAndIncrement() == 0) {
+            first.execute(this::drain);
+        }
+    }
+
+    /**
+     * Ends the wait with {@code reason} (cancelled, interrupted): the entry leaves the queue at the next step; if
+     * the enqueue is in flight, once it has answered. Does nothing once the wait has ended.
+     */
+    void abandon(RuntimeException reason) {
+        if (abandonedBy.compareAndSet(null, reason)) {
+            signal();
+        }
+    }
+
+    private void signal() {
+        if (pending.getAndIncrement() == 0) {
+            engine.workers.step(this::drain);
+        }
+    }
+
+    private void drain() {
+        int missed = 1;
+        do {
+            step();
+            missed = pending.addAndGet(-missed);
+        }
+        while (missed != 0);
+    }
+
+    private void step() {
+        if (finished) {
+            return;
+        }
+        try {
+            if (!queued) {
+                RuntimeException abandoned = abandonedBy.get();
+                if (abandoned != null) {
+                    settle(null, null, abandoned); // nothing was sent: nothing to remove
+                    return;
+                }
+                enqueue();
+            }
+            else {
+                takeNews();
+            }
+            evaluate();
+        }
+        catch (RuntimeException ex) {
+            if (queued || LockEngine.mayHaveLanded(ex)) {
+                // The entry is in the queue (a poll failed for good, the lease ended, the template closed), or the
+                // enqueue may have landed even if its answer was lost: take the entry out again.
+                engine.leave(entry);
+            }
+            settle(null, null, ex);
+        }
+        catch (Error ex) {
+            // Nobody would ever release the entry, and its lease would be renewed for ever.
+            log.error("Waiting for {} failed", entry, ex);
+            engine.leave(entry);
+            settle(null, null, new DynamoLockException("Waiting for " + entry.key() + " failed: " + ex, ex));
+        }
+    }
+
+    private void enqueue() {
+        // Registered before the enqueue is sent: a same-JVM release answered in between hands over a state with
+        // our entry in it, which counts (R6); states without it are ignored.
+        engine.handoff.register(entry);
+        long sentAt = System.nanoTime();
+        entry.enqueued(0, sentAt);
+        QueueState answer = engine.table.enqueue(entry.key(), entry.id(), entry.owner(),
+                engine.settings.clock().millis(), entry.lease(), entry.failClosed());
+        QueueState.Entry self = answer.entry(entry.id());
+        if (self == null) {
+            throw new DynamoLockException("Enqueue of " + entry + " returned an item without the entry: " + answer);
+        }
+        entry.enqueued(self.ticket(), sentAt);
+        queued = true;
+        state = answer;
+        nextPollAt = sentAt;
+        engine.admit(entry, answer, deadlineNanos - sentAt > 0);
+    }
+
+    /** After a wake-up: the freshest state offered, else a poll if one is due. */
+    private void takeNews() {
+        QueueState offered = entry.takeOffered();
+        if (offered != null) {
+            // Only a state that holds our entry counts: one handed over by another thread may predate our enqueue.
+            if (offered.entry(entry.id()) != null) {
+                state = offered;
+                failure = null;
+            }
+        }
+        else if (System.nanoTime() - nextPollAt >= 0 && entry.isLive()) {
+            attempt(() -> engine.table.read(entry.key()));
+            polled = true;
+        }
+    }
+
+    /** Applies the rules to what we know until we hold, give up or wait for the next event. */
+    private void evaluate() {
+        while (true) {
+            RuntimeException abandoned = abandonedBy.get();
+            if (abandoned != null) {
+                engine.leave(entry);
+                settle(null, null, abandoned);
+                return;
+            }
+            if (entry.phase() == Acquisition.Phase.LOST) {
+                throw lost(entry.lostReason());
+            }
+            if (engine.isClosed()) {
+                throw new DynamoLockException("The LockTemplate was closed while waiting for " + entry.key());
+            }
+            long now = System.nanoTime();
+            WaitLoop.Next next = engine.waitLoop.decide(state, entry.id(), failure, engine.settings.clock().millis(),
+                    now, deadlineNanos);
+            if (next instanceof WaitLoop.Removed) {
+                throw lost("the queue entry was removed while waiting: purged after it expired (was this JVM"
+                        + " paused past the lease?) or broken by an operator");
+            }
+            if (next instanceof WaitLoop.Grant) {
+                grant();
+                return;
+            }
+            if (next instanceof WaitLoop.GiveUp giveUp) {
+                engine.leave(entry);
+                settle(null, giveUp.gaveUp(), null);
+                return;
+            }
+            if (next instanceof WaitLoop.Purge purge) {
+                if (attempt(() -> engine.table.purge(entry.key(), entry.id(), purge.stale()))) {
+                    engine.handoff.publish(entry.key(), state);
+                }
+                else {
+                    polled = true;
+                }
+                continue;
+            }
+            sleep(now, ((WaitLoop.Wait) next).delayNanos());
+            return;
+        }
+    }
+
+    private void grant() {
+        if (!entry.granted()) {
+            engine.leave(entry);
+            throw new LockLostException("The lease of " + entry.key() + " ran out before the lock could be handed"
+                    + " over (" + entry.lostReason() + "); it was not granted");
+        }
+        settle(entry, null, null);
+    }
+
+    /** Until the next poll or the deadline, whichever is first, unless an event comes sooner. */
+    private void sleep(long now, long delayNanos) {
+        nextPollAt = polled ? now + delayNanos : Waits.earlier(nextPollAt, now + delayNanos);
+        polled = false;
+        cancelTimer();
+        timer = engine.workers.schedule(this::signal, Waits.earlier(nextPollAt, deadlineNanos) - now);
+        if (timer == null) {
+            signal(); // the timer has shut down, so the template is closed: the next step ends the wait
+        }
+    }
+
+    /**
+     * One poll or purge. A failure (throttling, a timeout) is not the end of the wait: the waiter keeps its
+     * place, its heartbeats keep its lease, and it tries again after a poll interval, until its deadline.
+     * A missing or wrong table ends the wait at once.
+     */
+    private boolean attempt(Supplier<QueueState> request) {
+        try {
+            state = request.get();
+            failure = null;
+            return true;
+        }
+        catch (LockTableException ex) {
+            throw ex;
+        }
+        catch (RuntimeException ex) {
+            log.warn("Waiting for {}: a request failed; trying again after a poll interval", entry, ex);
+            failure = ex;
+            return false;
+        }
+    }
+
+    private void settle(Acquisition granted, WaitLoop.GaveUp gaveUp, RuntimeException failed) {
+        finished = true;
+        cancelTimer();
+        engine.handoff.unregister(entry);
+        settled.complete(new Outcome(granted, gaveUp, failed, Duration.ofNanos(System.nanoTime() - startNanos)));
+    }
+
+    private void cancelTimer() {
+        if (timer != null) {
+            timer.cancel(false);
+            timer = null;
+        }
+    }
+
+    private LockLostException lost(String reason) {
+        return new LockLostException("Lost the place in the queue of " + entry.key() + " while waiting: " + reason);
+    }
+}

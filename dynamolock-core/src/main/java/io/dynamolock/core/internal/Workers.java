@@ -1,0 +1,134 @@
+package io.dynamolock.core.internal;
+
+import java.time.Duration;
+import java.util.concurrent.Executor;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The threads of one template; none of them waits for a lock.
+ * <ul>
+ * <li><b>timer</b>: one thread that only hands tasks on (lease deadlines, renewals and waiters' polls come due
+ * here); it sends no request and runs no callback, so nothing it runs can be late because of a slow one.</li>
+ * <li><b>callbacks</b>: lost-lease callbacks, a few at a time, queued: user code, which may block, never runs on
+ * the timer, nor waits for a free request thread.</li>
+ * <li><b>requests</b>: renewals and background retries. It grows with the requests in
+ * flight (a thread per request waiting for its answer, up to {@link #MAX_REQUEST_THREADS}) and shrinks when
+ * idle, so slow answers cost threads, not leases (R12). Grants are delivered here too, since the code an
+ * application chains to an acquisition's future runs on the thread that completes it.</li>
+ * <li><b>steps</b>: the steps of waiting acquisitions (the enqueue, polls and purges among them), at most
+ * {@link #STEP_THREADS} at once, in the order they came due: waiting costs no thread, and 10,000 waiters
+ * cost the same few threads as ten.</li>
+ * </ul>
+ */
+final class Workers {
+
+    /**
+     * Requests in flight at most: 500 threads waiting 200 ms each renew 2,500 leases a second, the leases of
+     * 75,000 locks at the default 30 s heartbeat.
+     */
+    static final int MAX_REQUEST_THREADS = 500;
+
+    /**
+     * Steps of waiting acquisitions run at once at most: each is a little computing and at most one request,
+     * and the SDK's default connection pool (50) serves renewals as well.
+     */
+    static final int STEP_THREADS = 16;
+
+    /** Lost-lease callbacks that run at once at most; more wait in line. */
+    static final int CALLBACK_THREADS = 4;
+
+    /** When every request thread is busy, a task is handed over again after this pause. */
+    static final Duration BUSY_RETRY = Duration.ofMillis(20);
+
+    private final ScheduledThreadPoolExecutor timer;
+    private final ThreadPoolExecutor requests;
+    private final ThreadPoolExecutor steps;
+    private final ThreadPoolExecutor callbacks;
+
+    Workers() {
+        this.timer = new ScheduledThreadPoolExecutor(1, daemonThreads("dynamolock-lease-timer-"));
+        // Cancelled tasks leave the queue at once: every release cancels a renewal an interval ahead, and
+        // every fresh state a waiter receives cancels its poll.
+        this.timer.setRemoveOnCancelPolicy(true);
+        this.requests = new ThreadPoolExecutor(0, MAX_REQUEST_THREADS, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
+                daemonThreads("dynamolock-request-"));
+        this.steps = new ThreadPoolExecutor(STEP_THREADS, STEP_THREADS, 30, TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(), daemonThreads("dynamolock-wait-"));
+        this.steps.allowCoreThreadTimeOut(true);
+        this.callbacks = new ThreadPoolExecutor(CALLBACK_THREADS, CALLBACK_THREADS, 30, TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(), daemonThreads("dynamolock-callback-"));
+        this.callbacks.allowCoreThreadTimeOut(true);
+    }
+
+    /** Runs {@code task} on the timer after {@code delayNanos}; {@code null} once shut down. */
+    ScheduledFuture<?> schedule(Runnable task, long delayNanos) {
+        try {
+            return timer.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
+        }
+        catch (RejectedExecutionException shutDown) {
+            return null;
+        }
+    }
+
+    /** Runs {@code task} on a request thread; {@code false} if every one is busy or the pool is shut down. */
+    boolean tryRequest(Runnable task) {
+        try {
+            requests.execute(task);
+            return true;
+        }
+        catch (RejectedExecutionException busyOrShutDown) {
+            return false;
+        }
+    }
+
+    /** Runs {@code task} on a request thread, or on the calling one when every one is busy. */
+    Executor requestsOrCaller() {
+        return task -> {
+            if (!tryRequest(task)) {
+                task.run();
+            }
+        };
+    }
+
+    /** Where lost-lease callbacks run. */
+    Executor callbacks() {
+        return callbacks;
+    }
+
+    /**
+     * Runs a waiter's step on a step thread. After shut-down it runs on the calling thread: the step then finds
+     * the template closed and ends the wait without a request.
+     */
+    void step(Runnable task) {
+        try {
+            steps.execute(task);
+        }
+        catch (RejectedExecutionException shutDown) {
+            task.run();
+        }
+    }
+
+    void shutdown() {
+        timer.shutdown();
+        requests.shutdown();
+        steps.shutdown();
+        callbacks.shutdown();
+    }
+
+    static ThreadFactory daemonThreads(String prefix) {
+        AtomicInteger count = new AtomicInteger();
+        return runnable -> {
+            Thread thread = new Thread(runnable, prefix + count.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+        };
+    }
+}
