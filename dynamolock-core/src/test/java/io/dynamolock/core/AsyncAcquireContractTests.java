@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.dynamolock.core.test.Await;
 import io.dynamolock.core.test.FaultInjector;
 import io.dynamolock.core.test.LockFixture;
+import io.dynamolock.core.test.RecordingListener;
 import io.dynamolock.core.test.PausingInterceptor;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
@@ -55,8 +56,9 @@ class AsyncAcquireContractTests {
 
     @Test
     void listenersHearTheOutcomeAndATimeOutNamesNoThread() {
-        List<String> events = new CopyOnWriteArrayList<>();
-        LockTemplate locks = fixture.template(b -> b.listener(recording(events)));
+        RecordingListener recorder = new RecordingListener();
+        List<String> events = recorder.events();
+        LockTemplate locks = fixture.template(b -> b.listener(recorder));
         fixture.template().acquire("a-3", Duration.ofSeconds(5));
 
         assertThatThrownBy(() -> locks.acquireAsync(request("a-3", Duration.ofMillis(300))).get(30, TimeUnit.SECONDS))
@@ -67,10 +69,11 @@ class AsyncAcquireContractTests {
 
     @Test
     void cancellingAWaitRemovesTheEntryAndTheNextCallerIsGrantedAtOnce() throws Exception {
-        List<String> events = new CopyOnWriteArrayList<>();
+        RecordingListener recorder = new RecordingListener();
+        List<String> events = recorder.events();
         // Polls so rare that only an entry that really left lets the next caller in within the test's time.
         LockTemplate locks = fixture.template(b -> b.pollInterval(Duration.ofSeconds(50), Duration.ofSeconds(50))
-                .listener(recording(events)));
+                .listener(recorder));
         LockHandle holder = locks.acquire("a-4", Duration.ofSeconds(5));
         CompletableFuture<LockHandle> cancelled = locks.acquireAsync(request("a-4", WAIT));
         fixture.awaitQueueLength("a-4", 2);
@@ -290,29 +293,5 @@ class AsyncAcquireContractTests {
 
     private static LockRequest request(String entity, Duration wait) {
         return LockRequest.builder(entity).wait(wait).build();
-    }
-
-    private static LockListener recording(List<String> events) {
-        return new LockListener() {
-            @Override
-            public void onAcquiring(String entity, String namespace) {
-                events.add("acquiring " + entity);
-            }
-
-            @Override
-            public void onAcquired(LockHandle lock, Duration waited) {
-                events.add("acquired " + lock.entity());
-            }
-
-            @Override
-            public void onNotAcquired(String entity, String namespace, Duration waited) {
-                events.add("not acquired " + entity);
-            }
-
-            @Override
-            public void onFailed(String entity, String namespace, Duration waited, RuntimeException failure) {
-                events.add("failed " + entity + " " + failure.getClass().getSimpleName());
-            }
-        };
     }
 }

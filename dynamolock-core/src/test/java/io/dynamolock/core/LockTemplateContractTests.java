@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.dynamolock.core.test.FaultInjector;
 import io.dynamolock.core.test.LockFixture;
+import io.dynamolock.core.test.RecordingListener;
 import io.dynamolock.core.test.RequestCounter;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -507,23 +508,9 @@ class LockTemplateContractTests {
 
     @Test
     void listenersHearEveryAcquisitionAndItsOutcome() {
-        List<String> events = new CopyOnWriteArrayList<>();
-        LockTemplate locks = fixture.template(b -> b.maxQueueLength(1).listener(new LockListener() {
-            @Override
-            public void onAcquiring(String entity, String namespace) {
-                events.add("acquiring " + entity);
-            }
-
-            @Override
-            public void onAcquired(LockHandle lock, Duration waited) {
-                events.add("acquired " + lock.entity());
-            }
-
-            @Override
-            public void onFailed(String entity, String namespace, Duration waited, RuntimeException failure) {
-                events.add("failed " + entity + " " + failure.getClass().getSimpleName());
-            }
-        }));
+        RecordingListener recorder = new RecordingListener();
+        List<String> events = recorder.events();
+        LockTemplate locks = fixture.template(b -> b.maxQueueLength(1).listener(recorder));
         locks.execute("order-27", Duration.ofSeconds(5), lock -> null);
         LockHandle holder = fixture.template().acquire("order-26", Duration.ofSeconds(5));
         assertThatThrownBy(() -> locks.acquire("order-26", Duration.ofSeconds(5))).isInstanceOf(LockQueueFullException.class);
