@@ -477,23 +477,9 @@ class LockTemplateContractTests {
 
     @Test
     void listsActiveLocksAndNotifiesListeners() throws Exception {
-        List<String> events = new CopyOnWriteArrayList<>();
-        LockTemplate locks = fixture.template(b -> b.listener(new LockListener() {
-            @Override
-            public void onAcquired(LockHandle lock, Duration waited) {
-                events.add("acquired " + lock.entity());
-            }
-
-            @Override
-            public void onNotAcquired(String entity, String namespace, Duration waited) {
-                events.add("not acquired " + entity);
-            }
-
-            @Override
-            public void onReleased(LockHandle lock, Duration held) {
-                events.add("released " + lock.entity());
-            }
-        }));
+        RecordingListener recorder = new RecordingListener();
+        List<String> events = recorder.events();
+        LockTemplate locks = fixture.template(b -> b.listener(recorder));
         try (LockHandle lock = locks.acquire("order-15", Duration.ofSeconds(5))) {
             assertThat(locks.activeLocks()).singleElement().satisfies(info -> {
                 assertThat(info.entity()).isEqualTo("order-15");
@@ -503,7 +489,8 @@ class LockTemplateContractTests {
             assertThat(CompletableFuture.supplyAsync(() -> locks.tryAcquire("order-15")).get(30, TimeUnit.SECONDS)).isEmpty();
         }
         assertThat(locks.activeLocks()).isEmpty();
-        assertThat(events).containsExactly("acquired order-15", "not acquired order-15", "released order-15");
+        assertThat(events).containsExactly("acquiring order-15", "acquired order-15", "acquiring order-15",
+                "not acquired order-15", "released order-15");
     }
 
     @Test
@@ -524,7 +511,7 @@ class LockTemplateContractTests {
         }
         holder.release();
 
-        assertThat(events).containsExactly("acquiring order-27", "acquired order-27",
+        assertThat(events).containsExactly("acquiring order-27", "acquired order-27", "released order-27",
                 "acquiring order-26", "failed order-26 LockQueueFullException",
                 "acquiring order-26", "failed order-26 LockInterruptedException");
     }

@@ -32,6 +32,11 @@ public final class RecordingListener implements LockListener {
     }
 
     @Override
+    public void onReleased(LockHandle lock, Duration held) {
+        events.add("released " + lock.entity());
+    }
+
+    @Override
     public void onFailed(String entity, String namespace, Duration waited, RuntimeException failure) {
         events.add("failed " + entity + " " + failure.getClass().getSimpleName());
     }
