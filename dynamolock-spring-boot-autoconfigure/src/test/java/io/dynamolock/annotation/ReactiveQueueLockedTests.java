@@ -111,10 +111,7 @@ class ReactiveQueueLockedTests {
         contextRunner.run(context -> {
             Locked locked = context.getBean(Locked.class);
             LockTemplate template = context.getBean(LockTemplate.class);
-            CountDownLatch holding = new CountDownLatch(1);
-            Disposable holder = locked.hold("cancel-hold", Mono.<String>never().doOnSubscribe(s -> holding.countDown()))
-                    .subscribe();
-            assertThat(holding.await(20, TimeUnit.SECONDS)).isTrue();
+            Disposable holder = holdUntilDisposed(locked, "cancel-hold");
             StepVerifier.create(locked.noWait("cancel-hold")).expectError(LockWaitTimeoutException.class)
                     .verify(TIMEOUT);
             holder.dispose();
@@ -173,10 +170,7 @@ class ReactiveQueueLockedTests {
     void failsOrSkipsWhenTheWaitRunsOut() {
         contextRunner.run(context -> {
             Locked locked = context.getBean(Locked.class);
-            CountDownLatch holding = new CountDownLatch(1);
-            Disposable holder = locked.hold("busy-1", Mono.<String>never().doOnSubscribe(s -> holding.countDown()))
-                    .subscribe();
-            assertThat(holding.await(20, TimeUnit.SECONDS)).isTrue();
+            Disposable holder = holdUntilDisposed(locked, "busy-1");
             StepVerifier.create(locked.shortWait("busy-1")).expectError(LockWaitTimeoutException.class)
                     .verify(TIMEOUT);
             AtomicBoolean ran = new AtomicBoolean();
@@ -203,13 +197,18 @@ class ReactiveQueueLockedTests {
         contextRunner.run(context -> {
             Locked locked = context.getBean(Locked.class);
             Inner inner = context.getBean(Inner.class);
-            CountDownLatch holding = new CountDownLatch(1);
-            Disposable holder = locked.hold("nested-2", Mono.<String>never().doOnSubscribe(s -> holding.countDown()))
-                    .subscribe();
-            assertThat(holding.await(20, TimeUnit.SECONDS)).isTrue();
+            Disposable holder = holdUntilDisposed(locked, "nested-2");
             StepVerifier.create(inner.token("nested-2")).expectError(LockWaitTimeoutException.class).verify(TIMEOUT);
             holder.dispose();
         });
+    }
+
+    /** Holds the lock on {@code id} from its grant until the returned subscription is disposed. */
+    private static Disposable holdUntilDisposed(Locked locked, String id) throws InterruptedException {
+        CountDownLatch holding = new CountDownLatch(1);
+        Disposable holder = locked.hold(id, Mono.<String>never().doOnSubscribe(s -> holding.countDown())).subscribe();
+        assertThat(holding.await(20, TimeUnit.SECONDS)).isTrue();
+        return holder;
     }
 
     private static void purge(DynamoDbClient dynamoDb, String id) {
