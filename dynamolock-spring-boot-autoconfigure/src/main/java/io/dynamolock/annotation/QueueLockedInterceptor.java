@@ -38,8 +38,11 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
     private final Supplier<? extends LockOperations> lockOperations;
     private final Supplier<LostLeasePolicy> lostLeasePolicy;
     private final Consumer<QueueLockedSkippedEvent> skips;
-    /** The Mono, Flux and suspend path; created on first use, so that reactor-core is needed only then. */
-    private final Supplier<ReactiveQueueLockedInvocation> reactive;
+    /**
+     * The Mono, Flux and suspend path; created on first use, so that reactor-core is needed only then, and without
+     * a lock, which could park an event loop (a second copy would be harmless).
+     */
+    private volatile ReactiveQueueLockedInvocation reactive;
     /** Releases locks whose minimum hold outlasts their method; created on first use. */
     private final Supplier<ScheduledExecutorService> delayedReleases = SingletonSupplier.of(() -> {
         ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, runnable -> {
@@ -57,8 +60,6 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
         this.lockOperations = lockOperations;
         this.lostLeasePolicy = lostLeasePolicy;
         this.skips = skips;
-        this.reactive = SingletonSupplier.of(() -> new ReactiveQueueLockedInvocation(lockOperations,
-                () -> lostLeasePolicy.get() == LostLeasePolicy.FAIL, this::skip));
     }
 
     @Override
@@ -72,7 +73,7 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
         LockOperations locks = lockOperations.get();
         LockRequest request = request(locked, invocation, targetClass);
         if (locked.reactive()) {
-            return reactive.get().invoke(invocation, locked, request);
+            return reactive().invoke(invocation, locked, request);
         }
         LockHandle lock;
         try {
@@ -98,6 +99,16 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
         }
         finish(lock, locked, grantedAt, null);
         return returned;
+    }
+
+    private ReactiveQueueLockedInvocation reactive() {
+        ReactiveQueueLockedInvocation created = reactive;
+        if (created == null) {
+            created = new ReactiveQueueLockedInvocation(lockOperations,
+                    () -> lostLeasePolicy.get() == LostLeasePolicy.FAIL, this::skip);
+            reactive = created;
+        }
+        return created;
     }
 
     /** A busy lock and {@link WaitTimeoutPolicy#SKIP}: one DEBUG line and an event, no error. */

@@ -11,7 +11,6 @@ import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInvocation;
 import org.reactivestreams.Publisher;
 import org.springframework.aop.ProxyMethodInvocation;
-import org.springframework.util.function.SingletonSupplier;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -26,15 +25,16 @@ import reactor.core.publisher.Mono;
  */
 final class ReactiveQueueLockedInvocation {
 
-    private final Supplier<ReactiveLockTemplate> template;
     private final Supplier<? extends LockOperations> lockOperations;
+    private final BooleanSupplier failOnLostLease;
+    /** Created on first use without a lock (a lock could park an event loop); a second copy would be harmless. */
+    private volatile ReactiveLockTemplate template;
     private final BiFunction<LockedMethod, LockWaitTimeoutException, Object> skip;
 
     ReactiveQueueLockedInvocation(Supplier<? extends LockOperations> lockOperations, BooleanSupplier failOnLostLease,
             BiFunction<LockedMethod, LockWaitTimeoutException, Object> skip) {
         this.lockOperations = lockOperations;
-        this.template = SingletonSupplier.of(
-                () -> new ReactiveLockTemplate(lockOperations.get(), failOnLostLease.getAsBoolean()));
+        this.failOnLostLease = failOnLostLease;
         this.skip = skip;
     }
 
@@ -45,7 +45,7 @@ final class ReactiveQueueLockedInvocation {
         }
         Flux<Object> locked$ = Flux.defer(() -> {
             AtomicBoolean granted = new AtomicBoolean();
-            return template.get().executeMany(request, lock -> {
+            return template().executeMany(request, lock -> {
                 granted.set(true);
                 return body(proxied, lock, locked);
             }).onErrorResume(failure -> failure instanceof LockWaitTimeoutException && !granted.get()
@@ -55,6 +55,15 @@ final class ReactiveQueueLockedInvocation {
                     });
         });
         return locked.returns() == LockedMethod.Returns.FLUX ? locked$ : locked$.singleOrEmpty();
+    }
+
+    private ReactiveLockTemplate template() {
+        ReactiveLockTemplate created = template;
+        if (created == null) {
+            created = new ReactiveLockTemplate(lockOperations.get(), failOnLostLease.getAsBoolean());
+            template = created;
+        }
+        return created;
     }
 
     /** Calls the method with the lock in the thread's scope too (blocking nested calls made at assembly join). */
