@@ -15,12 +15,34 @@ import org.springframework.expression.Expression;
  * @param namespace   the namespace, or {@code null} for the template's default
  * @param maxWait     the wait, or {@code null} for the template's default
  * @param lease       the lease, or {@code null} for the template's default
- * @param async       whether it returns a {@code CompletableFuture} or {@code CompletionStage}
+ * @param returns     what the method returns, which decides how long the lock is held
  * @param onWaitTimeout what a call does when the wait runs out
  * @param minHold     the least time the lock is held from its grant, or {@code null} for none
  * @param failClosed  whether the lock is fail-closed
  */
 record LockedMethod(Method method, String description, String entitySource, Expression entity, String namespace,
-        Duration maxWait, Duration lease, boolean async, WaitTimeoutPolicy onWaitTimeout, Duration minHold,
+        Duration maxWait, Duration lease, Returns returns, WaitTimeoutPolicy onWaitTimeout, Duration minHold,
         boolean failClosed) {
+
+    /** What a locked method returns, as far as the lock is concerned. */
+    enum Returns {
+        /** A value (or nothing): the lock is held until the method returns. */
+        VALUE,
+        /** {@code CompletableFuture} or {@code CompletionStage}: held until it completes. */
+        FUTURE,
+        /** {@code Mono}, or a Kotlin {@code suspend fun} (Spring AOP sees a {@code Mono}): held while it runs. */
+        MONO,
+        /** {@code Flux}: held while it runs. */
+        FLUX
+    }
+
+    /** Whether it returns a {@code CompletableFuture} or {@code CompletionStage}. */
+    boolean async() {
+        return returns == Returns.FUTURE;
+    }
+
+    /** Whether it returns a Reactor publisher, or is a suspend function. */
+    boolean reactive() {
+        return returns == Returns.MONO || returns == Returns.FLUX;
+    }
 }

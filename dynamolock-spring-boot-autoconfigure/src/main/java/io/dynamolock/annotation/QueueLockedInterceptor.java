@@ -38,6 +38,11 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
     private final Supplier<? extends LockOperations> lockOperations;
     private final Supplier<LostLeasePolicy> lostLeasePolicy;
     private final Consumer<QueueLockedSkippedEvent> skips;
+    /**
+     * The Mono, Flux and suspend path; created on first use, so that reactor-core is needed only then, and without
+     * a lock, which could park an event loop (a second copy would be harmless).
+     */
+    private volatile ReactiveQueueLockedInvocation reactive;
     /** Releases locks whose minimum hold outlasts their method; created on first use. */
     private final Supplier<ScheduledExecutorService> delayedReleases = SingletonSupplier.of(() -> {
         ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, runnable -> {
@@ -67,6 +72,9 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
         }
         LockOperations locks = lockOperations.get();
         LockRequest request = request(locked, invocation, targetClass);
+        if (locked.reactive()) {
+            return reactive().invoke(invocation, locked, request);
+        }
         LockHandle lock;
         try {
             lock = locks.acquire(request);
@@ -93,8 +101,18 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
         return returned;
     }
 
+    private ReactiveQueueLockedInvocation reactive() {
+        ReactiveQueueLockedInvocation created = reactive;
+        if (created == null) {
+            created = new ReactiveQueueLockedInvocation(lockOperations,
+                    () -> lostLeasePolicy.get() == LostLeasePolicy.FAIL, this::skip);
+            reactive = created;
+        }
+        return created;
+    }
+
     /** A busy lock and {@link WaitTimeoutPolicy#SKIP}: one DEBUG line and an event, no error. */
-    private Object skip(LockedMethod locked, LockWaitTimeoutException busy) {
+    Object skip(LockedMethod locked, LockWaitTimeoutException busy) {
         log.debug("Skipped {}: lock entity='{}' namespace='{}' is busy ({} ahead after {} ms)", locked.description(),
                 busy.entity(), busy.namespace(), busy.position(), busy.waited().toMillis());
         skips.accept(new QueueLockedSkippedEvent(this, locked.description(), busy.entity(), busy.namespace(),

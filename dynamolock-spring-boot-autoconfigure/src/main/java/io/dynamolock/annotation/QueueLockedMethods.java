@@ -19,6 +19,7 @@ import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.context.expression.AnnotatedElementKey;
+import org.springframework.core.KotlinDetector;
 import org.springframework.core.MethodClassKey;
 import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.core.annotation.AnnotatedElementUtils;
@@ -38,7 +39,16 @@ final class QueueLockedMethods {
 
     private static final String REACTIVE_STREAMS_PUBLISHER = "org.reactivestreams.Publisher";
 
-    private static final LockedMethod NOT_LOCKED = new LockedMethod(null, null, null, null, null, null, null, false,
+    private static final String MONO = "reactor.core.publisher.Mono";
+
+    private static final String FLUX = "reactor.core.publisher.Flux";
+
+    private static final String SUPPORTED = "Supported are plain values, CompletableFuture and CompletionStage (the"
+            + " lock is held until it completes), and with reactor-core Mono, Flux and Kotlin suspend functions (held"
+            + " while the publisher or coroutine runs, released when it completes, errors or is cancelled)";
+
+    private static final LockedMethod NOT_LOCKED = new LockedMethod(null, null, null, null, null, null, null,
+            LockedMethod.Returns.VALUE,
             WaitTimeoutPolicy.FAIL, null, false);
 
     private final Map<MethodClassKey, LockedMethod> cache = new ConcurrentHashMap<>(64);
@@ -77,7 +87,7 @@ final class QueueLockedMethods {
             return NOT_LOCKED;
         }
         String description = describe(method, targetClass);
-        boolean async = isSupportedAsync(method, description);
+        LockedMethod.Returns returns = returns(method, description);
         Expression entity = parseEntity(annotation.entity(), method, targetClass, description);
         String namespace = resolve(annotation.namespace(), "namespace", description);
         Duration maxWait = duration(annotation.maxWait(), "maxWait", description);
@@ -87,11 +97,16 @@ final class QueueLockedMethods {
             throw invalid(description, "minHold '" + annotation.minHold() + "' must be a positive duration, e.g. 30s;"
                     + " leave it empty for none");
         }
-        if (annotation.onWaitTimeout() == WaitTimeoutPolicy.SKIP && !returnsNothing(method, async)) {
+        if (minHold != null && (returns == LockedMethod.Returns.MONO || returns == LockedMethod.Returns.FLUX)) {
+            throw invalid(description, "minHold is not supported on Mono, Flux and suspend functions yet; leave it"
+                    + " empty, or return CompletableFuture");
+        }
+        if (annotation.onWaitTimeout() == WaitTimeoutPolicy.SKIP && !returnsNothing(method, returns)) {
             throw invalid(description, "onWaitTimeout = SKIP needs a method returning void, Void or a future of Void:"
                     + " a skipped call has no value to return, and this method returns "
                     + method.getGenericReturnType().getTypeName() + ". Use FAIL and handle LockWaitTimeoutException,"
-                    + " or return nothing");
+                    + " or return nothing" + (returns == LockedMethod.Returns.MONO && method.getReturnType() == Object.class
+                    ? " (suspend functions are not supported with SKIP yet)" : ""));
         }
         if (maxWait != null && maxWait.isNegative()) {
             throw invalid(description, "maxWait '" + annotation.maxWait() + "' is negative; use 0 for no wait,"
@@ -106,16 +121,16 @@ final class QueueLockedMethods {
             }
         }
         return new LockedMethod(method, description, annotation.entity(), entity,
-                namespace.isEmpty() ? null : namespace, maxWait, lease, async, annotation.onWaitTimeout(), minHold,
+                namespace.isEmpty() ? null : namespace, maxWait, lease, returns, annotation.onWaitTimeout(), minHold,
                 annotation.failClosed());
     }
 
-    private static boolean returnsNothing(Method method, boolean async) {
-        if (!async) {
+    private static boolean returnsNothing(Method method, LockedMethod.Returns returns) {
+        if (returns == LockedMethod.Returns.VALUE) {
             return method.getReturnType() == void.class || method.getReturnType() == Void.class;
         }
-        return method.getGenericReturnType() instanceof java.lang.reflect.ParameterizedType future
-                && future.getActualTypeArguments()[0] == Void.class;
+        return method.getGenericReturnType() instanceof java.lang.reflect.ParameterizedType type
+                && type.getActualTypeArguments()[0] == Void.class;
     }
 
     private Expression parseEntity(String source, Method method, Class<?> targetClass, String description) {
@@ -181,23 +196,37 @@ final class QueueLockedMethods {
     }
 
     /**
-     * {@code true} for {@code CompletableFuture} and {@code CompletionStage}, whose completion
-     * the lock can follow; {@code false} for other types; throws for asynchronous types it cannot.
+     * How the lock follows the method: {@code CompletableFuture} / {@code CompletionStage} until they complete,
+     * {@code Mono} / {@code Flux} and Kotlin suspend functions (with reactor-core) while they run; throws for
+     * other asynchronous types, whose work would outlast the lock.
      */
-    private static boolean isSupportedAsync(Method method, String description) {
+    private static LockedMethod.Returns returns(Method method, String description) {
         Class<?> type = method.getReturnType();
         if (type == CompletableFuture.class || type == CompletionStage.class) {
-            return true;
+            return LockedMethod.Returns.FUTURE;
+        }
+        boolean reactor = ClassUtils.isPresent(MONO, method.getDeclaringClass().getClassLoader());
+        if (reactor && type.getName().equals(MONO)) {
+            return LockedMethod.Returns.MONO;
+        }
+        if (reactor && type.getName().equals(FLUX)) {
+            return LockedMethod.Returns.FLUX;
+        }
+        if (KotlinDetector.isSuspendingFunction(method)) {
+            if (!reactor) {
+                throw invalid(description, "is a Kotlin suspend function, which needs reactor-core and"
+                        + " kotlinx-coroutines-reactor on the class path (Spring AOP calls it through a Mono)");
+            }
+            return LockedMethod.Returns.MONO;
         }
         if (CompletionStage.class.isAssignableFrom(type) || Future.class.isAssignableFrom(type)
                 || Flow.Publisher.class.isAssignableFrom(type) || isReactiveStreamsPublisher(type)
                 || ReactiveAdapterRegistry.getSharedInstance().getAdapter(type) != null) {
             throw invalid(description, "returns " + type.getName() + ", whose work goes on after the method"
-                    + " returns: the lock would be released before it is done. Return CompletableFuture or"
-                    + " CompletionStage (the lock is held until it completes), or take the lock inside the"
-                    + " asynchronous work with LockTemplate");
+                    + " returns: the lock would be released before it is done. " + SUPPORTED + ". Return one of"
+                    + " those, or take the lock inside the asynchronous work with LockTemplate");
         }
-        return false;
+        return LockedMethod.Returns.VALUE;
     }
 
     private static boolean isReactiveStreamsPublisher(Class<?> type) {

@@ -12,6 +12,7 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
@@ -33,6 +34,8 @@ class QueueLockedScheduledTests {
         try {
             for (int i = 0; i < 2; i++) {
                 instances.add(new SpringApplicationBuilder(ReportJobApplication.class)
+                        // Two instances, no port: WebFlux on the test class path would start a server in each.
+                        .web(WebApplicationType.NONE)
                         .properties(DynamoDbLocalProperties.of(table, "dynamolock.create-table=true",
                                 "spring.main.banner-mode=off", "logging.level.io.dynamolock.annotation=debug"))
                         .run());

@@ -106,13 +106,23 @@ class QueueLockedValidationTests {
     void failsOnFutureReturnType() {
         assertFails(ReturnsFuture.class, ReturnsFuture.class.getName() + ".run(String): returns"
                 + " java.util.concurrent.Future, whose work goes on after the method returns: the lock would be"
-                + " released before it is done. Return CompletableFuture or CompletionStage");
+                + " released before it is done. Supported are plain values, CompletableFuture and CompletionStage"
+                + " (the lock is held until it completes), and with reactor-core Mono, Flux and Kotlin suspend"
+                + " functions");
     }
 
     @Test
-    void failsOnReactiveReturnTypes() {
-        assertFails(ReturnsMono.class, ReturnsMono.class.getName() + ".run(String): returns reactor.core.publisher.Mono");
-        assertFails(ReturnsPublisher.class, "returns java.util.concurrent.Flow$Publisher");
+    void failsOnAsynchronousTypesOtherThanMonoAndFlux() {
+        assertFails(ReturnsPublisher.class, ReturnsPublisher.class.getName() + ".run(String): returns"
+                + " java.util.concurrent.Flow$Publisher, whose work goes on after the method returns");
+        assertFails(ReturnsStreamsPublisher.class, ReturnsStreamsPublisher.class.getName() + ".run(String): returns"
+                + " org.reactivestreams.Publisher, whose work goes on after the method returns");
+    }
+
+    @Test
+    void failsOnMinHoldOnMono() {
+        assertFails(MonoWithMinHold.class, MonoWithMinHold.class.getName() + ".run(String): minHold is not"
+                + " supported on Mono, Flux and suspend functions yet");
     }
 
     @Test
@@ -247,10 +257,18 @@ class QueueLockedValidationTests {
         }
     }
 
-    public static class ReturnsMono {
+    public static class MonoWithMinHold {
+
+        @QueueLocked(entity = "#id", minHold = "1s")
+        public Mono<String> run(String id) {
+            return Mono.just(id);
+        }
+    }
+
+    public static class ReturnsStreamsPublisher {
 
         @QueueLocked(entity = "#id")
-        public Mono<String> run(String id) {
+        public org.reactivestreams.Publisher<String> run(String id) {
             return Mono.just(id);
         }
     }

@@ -1,0 +1,136 @@
+package io.dynamolock.kotlin
+
+import io.dynamolock.annotation.QueueLocked
+import io.dynamolock.autoconfigure.DynamoLockAutoConfiguration
+import io.dynamolock.core.LockOperations
+import io.dynamolock.core.test.DynamoDbLocal
+import java.util.UUID
+import java.util.concurrent.atomic.AtomicInteger
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.async
+import kotlinx.coroutines.awaitAll
+import kotlinx.coroutines.delay
+import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withTimeout
+import org.assertj.core.api.Assertions.assertThat
+import org.junit.jupiter.api.Test
+import org.springframework.boot.autoconfigure.AutoConfigurations
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration
+import org.springframework.boot.test.context.runner.ApplicationContextRunner
+import org.springframework.stereotype.Service
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue
+import software.amazon.awssdk.services.dynamodb.model.BillingMode
+import software.amazon.awssdk.services.dynamodb.model.KeyType
+import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType
+
+/**
+ * `@QueueLocked suspend fun` and `withLock`: N coroutines x M increments of one counter in DynamoDB Local, each a
+ * read, a `delay(20)` and a write. Without the lock (issue 11: Spring subscribed the body's Mono after the lock
+ * was released) updates are lost and several bodies run at once.
+ */
+class SuspendQueueLockedTests {
+
+    private val contextRunner = ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(AopAutoConfiguration::class.java,
+            DynamoLockAutoConfiguration::class.java))
+        .withPropertyValues(
+            "dynamolock.table-name=$LOCK_TABLE",
+            "dynamolock.dynamodb.endpoint=${LOCAL.endpoint()}",
+            "dynamolock.dynamodb.region=us-east-1",
+            "dynamolock.dynamodb.access-key-id=local",
+            "dynamolock.dynamodb.secret-access-key=local",
+            "dynamolock.poll-interval.min=10ms",
+            "dynamolock.poll-interval.max=100ms",
+            "counter.table=$COUNTER_TABLE")
+        .withBean(CounterService::class.java)
+
+    @Test
+    fun suspendFunctionRunsOneBodyAtATimeAndLosesNoUpdate() {
+        contextRunner.run { context ->
+            val counters = context.getBean(CounterService::class.java)
+            runBlocking(Dispatchers.Default) {
+                withTimeout(120_000) {
+                    (1..8).map { async { repeat(5) { counters.increment("order-1") } } }.awaitAll()
+                }
+            }
+            assertThat(counters.read("order-1")).isEqualTo(40)
+            assertThat(counters.maxInside()).isEqualTo(1)
+        }
+    }
+
+    @Test
+    fun withLockRunsOneBlockAtATimeAndANestedCallJoins() {
+        contextRunner.run { context ->
+            val counters = context.getBean(CounterService::class.java)
+            val locks = context.getBean(LockOperations::class.java)
+            val inside = AtomicInteger()
+            val maxInside = AtomicInteger()
+            runBlocking(Dispatchers.Default) {
+                withTimeout(120_000) {
+                    (1..8).map {
+                        async {
+                            repeat(5) {
+                                locks.withLock("order-2") {
+                                    maxInside.accumulateAndGet(inside.incrementAndGet(), Math::max)
+                                    val n = counters.read("order-2")
+                                    delay(20)
+                                    // waits 0: succeeds only by joining the lock held around it
+                                    locks.withLock("order-2", wait = java.time.Duration.ZERO) {
+                                        counters.write("order-2", n + 1)
+                                    }
+                                    inside.decrementAndGet()
+                                }
+                            }
+                        }
+                    }.awaitAll()
+                }
+            }
+            assertThat(counters.read("order-2")).isEqualTo(40)
+            assertThat(maxInside.get()).isEqualTo(1)
+        }
+    }
+
+    @Service
+    class CounterService(private val dynamoDb: DynamoDbClient) {
+
+        private val inside = AtomicInteger()
+        private val maxInside = AtomicInteger()
+
+        @QueueLocked(entity = "#orderId", maxWait = "60s")
+        suspend fun increment(orderId: String) {
+            maxInside.accumulateAndGet(inside.incrementAndGet(), Math::max)
+            val n = read(orderId)
+            delay(20)
+            write(orderId, n + 1)
+            inside.decrementAndGet()
+        }
+
+        fun maxInside(): Int = maxInside.get()
+
+        fun read(id: String): Int = dynamoDb.getItem { it.tableName(COUNTER_TABLE).key(key(id)).consistentRead(true) }
+            .item()["n"]?.n()?.toInt() ?: 0
+
+        fun write(id: String, n: Int) {
+            dynamoDb.putItem { it.tableName(COUNTER_TABLE).item(key(id) + ("n" to AttributeValue.fromN(n.toString()))) }
+        }
+
+        private fun key(id: String) = mapOf("id" to AttributeValue.fromS(id))
+    }
+
+    companion object {
+        val LOCAL: DynamoDbLocal = DynamoDbLocal.shared()
+        val LOCK_TABLE: String = LOCAL.newLockTable()
+        val COUNTER_TABLE: String = "kotlin-counters-" + UUID.randomUUID().toString().substring(0, 8)
+
+        init {
+            LOCAL.client().use { client ->
+                client.createTable {
+                    it.tableName(COUNTER_TABLE).billingMode(BillingMode.PAY_PER_REQUEST)
+                        .attributeDefinitions({ a -> a.attributeName("id").attributeType(ScalarAttributeType.S) })
+                        .keySchema({ k -> k.attributeName("id").keyType(KeyType.HASH) })
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,83 @@
+package io.dynamolock.annotation;
+
+import io.dynamolock.core.LockOperations;
+import io.dynamolock.core.LockRequest;
+import io.dynamolock.core.LockWaitTimeoutException;
+import io.dynamolock.reactive.ReactiveLockTemplate;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiFunction;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+import org.aopalliance.intercept.MethodInvocation;
+import org.reactivestreams.Publisher;
+import org.springframework.aop.ProxyMethodInvocation;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * The {@link QueueLocked} path of methods returning {@code Mono} or {@code Flux}, and of Kotlin suspend functions
+ * (whose {@code proceed()} Spring AOP answers with a lazy {@code Mono}, awaited by the proxy after the advice
+ * returns). It returns a publisher that, on each subscription, takes the lock through a
+ * {@link ReactiveLockTemplate} and only then calls the method (a clone of the invocation, so re-subscribing calls
+ * it again through the rest of the advice chain): what the method does at assembly time is inside the lock too.
+ * A wait that runs out before the grant fails the publisher with {@link LockWaitTimeoutException}, or with
+ * {@link WaitTimeoutPolicy#SKIP} completes it empty.
+ */
+final class ReactiveQueueLockedInvocation {
+
+    private final Supplier<? extends LockOperations> lockOperations;
+    private final BooleanSupplier failOnLostLease;
+    /** Created on first use without a lock (a lock could park an event loop); a second copy would be harmless. */
+    private volatile ReactiveLockTemplate template;
+    private final BiFunction<LockedMethod, LockWaitTimeoutException, Object> skip;
+
+    ReactiveQueueLockedInvocation(Supplier<? extends LockOperations> lockOperations, BooleanSupplier failOnLostLease,
+            BiFunction<LockedMethod, LockWaitTimeoutException, Object> skip) {
+        this.lockOperations = lockOperations;
+        this.failOnLostLease = failOnLostLease;
+        this.skip = skip;
+    }
+
+    Object invoke(MethodInvocation invocation, LockedMethod locked, LockRequest request) {
+        if (!(invocation instanceof ProxyMethodInvocation proxied)) {
+            throw new IllegalStateException("@QueueLocked on " + locked.description() + " needs a Spring AOP proxy"
+                    + " invocation to call the method after the lock is granted; got " + invocation.getClass());
+        }
+        Flux<Object> locked$ = Flux.defer(() -> {
+            AtomicBoolean granted = new AtomicBoolean();
+            return template().executeMany(request, lock -> {
+                granted.set(true);
+                return body(proxied, lock, locked);
+            }).onErrorResume(failure -> failure instanceof LockWaitTimeoutException && !granted.get()
+                    && locked.onWaitTimeout() == WaitTimeoutPolicy.SKIP, failure -> {
+                        skip.apply(locked, (LockWaitTimeoutException) failure);
+                        return Mono.empty();
+                    });
+        });
+        return locked.returns() == LockedMethod.Returns.FLUX ? locked$ : locked$.singleOrEmpty();
+    }
+
+    private ReactiveLockTemplate template() {
+        ReactiveLockTemplate created = template;
+        if (created == null) {
+            created = new ReactiveLockTemplate(lockOperations.get(), failOnLostLease.getAsBoolean());
+            template = created;
+        }
+        return created;
+    }
+
+    /** Calls the method with the lock in the thread's scope too (blocking nested calls made at assembly join). */
+    @SuppressWarnings("unchecked")
+    private Publisher<Object> body(ProxyMethodInvocation invocation, io.dynamolock.core.LockHandle lock,
+            LockedMethod locked) {
+        Object returned;
+        try {
+            MethodInvocation call = invocation.invocableClone();
+            returned = lockOperations.get().inScope(lock, held -> call.proceed());
+        }
+        catch (Throwable ex) {
+            return Mono.error(ex);
+        }
+        return returned == null ? Mono.empty() : (Publisher<Object>) returned;
+    }
+}

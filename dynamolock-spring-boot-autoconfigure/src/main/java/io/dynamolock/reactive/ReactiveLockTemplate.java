@@ -1,0 +1,112 @@
+package io.dynamolock.reactive;
+
+import io.dynamolock.core.LockHandle;
+import io.dynamolock.core.LockLostException;
+import io.dynamolock.core.LockOperations;
+import io.dynamolock.core.LockRequest;
+import io.dynamolock.core.LockScope;
+import java.util.Objects;
+import java.util.function.Function;
+import org.reactivestreams.Publisher;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * {@link ReactiveLockOperations} on a {@link LockOperations} (the {@code LockTemplate}), through its
+ * {@link LockOperations#acquireAsync(LockRequest, LockScope) acquireAsync}:
+ *
+ * <ol>
+ * <li>On subscription, the scope is read from the subscriber's {@code Context} and the lock asked for with it
+ *     (joined at once if the scope holds it). No thread waits: the future completes on a dynamolock thread.</li>
+ * <li>Cancelled while waiting: the future is cancelled, so the entry leaves the queue (a grant racing with the
+ *     cancel is released by the core).</li>
+ * <li>Granted: the body is subscribed on {@link Schedulers#parallel()} (not on dynamolock's threads) with
+ *     {@code scope.with(lock)} in its context.</li>
+ * <li>The body completes, errors or is cancelled: the lock is released on {@link Schedulers#boundedElastic()}, as
+ *     a release is a DynamoDB request and must not block an event loop. Completion is signalled after the
+ *     release; cancellation does not wait for it.</li>
+ * <li>The lease is lost while the body runs: with {@code failOnLostLease}, the body is cancelled and the result
+ *     fails with {@link LockLostException} at once (also when the loss is only noticed at completion);
+ *     otherwise a warning is logged and the body goes on.</li>
+ * </ol>
+ */
+public class ReactiveLockTemplate implements ReactiveLockOperations {
+
+    private static final Logger log = LoggerFactory.getLogger(ReactiveLockTemplate.class);
+
+    private final LockOperations locks;
+    private final boolean failOnLostLease;
+    private final Scheduler releases = Schedulers.boundedElastic();
+    private final Scheduler bodies = Schedulers.parallel();
+
+    /** A template that fails the body with {@link LockLostException} when the lease is lost. */
+    public ReactiveLockTemplate(LockOperations locks) {
+        this(locks, true);
+    }
+
+    /**
+     * @param locks           the operations to lock with (the application's {@code LockTemplate})
+     * @param failOnLostLease whether a lease lost while the body runs fails it ({@code true}), or is only logged
+     */
+    public ReactiveLockTemplate(LockOperations locks, boolean failOnLostLease) {
+        this.locks = Objects.requireNonNull(locks, "locks must not be null");
+        this.failOnLostLease = failOnLostLease;
+    }
+
+    @Override
+    public <T> Mono<T> execute(LockRequest request, Function<? super LockHandle, ? extends Publisher<T>> body) {
+        return executeMany(request, body).singleOrEmpty();
+    }
+
+    @Override
+    public <T> Flux<T> executeMany(LockRequest request, Function<? super LockHandle, ? extends Publisher<T>> body) {
+        Objects.requireNonNull(request, "request must not be null");
+        Objects.requireNonNull(body, "body must not be null");
+        return Flux.deferContextual(context -> {
+            LockScope scope = ReactiveLockOperations.scope(context);
+            Mono<LockHandle> acquire = Mono.fromFuture(() -> locks.acquireAsync(request, scope), false)
+                    .publishOn(bodies);
+            return Flux.usingWhen(acquire,
+                    lock -> guarded(lock, body).contextWrite(inner -> inner.put(LockScope.class, scope.with(lock))),
+                    this::releaseOnComplete,
+                    (lock, failure) -> release(lock),
+                    this::release);
+        });
+    }
+
+    private <T> Flux<T> guarded(LockHandle lock, Function<? super LockHandle, ? extends Publisher<T>> body) {
+        Flux<T> flux = Flux.defer(() -> {
+            Publisher<T> publisher = body.apply(lock);
+            return publisher == null ? Flux.empty() : Flux.from(publisher);
+        });
+        Mono<Void> lost = Mono.create(sink -> lock.onLost(ignored -> sink.success()));
+        if (failOnLostLease) {
+            return flux.takeUntilOther(lost.then(Mono.error(() -> lost(lock))));
+        }
+        lock.onLost(ignored -> log.warn("{} (dynamolock.on-lost-lease=log)", lost(lock).getMessage()));
+        return flux;
+    }
+
+    /** Releases, then fails the completion if the lease turned out lost meanwhile. */
+    private Mono<Void> releaseOnComplete(LockHandle lock) {
+        return Mono.defer(() -> {
+            boolean valid = lock.isValid();
+            Mono<Void> released = release(lock);
+            return valid || !failOnLostLease ? released : released.then(Mono.error(lost(lock)));
+        });
+    }
+
+    private Mono<Void> release(LockHandle lock) {
+        return Mono.<Void>fromRunnable(lock::release).subscribeOn(releases);
+    }
+
+    private static LockLostException lost(LockHandle lock) {
+        return new LockLostException("The lease of lock entity='" + lock.entity() + "' namespace='" + lock.namespace()
+                + "' (fencing token " + lock.fencingToken() + ") was lost while its reactive body ran: its work was not"
+                + " protected by the lock from then on");
+    }
+}

@@ -1,0 +1,304 @@
+package io.dynamolock.annotation;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.dynamolock.autoconfigure.DynamoDbLocalProperties;
+import io.dynamolock.autoconfigure.DynamoLockAutoConfiguration;
+import io.dynamolock.autoconfigure.DynamoLockReactiveAutoConfiguration;
+import io.dynamolock.core.LockHandle;
+import io.dynamolock.core.LockListener;
+import io.dynamolock.core.LockLostException;
+import io.dynamolock.core.LockTemplate;
+import io.dynamolock.core.LockWaitTimeoutException;
+import io.dynamolock.core.test.DynamoDbLocal;
+import io.dynamolock.reactive.ReactiveLockOperations;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.test.StepVerifier;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+
+/**
+ * {@code @QueueLocked} on {@code Mono} and {@code Flux}: held from the grant to the end of the publisher, released
+ * on completion, error and cancellation, a wait cancelled leaves no entry, and re-entry follows the Reactor
+ * {@code Context}.
+ */
+class ReactiveQueueLockedTests {
+
+    private static final DynamoDbLocal LOCAL = DynamoDbLocal.shared();
+
+    private static final String TABLE = LOCAL.newLockTable();
+
+    private static final Duration TIMEOUT = Duration.ofSeconds(20);
+
+    private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, DynamoLockAutoConfiguration.class,
+                    DynamoLockReactiveAutoConfiguration.class))
+            .withPropertyValues(DynamoDbLocalProperties.of(TABLE,
+                    "dynamolock.lease-duration=5s",
+                    "dynamolock.heartbeat-interval=100ms",
+                    "dynamolock.poll-interval.min=10ms",
+                    "dynamolock.poll-interval.max=50ms"))
+            .withBean(LostLeases.class)
+            .withBean(Inner.class)
+            .withBean(Locked.class);
+
+    @Test
+    void runsOneBodyAtATimeAndLosesNoUpdate() {
+        // 40 waiters renewing every 100 ms overload DynamoDB Local; the default ratio is enough here.
+        contextRunner.withPropertyValues("dynamolock.heartbeat-interval=2s").run(context -> {
+            Locked locked = context.getBean(Locked.class);
+            Flux.range(0, 40).flatMap(i -> locked.increment("count-1"), 8).then().block(TIMEOUT);
+            assertThat(locked.counter()).isEqualTo(40);
+            assertThat(locked.maxInside()).isEqualTo(1);
+        });
+    }
+
+    @Test
+    void holdsTheLockUntilTheLastElementOfAFlux() {
+        contextRunner.run(context -> {
+            Locked locked = context.getBean(Locked.class);
+            Sinks.Many<Integer> body = Sinks.many().unicast().onBackpressureBuffer();
+            StepVerifier.create(locked.many("flux-1", body.asFlux()))
+                    .then(() -> body.tryEmitNext(1))
+                    .expectNext(1)
+                    .then(() -> StepVerifier.create(locked.noWait("flux-1"))
+                            .expectError(LockWaitTimeoutException.class).verify(TIMEOUT))
+                    .then(body::tryEmitComplete)
+                    .expectComplete()
+                    .verify(TIMEOUT);
+            StepVerifier.create(locked.noWait("flux-1")).expectNext("ran").verifyComplete();
+        });
+    }
+
+    @Test
+    void cancellingTheWaitLeavesNoEntryAndTheNextCallerIsGrantedAtOnce() {
+        contextRunner.run(context -> {
+            Locked locked = context.getBean(Locked.class);
+            LockTemplate template = context.getBean(LockTemplate.class);
+            Sinks.One<String> first = Sinks.one();
+            CountDownLatch holding = new CountDownLatch(1);
+            Disposable holder = locked.hold("cancel-wait", first.asMono().doOnSubscribe(s -> holding.countDown()))
+                    .subscribe();
+            assertThat(holding.await(20, TimeUnit.SECONDS)).isTrue();
+            Disposable waiter = locked.hold("cancel-wait", Mono.just("second")).subscribe();
+            await().atMost(TIMEOUT).until(() -> template.queue("cancel-wait", null).entries().size() == 2);
+            waiter.dispose();
+            await().atMost(TIMEOUT).until(() -> template.queue("cancel-wait", null).entries().size() == 1);
+            first.tryEmitValue("first");
+            await().atMost(TIMEOUT).until(holder::isDisposed);
+            await().atMost(TIMEOUT).until(() -> template.queue("cancel-wait", null).entries().isEmpty());
+            StepVerifier.create(locked.noWait("cancel-wait")).expectNext("ran").verifyComplete();
+        });
+    }
+
+    @Test
+    void cancellingWhileHoldingReleases() {
+        contextRunner.run(context -> {
+            Locked locked = context.getBean(Locked.class);
+            LockTemplate template = context.getBean(LockTemplate.class);
+            Disposable holder = holdUntilDisposed(locked, "cancel-hold");
+            StepVerifier.create(locked.noWait("cancel-hold")).expectError(LockWaitTimeoutException.class)
+                    .verify(TIMEOUT);
+            holder.dispose();
+            await().atMost(TIMEOUT).until(() -> template.queue("cancel-hold", null).entries().isEmpty());
+            StepVerifier.create(locked.noWait("cancel-hold")).expectNext("ran").verifyComplete();
+        });
+    }
+
+    @Test
+    void releasesOnErrorAndPassesItOn() {
+        contextRunner.run(context -> {
+            Locked locked = context.getBean(Locked.class);
+            StepVerifier.create(locked.hold("error-1", Mono.error(new IllegalStateException("boom"))))
+                    .expectErrorMessage("boom").verify(TIMEOUT);
+            StepVerifier.create(locked.noWait("error-1")).expectNext("ran").verifyComplete();
+        });
+    }
+
+    @Test
+    void failsTheBodyWhenTheLeaseIsLost() {
+        contextRunner.run(context -> {
+            Locked locked = context.getBean(Locked.class);
+            DynamoDbClient dynamoDb = context.getBean(DynamoDbClient.class);
+            CountDownLatch holding = new CountDownLatch(1);
+            StepVerifier.create(locked.hold("lost-r1", Mono.<String>never().doOnSubscribe(s -> holding.countDown())))
+                    .then(() -> {
+                        await().atMost(TIMEOUT).until(() -> holding.getCount() == 0);
+                        purge(dynamoDb, "lost-r1");
+                    })
+                    .expectErrorSatisfies(ex -> assertThat(ex).isInstanceOf(LockLostException.class)
+                            .hasMessageContaining("entity='lost-r1'"))
+                    .verify(TIMEOUT);
+        });
+    }
+
+    @Test
+    void onlyLogsALostLeaseWhenConfiguredTo() {
+        contextRunner.withPropertyValues("dynamolock.on-lost-lease=log").run(context -> {
+            Locked locked = context.getBean(Locked.class);
+            DynamoDbClient dynamoDb = context.getBean(DynamoDbClient.class);
+            LostLeases lostLeases = context.getBean(LostLeases.class);
+            Sinks.One<String> body = Sinks.one();
+            CountDownLatch holding = new CountDownLatch(1);
+            StepVerifier.create(locked.hold("lost-r2", body.asMono().doOnSubscribe(s -> holding.countDown())))
+                    .then(() -> {
+                        await().atMost(TIMEOUT).until(() -> holding.getCount() == 0);
+                        purge(dynamoDb, "lost-r2");
+                        await().atMost(TIMEOUT).until(() -> lostLeases.lost.containsKey("lost-r2"));
+                        body.tryEmitValue("done");
+                    })
+                    .expectNext("done").verifyComplete();
+        });
+    }
+
+    @Test
+    void failsOrSkipsWhenTheWaitRunsOut() {
+        contextRunner.run(context -> {
+            Locked locked = context.getBean(Locked.class);
+            Disposable holder = holdUntilDisposed(locked, "busy-1");
+            StepVerifier.create(locked.shortWait("busy-1")).expectError(LockWaitTimeoutException.class)
+                    .verify(TIMEOUT);
+            AtomicBoolean ran = new AtomicBoolean();
+            StepVerifier.create(locked.skipWhenBusy("busy-1", ran)).verifyComplete();
+            assertThat(ran).isFalse();
+            holder.dispose();
+        });
+    }
+
+    @Test
+    void aNestedCallInTheBodysContextJoinsTheLock() {
+        contextRunner.run(context -> {
+            Locked locked = context.getBean(Locked.class);
+            // Inner.token waits 0: it succeeds only by joining the lock the outer call holds.
+            StepVerifier.create(locked.outerThenInner("nested-1"))
+                    .assertNext(tokens -> assertThat(tokens[1]).isEqualTo(tokens[0]))
+                    .verifyComplete();
+            StepVerifier.create(locked.noWait("nested-1")).expectNext("ran").verifyComplete();
+        });
+    }
+
+    @Test
+    void aCallFromAnotherSubscriberDoesNotJoin() {
+        contextRunner.run(context -> {
+            Locked locked = context.getBean(Locked.class);
+            Inner inner = context.getBean(Inner.class);
+            Disposable holder = holdUntilDisposed(locked, "nested-2");
+            StepVerifier.create(inner.token("nested-2")).expectError(LockWaitTimeoutException.class).verify(TIMEOUT);
+            holder.dispose();
+        });
+    }
+
+    /** Holds the lock on {@code id} from its grant until the returned subscription is disposed. */
+    private static Disposable holdUntilDisposed(Locked locked, String id) throws InterruptedException {
+        CountDownLatch holding = new CountDownLatch(1);
+        Disposable holder = locked.hold(id, Mono.<String>never().doOnSubscribe(s -> holding.countDown())).subscribe();
+        assertThat(holding.await(20, TimeUnit.SECONDS)).isTrue();
+        return holder;
+    }
+
+    private static void purge(DynamoDbClient dynamoDb, String id) {
+        dynamoDb.deleteItem(b -> b.tableName(TABLE).key(Map.of("pk", AttributeValue.fromS(id),
+                "sk", AttributeValue.fromS("default"))));
+    }
+
+    public static class LostLeases implements LockListener {
+
+        final Map<String, Boolean> lost = new ConcurrentHashMap<>();
+
+        @Override
+        public void onLost(LockHandle lock) {
+            lost.put(lock.entity(), true);
+        }
+    }
+
+    public static class Inner {
+
+        /** The fencing token of the lock it runs under; waits not at all. */
+        @QueueLocked(entity = "#id", maxWait = "0")
+        public Mono<Long> token(String id) {
+            return Mono.deferContextual(context ->
+                    Mono.just(ReactiveLockOperations.scope(context).locks().get(0).fencingToken()));
+        }
+    }
+
+    public static class Locked {
+
+        final AtomicInteger counter = new AtomicInteger();
+        final AtomicInteger inside = new AtomicInteger();
+        final AtomicInteger maxInside = new AtomicInteger();
+        private final Inner inner;
+
+        public Locked(Inner inner) {
+            this.inner = inner;
+        }
+
+        public int counter() {
+            return counter.get();
+        }
+
+        public int maxInside() {
+            return maxInside.get();
+        }
+
+        /** Reads, waits, writes: an update is lost if two run at once. */
+        @QueueLocked(entity = "#id")
+        public Mono<Integer> increment(String id) {
+            return Mono.fromCallable(() -> {
+                maxInside.accumulateAndGet(inside.incrementAndGet(), Math::max);
+                return counter.get();
+            }).delayElement(Duration.ofMillis(5)).map(n -> {
+                counter.set(n + 1);
+                inside.decrementAndGet();
+                return n + 1;
+            });
+        }
+
+        @QueueLocked(entity = "#id")
+        public Mono<String> hold(String id, Mono<String> body) {
+            return body;
+        }
+
+        @QueueLocked(entity = "#id")
+        public Flux<Integer> many(String id, Flux<Integer> body) {
+            return body;
+        }
+
+        @QueueLocked(entity = "#id", maxWait = "0")
+        public Mono<String> noWait(String id) {
+            return Mono.just("ran");
+        }
+
+        @QueueLocked(entity = "#id", maxWait = "200ms")
+        public Mono<String> shortWait(String id) {
+            return Mono.just("ran");
+        }
+
+        @QueueLocked(entity = "#id", maxWait = "200ms", onWaitTimeout = WaitTimeoutPolicy.SKIP)
+        public Mono<Void> skipWhenBusy(String id, AtomicBoolean ran) {
+            return Mono.fromRunnable(() -> ran.set(true));
+        }
+
+        @QueueLocked(entity = "#id")
+        public Mono<long[]> outerThenInner(String id) {
+            return Mono.deferContextual(context -> {
+                long outer = ReactiveLockOperations.scope(context).locks().get(0).fencingToken();
+                return inner.token(id).map(innerToken -> new long[] {outer, innerToken});
+            });
+        }
+    }
+}

@@ -1,0 +1,57 @@
+package io.dynamolock.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.mockito.Mockito.mock;
+
+import io.dynamolock.core.LockRequest;
+import io.dynamolock.core.test.DynamoDbLocal;
+import io.dynamolock.reactive.ReactiveLockOperations;
+import io.dynamolock.reactive.ReactiveLockTemplate;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import reactor.core.publisher.Mono;
+import reactor.test.StepVerifier;
+
+class DynamoLockReactiveAutoConfigurationTests {
+
+    private static final String TABLE = DynamoDbLocal.shared().newLockTable();
+
+    private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, DynamoLockAutoConfiguration.class,
+                    DynamoLockReactiveAutoConfiguration.class))
+            .withPropertyValues(DynamoDbLocalProperties.of(TABLE));
+
+    @Test
+    void configuresAReactiveLockTemplateOnTheLockTemplate() {
+        contextRunner.run(context -> {
+            assertThat(context).hasSingleBean(ReactiveLockTemplate.class);
+            ReactiveLockOperations locks = context.getBean(ReactiveLockOperations.class);
+            StepVerifier.create(locks.execute(LockRequest.builder("auto-reactive").build(),
+                    lock -> Mono.just(lock.entity()))).expectNext("auto-reactive").verifyComplete();
+        });
+    }
+
+    @Test
+    void backsOffWhenUserDefinesReactiveLockOperations() {
+        ReactiveLockOperations own = mock(ReactiveLockOperations.class);
+        contextRunner.withBean(ReactiveLockOperations.class, () -> own).run(context -> {
+            assertThat(context).doesNotHaveBean(ReactiveLockTemplate.class);
+            assertThat(context.getBean(ReactiveLockOperations.class)).isSameAs(own);
+        });
+    }
+
+    @Test
+    void backsOffWithoutReactorOnTheClassPath() {
+        contextRunner.withClassLoader(new FilteredClassLoader(Mono.class))
+                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(ReactiveLockOperations.class));
+    }
+
+    @Test
+    void backsOffWhenDisabled() {
+        contextRunner.withPropertyValues("dynamolock.enabled=false")
+                .run(context -> assertThat(context).doesNotHaveBean(ReactiveLockOperations.class));
+    }
+}
