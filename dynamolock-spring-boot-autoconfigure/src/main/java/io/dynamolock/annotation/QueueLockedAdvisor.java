@@ -1,6 +1,7 @@
 package io.dynamolock.annotation;
 
 import io.dynamolock.core.LockTemplate;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.aopalliance.aop.Advice;
 import org.springframework.aop.Pointcut;
@@ -9,7 +10,6 @@ import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.core.env.PropertyResolver;
-import org.springframework.util.function.SingletonSupplier;
 
 /**
  * Applies the {@link QueueLockedInterceptor} to methods annotated with {@link QueueLocked},
@@ -33,10 +33,26 @@ public class QueueLockedAdvisor extends AbstractPointcutAdvisor {
      */
     public QueueLockedAdvisor(Supplier<LockTemplate> lockTemplate, Supplier<LostLeasePolicy> lostLeasePolicy,
             PropertyResolver placeholders, BeanFactory beanFactory, int order, ApplicationEventPublisher events) {
-        Supplier<LockTemplate> template = SingletonSupplier.of(lockTemplate);
+        Supplier<LockTemplate> template = cachedWithoutLock(lockTemplate);
         this.methods = new QueueLockedMethods(placeholders, beanFactory, template);
         this.interceptor = new QueueLockedInterceptor(methods, template, lostLeasePolicy, events::publishEvent);
         setOrder(order);
+    }
+
+    /**
+     * Caches the first answer without a lock: a lock (SingletonSupplier's) parked Netty event loops that made the
+     * first reactive calls at once. Two lookups of the same singleton bean are harmless.
+     */
+    private static <T> Supplier<T> cachedWithoutLock(Supplier<T> lookup) {
+        AtomicReference<T> cached = new AtomicReference<>();
+        return () -> {
+            T value = cached.get();
+            if (value == null) {
+                cached.compareAndSet(null, lookup.get());
+                value = cached.get();
+            }
+            return value;
+        };
     }
 
     @Override

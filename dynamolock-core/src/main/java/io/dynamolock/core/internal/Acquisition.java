@@ -205,12 +205,31 @@ final class Acquisition {
         }
     }
 
-    /** Hands a fresh queue state to the waiter and wakes it. */
+    /**
+     * Hands a queue state to the waiter and wakes it. States of one lock reach us from several threads (releases,
+     * purges, heartbeats) in no particular order, so the mailbox keeps the one with the fewest entries ahead of
+     * us: entries ahead of a ticket only ever disappear, so that one is the newest, and a late, older state must
+     * not hide it (the waiter would then wait for a poll instead of taking the lock).
+     */
     void offer(QueueState state) {
         if (phase.get() == Phase.WAITING) {
-            offered.set(state);
+            offered.accumulateAndGet(state, (held, fresh) -> isNewer(fresh, held) ? fresh : held);
             wake();
         }
+    }
+
+    /**
+     * Whether {@code candidate} is at least as new as {@code known} for this entry: it holds the entry and no
+     * more entries ahead of it. A state without the entry predates our enqueue (or follows a purge of it).
+     */
+    boolean isNewer(QueueState candidate, QueueState known) {
+        return known == null || aheadOf(candidate) <= aheadOf(known);
+    }
+
+    private int aheadOf(QueueState state) {
+        // The ticket as the state says: a state may arrive while the enqueue's answer, which sets ours, is in flight.
+        QueueState.Entry self = state.entry(id);
+        return self == null ? Integer.MAX_VALUE : state.ahead(self.ticket()).size();
     }
 
     /** The latest state offered since the last call, or {@code null}. */

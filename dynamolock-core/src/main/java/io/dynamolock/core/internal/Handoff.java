@@ -15,7 +15,13 @@ final class Handoff {
     private final Map<LockKey, Set<Acquisition>> waiting = new ConcurrentHashMap<>();
 
     void register(Acquisition entry) {
-        waiting.computeIfAbsent(entry.key(), key -> ConcurrentHashMap.newKeySet()).add(entry);
+        // Added inside the map's atomic update: added after it, the entry could land in a set that a concurrent
+        // unregister has just dropped from the map as empty, and never hear of a release.
+        waiting.compute(entry.key(), (key, entries) -> {
+            Set<Acquisition> set = entries != null ? entries : ConcurrentHashMap.newKeySet();
+            set.add(entry);
+            return set;
+        });
     }
 
     void unregister(Acquisition entry) {

@@ -159,8 +159,9 @@ final class Waiter {
     private void takeNews() {
         QueueState offered = entry.takeOffered();
         if (offered != null) {
-            // Only a state that holds our entry counts: one handed over by another thread may predate our enqueue.
-            if (offered.entry(entry.id()) != null) {
+            // Only a state that holds our entry counts (one handed over by another thread may predate our enqueue),
+            // and only if no older than what we know: states of one lock arrive from several threads out of order.
+            if (offered.entry(entry.id()) != null && entry.isNewer(offered, state)) {
                 state = offered;
                 failure = null;
             }
