@@ -1,5 +1,9 @@
 package io.dynamolock.core;
 
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.function.Consumer;
 
 /**
@@ -9,10 +13,15 @@ import java.util.function.Consumer;
  * <p>While held, the lease is renewed in the background. If it is lost (the entry
  * was purged by others after it expired, or renewals kept failing until the lease
  * ran out), {@link #isValid()} turns false and the lost-lease callbacks run once.
+ *
+ * <p>A handle of a {@linkplain LockRequest#entities() request for several entities} holds one single lock per
+ * entity ({@link #parts()}), each with its own fencing token ({@link #fencingTokens()}); its
+ * {@link #fencingToken()} refuses, since no one token fences them all. It is valid while every part is, and lost
+ * when any part is lost.
  */
 public interface LockHandle extends AutoCloseable {
 
-    /** The locked entity (the item's partition key). */
+    /** The locked entity (the item's partition key); of a lock of several entities, the first of them. */
     String entity();
 
     /** The lock's namespace (the item's sort key). */
@@ -31,8 +40,28 @@ public interface LockHandle extends AutoCloseable {
      * The caller's ticket. Tickets of one lock strictly increase in grant order, also
      * across idle periods and TTL clean-up, so a resource guarded by this lock can
      * reject a write carrying a smaller token than one it has seen.
+     *
+     * @throws IllegalStateException for a lock of several entities: use {@link #fencingTokens()}
      */
     long fencingToken();
+
+    /** The fencing token of each entity this handle locks, in the order they were taken. */
+    default Map<String, Long> fencingTokens() {
+        Map<String, Long> tokens = new LinkedHashMap<>();
+        parts().forEach(part -> tokens.put(part.entity(), part.fencingToken()));
+        return Collections.unmodifiableMap(tokens);
+    }
+
+    /** The single locks this handle holds, in the order they were taken: just this one but for several entities. */
+    default List<LockHandle> parts() {
+        return List.of(this);
+    }
+
+    /**
+     * The mode of the entry held: the request's, or, for a request that joined a lock its scope holds, that
+     * lock's (a shared request that joins an exclusive hold holds it exclusively).
+     */
+    LockMode mode();
 
     /**
      * Whether the lease is still held: not released, not lost, and renewed recently

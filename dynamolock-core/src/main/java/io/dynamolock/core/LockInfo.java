@@ -12,6 +12,8 @@ import java.time.Instant;
  * @param ticket    the entry's ticket (its fencing token once held)
  * @param holding   {@code true} when held, {@code false} while waiting
  * @param since     when it was enqueued (waiting) or granted (holding)
+ * @param mode      the entry's mode
  */
-public record LockInfo(String entity, String namespace, String owner, String entryId, long ticket, boolean holding, Instant since) {
+public record LockInfo(String entity, String namespace, String owner, String entryId, long ticket, boolean holding,
+        Instant since, LockMode mode) {
 }

@@ -11,20 +11,22 @@ import java.time.Duration;
  * {@link #onReleased} or {@link #onLost}. For a blocking {@code acquire}, {@code tryAcquire} or
  * {@code execute} both are reported on the calling thread. For {@code acquireAsync}, {@code onAcquiring}
  * is reported on the calling thread and the outcome on the dynamolock thread that completes the future
- * (a cancelled one is reported as {@link #onFailed} with the {@code CancellationException}).
+ * (a cancelled one is reported as {@link #onFailed} with the {@code CancellationException}). The start and
+ * the outcome carry the same {@link LockAttempt}: pair them by it, not by thread. A request for several
+ * entities is reported as one acquisition per entity it queues for.
  */
 public interface LockListener {
 
     /** An acquisition begins, before its first request, on the thread that asked. */
-    default void onAcquiring(String entity, String namespace) {
+    default void onAcquiring(LockAttempt attempt) {
     }
 
     /** The lock was granted after waiting {@code waited} (re-entries are not reported). */
-    default void onAcquired(LockHandle lock, Duration waited) {
+    default void onAcquired(LockAttempt attempt, LockHandle lock, Duration waited) {
     }
 
     /** The caller gave up after {@code waited}, or could not get in at once with no wait. */
-    default void onNotAcquired(String entity, String namespace, Duration waited) {
+    default void onNotAcquired(LockAttempt attempt, Duration waited) {
     }
 
     /**
@@ -33,7 +35,7 @@ public interface LockListener {
      * full ({@link LockQueueFullException}), the template closed, or a request failed. Its entry has been
      * removed; {@code failure} is what the caller gets thrown.
      */
-    default void onFailed(String entity, String namespace, Duration waited, RuntimeException failure) {
+    default void onFailed(LockAttempt attempt, Duration waited, RuntimeException failure) {
     }
 
     /** The lock was released after being held for {@code held}. */

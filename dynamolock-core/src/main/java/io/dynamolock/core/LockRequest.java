@@ -2,16 +2,31 @@ package io.dynamolock.core;
 
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.List;
 import java.util.Objects;
 
 /**
- * What to lock and how long to wait: an entity, and optionally a namespace, a wait
- * and a lease. Unset options take the {@link LockTemplate}'s defaults. Immutable.
+ * What to lock and how long to wait: an entity (or several), and optionally a namespace, a wait, a lease, a
+ * {@linkplain LockMode mode} and a number of permits. Unset options take the {@link LockTemplate}'s defaults.
+ * Immutable.
  *
  * <pre>{@code
  * LockRequest.of("order-42");
  * LockRequest.builder("order-42").namespace("billing").wait(Duration.ofSeconds(5)).build();
+ * LockRequest.builder("price-list").mode(LockMode.SHARED).build();          // a reader of a read/write lock
+ * LockRequest.builder("partner-api").permits(5).build();                     // a semaphore: at most 5 at once
+ * LockRequest.builder(List.of("warehouse-7", "warehouse-3")).build();        // both, or neither
  * }</pre>
+ *
+ * <p><b>Several entities.</b> A request built from a list locks every entity in it (in its namespace, with its
+ * mode and permits), all or nothing: the single locks are taken one after another in one canonical order
+ * (sorted by entity; all share the namespace), so two requests for overlapping sets never wait for each other
+ * in a cycle, under one overall wait; if the wait runs out, the caller is interrupted or a step fails, what
+ * was taken is released. Duplicates are locked once. The handle reports every part
+ * ({@link LockHandle#parts()}, {@link LockHandle#fencingTokens()}); a lost lease of any part is a lost lease of
+ * the whole.
  */
 public final class LockRequest {
 
@@ -21,20 +36,24 @@ public final class LockRequest {
     /** Do not wait: fail at once if any live entry is ahead. */
     public static final Duration NO_WAIT = Duration.ZERO;
 
-    private final String entity;
+    private final List<String> entities;
     private final String namespace;
     private final Duration wait;
     private final Duration lease;
     private final boolean reentrant;
     private final boolean failClosed;
+    private final LockMode mode;
+    private final int permits;
 
     private LockRequest(Builder builder) {
-        this.entity = builder.entity;
+        this.entities = builder.entities;
         this.namespace = builder.namespace;
         this.wait = builder.wait;
         this.lease = builder.lease;
         this.reentrant = builder.reentrant;
         this.failClosed = builder.failClosed;
+        this.mode = builder.mode;
+        this.permits = builder.permits;
     }
 
     /** A request for {@code entity} with every other option from the template. */
@@ -42,12 +61,33 @@ public final class LockRequest {
         return builder(entity).build();
     }
 
+    /** A request for {@code entity}. */
     public static Builder builder(String entity) {
-        return new Builder(entity);
+        return new Builder(Collections.singletonList(entity));
     }
 
+    /**
+     * A request for every entity in {@code entities}, all or nothing (see the class comment). One entity, or the
+     * same one several times, makes an ordinary single lock.
+     *
+     * @throws LockOptionException if {@code entities} is empty or holds {@code null}
+     */
+    public static Builder builder(Collection<String> entities) {
+        if (entities == null || entities.isEmpty() || entities.stream().anyMatch(Objects::isNull)) {
+            throw new LockOptionException("entities", entities, "entities " + entities + " must hold at least one"
+                    + " entity and no null; pass the entities to lock, e.g. List.of(\"account-1\", \"account-2\")");
+        }
+        return new Builder(entities.stream().distinct().sorted().toList());
+    }
+
+    /** The entity; of a request for several, the first of {@link #entities()}. */
     public String entity() {
-        return entity;
+        return entities.get(0);
+    }
+
+    /** Every entity to lock, in the order they are taken: sorted, without duplicates (one for most requests). */
+    public List<String> entities() {
+        return entities;
     }
 
     /** The namespace, or {@code null} for the template's default. */
@@ -86,6 +126,20 @@ public final class LockRequest {
         return failClosed;
     }
 
+    /** The mode (default {@link LockMode#EXCLUSIVE}). */
+    public LockMode mode() {
+        return mode;
+    }
+
+    /**
+     * How many exclusive holders the lock admits at once (default 1; more makes a semaphore). The first
+     * request that queues on an idle lock fixes it on the lock's item; while anyone is queued, a request with
+     * another number is refused with a {@link LockOptionException} naming both.
+     */
+    public int permits() {
+        return permits;
+    }
+
     /** A copy of this request that does not wait. */
     public LockRequest withoutWait() {
         return new Builder(this).wait(NO_WAIT).build();
@@ -93,31 +147,39 @@ public final class LockRequest {
 
     @Override
     public String toString() {
-        return "LockRequest[entity=" + entity + ", namespace=" + namespace + ", wait=" + wait + ", lease=" + lease
-                + ", reentrant=" + reentrant + ", failClosed=" + failClosed + "]";
+        return "LockRequest[entit" + (entities.size() == 1 ? "y=" + entity() : "ies=" + entities) + ", namespace="
+                + namespace + ", wait=" + wait + ", lease=" + lease + ", reentrant=" + reentrant + ", failClosed="
+                + failClosed + ", mode=" + mode + ", permits=" + permits + "]";
     }
 
-    /** Builds a {@link LockRequest}; values are checked when the request is used. */
+    /**
+     * Builds a {@link LockRequest}. Mode and permits are checked when set or built; the other values when the
+     * request is used.
+     */
     public static final class Builder {
 
-        private final String entity;
+        private final List<String> entities;
         private String namespace;
         private Duration wait;
         private Duration lease;
         private boolean reentrant = true;
         private boolean failClosed;
+        private LockMode mode = LockMode.EXCLUSIVE;
+        private int permits = 1;
 
-        private Builder(String entity) {
-            this.entity = entity;
+        private Builder(List<String> entities) {
+            this.entities = entities;
         }
 
         private Builder(LockRequest request) {
-            this.entity = request.entity;
+            this.entities = request.entities;
             this.namespace = request.namespace;
             this.wait = request.wait;
             this.lease = request.lease;
             this.reentrant = request.reentrant;
             this.failClosed = request.failClosed;
+            this.mode = request.mode;
+            this.permits = request.permits;
         }
 
         /** Locks of different namespaces on one entity are independent. */
@@ -149,7 +211,34 @@ public final class LockRequest {
             return this;
         }
 
+        /** {@link LockMode#SHARED} for a reader of a read/write lock; {@link LockMode#EXCLUSIVE} by default. */
+        public Builder mode(LockMode mode) {
+            this.mode = Objects.requireNonNull(mode, "mode must not be null; use LockMode.EXCLUSIVE or SHARED");
+            return this;
+        }
+
+        /**
+         * How many holders the lock admits at once (see {@link LockRequest#permits()}); every request for the lock
+         * must say the same.
+         *
+         * @throws LockOptionException if {@code permits} is below 1
+         */
+        public Builder permits(int permits) {
+            if (permits < 1) {
+                throw new LockOptionException("permits", permits, "permits " + permits + " is below 1; use 1 for a"
+                        + " lock, or N > 1 for a semaphore that admits N holders at once");
+            }
+            this.permits = permits;
+            return this;
+        }
+
+        /** @throws LockOptionException if the mode is {@link LockMode#SHARED} with more than one permit */
         public LockRequest build() {
+            if (mode == LockMode.SHARED && permits > 1) {
+                throw new LockOptionException("permits", permits, "mode SHARED with permits " + permits + " mixes"
+                        + " two kinds of lock: shared entries already hold together without a limit. Use SHARED with"
+                        + " 1 permit (a read/write lock), or EXCLUSIVE with " + permits + " permits (a semaphore)");
+            }
             return new LockRequest(this);
         }
     }

@@ -4,15 +4,17 @@ import java.time.Instant;
 import java.util.List;
 
 /**
- * A lock's queue as stored in DynamoDB at one instant, in ticket order: the first
- * live entry holds the lock.
+ * A lock's queue as stored in DynamoDB at one instant, in ticket order. An exclusive entry holds the lock when
+ * fewer than {@code permits} live entries are ahead of it (none, for a plain lock); a shared one when every
+ * live entry ahead is shared.
  *
  * @param entity     the locked entity
  * @param namespace  the lock's namespace
  * @param nextTicket the ticket the next caller will get, or 0 when the lock has no item
+ * @param permits    the permits the item was set up with ({@link LockRequest#permits()}), 1 when it has none
  * @param entries    the queue, lowest ticket first
  */
-public record QueueSnapshot(String entity, String namespace, long nextTicket, List<Entry> entries) {
+public record QueueSnapshot(String entity, String namespace, long nextTicket, int permits, List<Entry> entries) {
 
     public QueueSnapshot {
         entries = List.copyOf(entries);
@@ -34,9 +36,10 @@ public record QueueSnapshot(String entity, String namespace, long nextTicket, Li
      * @param failClosed     whether the entry never expires by lease ({@link LockRequest#failClosed()})
      * @param lastRenewedAt  for a fail-closed entry, when its holder last renewed it (by its clock); {@code null}
      *                       for an ordinary entry, whose lease the item does not store
+     * @param mode           the entry's mode
      */
     public record Entry(String entryId, String owner, long ticket, Instant leaseExpiresAt, boolean failClosed,
-            Instant lastRenewedAt) {
+            Instant lastRenewedAt, LockMode mode) {
 
         /** Whether the entry's lease has ended at {@code now}: nothing renewed it for a whole lease. */
         public boolean isSilentAt(Instant now) {

@@ -64,6 +64,26 @@
  * <tr><td>R12 renewal capacity grows with what the JVM holds</td>
  *     <td>{@code slowRenewalsDoNotCostHealthyLocksTheirLease}, {@code hungRenewalsOfOtherLocksDoNotCostALeaseItsLife};
  *     10,000 locks in the benchmarks' renewal-capacity scenario</td></tr>
+ * <tr><td>read/write locks and semaphores on the same queue ({@link io.dynamolock.core.LockMode},
+ *     {@link io.dynamolock.core.LockRequest#permits()}): a shared entry holds when every entry ahead is shared, an
+ *     exclusive one when fewer than the item's permits are ahead; ticket order between them, so neither starves; the
+ *     rule is monotone, so the same-JVM handoff holds for it and a release hands over to every entry that may now
+ *     hold; a request for other permits than the queued ones is refused, an emptied queue's permits taken over</td>
+ *     <td>{@code internal.WaitLoopTests} (the rule, its monotonicity, what is purged), {@code LockPrimitivesContractTests}
+ *     ({@code neverAWriterWithAnyoneElseInsideWhileReadersShare}, {@code neverMoreThanItsPermitsInsideASemaphore},
+ *     {@code aStreamOfReadersCannotHoldBackAWaitingWriter},
+ *     {@code aWriterCannotHoldBackReadersQueuedBeforeTheNextWriterAndItsReleaseHandsOverToAllOfThem},
+ *     {@code aCrashedReaderStopsNoOtherReaderAndItsWriterTakesOverAfterTheLease},
+ *     {@code aRequestForOtherPermitsIsRefusedWhileTheQueueHoldsEntriesAndTakesOverAnEmptyOne})</td></tr>
+ * <tr><td>several entities at once: one canonical order, one overall wait, all or nothing, every fencing token; a
+ *     lost part is a lost whole</td>
+ *     <td>{@code LockPrimitivesContractTests} ({@code transfersBetweenRandomPairsOfAccountsKeepTheTotalWithoutDeadlockOrTimeOut},
+ *     {@code severalEntitiesAreAllOrNothingWhenTheWaitRunsOut},
+ *     {@code cancellingAnAsyncAcquisitionOfSeveralEntitiesReleasesWhatWasTaken}, {@code aLostPartIsALostWhole},
+ *     {@code aCrashedHolderOfSeveralEntitiesStopsNoOtherLockAndIsTakenOverAfterTheLease})</td></tr>
+ * <tr><td>re-entry across modes: a shared request joins an exclusive scope; an exclusive one in a shared scope fails
+ *     fast</td>
+ *     <td>{@code aSharedRequestJoinsAnExclusiveScopeAndAnExclusiveOneInASharedScopeFailsFast}</td></tr>
  * <tr><td>start-up: concurrent bootstraps of one table all succeed; eventually consistent global tables refused</td>
  *     <td>{@code TableBootstrapTests.instancesBootstrappingTheSameTableAtOnceAllStart},
  *     {@code refusesAGlobalTableWithEventuallyConsistentReplicas}, {@code acceptsAGlobalTableWithStrongMultiRegionConsistency}</td></tr>

@@ -125,7 +125,7 @@ class AsyncAcquireContractTests {
         // The listener runs after the grant and before the future completes: cancel exactly there.
         LockTemplate locks = fixture.template(b -> b.listener(new LockListener() {
             @Override
-            public void onAcquired(LockHandle lock, Duration waited) {
+            public void onAcquired(LockAttempt attempt, LockHandle lock, Duration waited) {
                 CompletableFuture<LockHandle> future = waiter.get();
                 if (future != null && future.cancel(true)) {
                     raced.countDown();

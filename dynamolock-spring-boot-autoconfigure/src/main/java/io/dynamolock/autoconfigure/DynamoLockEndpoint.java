@@ -58,7 +58,7 @@ public class DynamoLockEndpoint {
         QueueSnapshot queue = lockTemplate.queue(entity, namespace);
         Instant now = Instant.now();
         return new QueueDescriptor(lockTemplate.tableName(), queue.entity(), queue.namespace(), queue.nextTicket(),
-                queue.entries().stream().map(entry -> EntryDescriptor.of(entry, now)).toList());
+                queue.permits(), queue.entries().stream().map(entry -> EntryDescriptor.of(entry, now)).toList());
     }
 
     @DeleteOperation
@@ -120,9 +120,10 @@ public class DynamoLockEndpoint {
      * @param entity     the entity
      * @param namespace  the namespace
      * @param nextTicket the next ticket, or 0 when the lock has no item
+     * @param permits    how many exclusive entries hold at once: 1, or N for a semaphore
      * @param entries    the queue entries
      */
-    public record QueueDescriptor(String table, String entity, String namespace, long nextTicket,
+    public record QueueDescriptor(String table, String entity, String namespace, long nextTicket, int permits,
             List<EntryDescriptor> entries) implements OperationResponseBody {
     }
 
@@ -133,17 +134,19 @@ public class DynamoLockEndpoint {
      * @param owner          the owner name of the instance that made it
      * @param ticket         its ticket: what a break names
      * @param mode           {@code fail-closed} (kept until released or broken) or {@code fail-open}
+     * @param lockMode       {@code exclusive} or {@code shared} (a reader of a read/write lock)
      * @param status         {@code alive} (renewed within its lease) or {@code silent} (not renewed for a whole
      *                       lease: its process is dead, stopped or cut off)
      * @param leaseExpiresAt when its lease ends unless renewed
      * @param lastRenewedAt  for a fail-closed entry, its last renewal: silent since then; else {@code null}
      */
-    public record EntryDescriptor(String entryId, String owner, long ticket, String mode, String status,
-            Instant leaseExpiresAt, @Nullable Instant lastRenewedAt) {
+    public record EntryDescriptor(String entryId, String owner, long ticket, String mode, String lockMode,
+            String status, Instant leaseExpiresAt, @Nullable Instant lastRenewedAt) {
 
         static EntryDescriptor of(QueueSnapshot.Entry entry, Instant now) {
             return new EntryDescriptor(entry.entryId(), entry.owner(), entry.ticket(),
-                    entry.failClosed() ? "fail-closed" : "fail-open", entry.isSilentAt(now) ? "silent" : "alive",
+                    entry.failClosed() ? "fail-closed" : "fail-open", LockMetricsListener.tag(entry.mode()),
+                    entry.isSilentAt(now) ? "silent" : "alive",
                     entry.leaseExpiresAt(), entry.lastRenewedAt());
         }
     }

@@ -1,16 +1,18 @@
 package io.dynamolock.autoconfigure;
 
 import io.dynamolock.core.BrokenLock;
+import io.dynamolock.core.LockAttempt;
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockListener;
+import io.dynamolock.core.LockMode;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 
 /**
- * Records this instance's lock events in Micrometer. Tags name the namespace, never the
- * entity (entities are unbounded).
+ * Records this instance's lock events in Micrometer. Tags name the namespace and the {@code mode}
+ * ({@code exclusive}, which semaphores are too, or {@code shared}), never the entity (entities are unbounded).
  * <ul>
  * <li>{@code dynamolock.acquire} (timer): time spent waiting for a lock; {@code outcome} is
  * {@code acquired}, {@code timeout} (also a failed no-wait attempt), {@code lost} (the lease ran out
@@ -32,18 +34,18 @@ public class LockMetricsListener implements LockListener {
     }
 
     @Override
-    public void onAcquired(LockHandle lock, Duration waited) {
-        acquireTimer(lock.namespace(), LockOutcomes.ACQUIRED).record(waited);
+    public void onAcquired(LockAttempt attempt, LockHandle lock, Duration waited) {
+        acquireTimer(attempt, LockOutcomes.ACQUIRED).record(waited);
     }
 
     @Override
-    public void onNotAcquired(String entity, String namespace, Duration waited) {
-        acquireTimer(namespace, LockOutcomes.TIMEOUT).record(waited);
+    public void onNotAcquired(LockAttempt attempt, Duration waited) {
+        acquireTimer(attempt, LockOutcomes.TIMEOUT).record(waited);
     }
 
     @Override
-    public void onFailed(String entity, String namespace, Duration waited, RuntimeException failure) {
-        acquireTimer(namespace, LockOutcomes.of(failure)).record(waited);
+    public void onFailed(LockAttempt attempt, Duration waited, RuntimeException failure) {
+        acquireTimer(attempt, LockOutcomes.of(failure)).record(waited);
     }
 
     @Override
@@ -51,6 +53,7 @@ public class LockMetricsListener implements LockListener {
         Timer.builder("dynamolock.held")
                 .description("How long locks were held")
                 .tag("namespace", lock.namespace())
+                .tag("mode", tag(lock.mode()))
                 .register(registry)
                 .record(held);
     }
@@ -60,6 +63,7 @@ public class LockMetricsListener implements LockListener {
         Counter.builder("dynamolock.lost")
                 .description("Leases lost while held")
                 .tag("namespace", lock.namespace())
+                .tag("mode", tag(lock.mode()))
                 .register(registry)
                 .increment();
     }
@@ -82,10 +86,16 @@ public class LockMetricsListener implements LockListener {
                 .register(registry);
     }
 
-    private Timer acquireTimer(String namespace, String outcome) {
+    /** The {@code mode} tag of metrics and observations: {@code exclusive} or {@code shared}. */
+    static String tag(LockMode mode) {
+        return mode == LockMode.SHARED ? "shared" : "exclusive";
+    }
+
+    private Timer acquireTimer(LockAttempt attempt, String outcome) {
         return Timer.builder("dynamolock.acquire")
                 .description("Time spent waiting for a lock")
-                .tag("namespace", namespace)
+                .tag("namespace", attempt.namespace())
+                .tag("mode", tag(attempt.mode()))
                 .tag("outcome", outcome)
                 .register(registry);
     }

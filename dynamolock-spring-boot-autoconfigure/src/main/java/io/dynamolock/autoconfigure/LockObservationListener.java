@@ -1,5 +1,6 @@
 package io.dynamolock.autoconfigure;
 
+import io.dynamolock.core.LockAttempt;
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockListener;
 import io.micrometer.observation.Observation;
@@ -19,14 +20,14 @@ import java.util.concurrent.ConcurrentHashMap;
  * <li>{@code dynamolock.hold}: from the grant to the release ({@code outcome=released}) or the loss of the lease
  * ({@code outcome=lost}), with the fencing token as a high-cardinality value.</li>
  * </ul>
- * The core reports an acquisition's start and outcome on the acquiring thread, which ties them together here.
+ * {@code mode} is {@code exclusive} or {@code shared}. An acquisition's start and outcome are paired by the
+ * {@link LockAttempt} both carry, not by thread: an {@code acquireAsync} starts on the caller's thread and ends
+ * on a dynamolock thread.
  */
 public class LockObservationListener implements LockListener {
 
-    static final String MODE = "exclusive";
-
     private final ObservationRegistry registry;
-    private final ThreadLocal<Observation> acquiring = new ThreadLocal<>();
+    private final Map<LockAttempt, Observation> acquiring = new ConcurrentHashMap<>();
     private final Map<LockHandle, Observation> holding = new ConcurrentHashMap<>();
 
     public LockObservationListener(ObservationRegistry registry) {
@@ -34,35 +35,35 @@ public class LockObservationListener implements LockListener {
     }
 
     @Override
-    public void onAcquiring(String entity, String namespace) {
-        acquiring.set(Observation.createNotStarted("dynamolock.acquire", registry)
-                .contextualName("lock " + namespace)
-                .lowCardinalityKeyValue("namespace", namespace)
-                .lowCardinalityKeyValue("mode", MODE)
-                .highCardinalityKeyValue("entity", entity)
+    public void onAcquiring(LockAttempt attempt) {
+        acquiring.put(attempt, Observation.createNotStarted("dynamolock.acquire", registry)
+                .contextualName("lock " + attempt.namespace())
+                .lowCardinalityKeyValue("namespace", attempt.namespace())
+                .lowCardinalityKeyValue("mode", LockMetricsListener.tag(attempt.mode()))
+                .highCardinalityKeyValue("entity", attempt.entity())
                 .start());
     }
 
     @Override
-    public void onAcquired(LockHandle lock, Duration waited) {
-        stopAcquiring(LockOutcomes.ACQUIRED, null);
+    public void onAcquired(LockAttempt attempt, LockHandle lock, Duration waited) {
+        stopAcquiring(attempt, LockOutcomes.ACQUIRED, null);
         holding.put(lock, Observation.createNotStarted("dynamolock.hold", registry)
                 .contextualName("hold " + lock.namespace())
                 .lowCardinalityKeyValue("namespace", lock.namespace())
-                .lowCardinalityKeyValue("mode", MODE)
+                .lowCardinalityKeyValue("mode", LockMetricsListener.tag(lock.mode()))
                 .highCardinalityKeyValue("entity", lock.entity())
                 .highCardinalityKeyValue("fencing.token", Long.toString(lock.fencingToken()))
                 .start());
     }
 
     @Override
-    public void onNotAcquired(String entity, String namespace, Duration waited) {
-        stopAcquiring(LockOutcomes.TIMEOUT, null);
+    public void onNotAcquired(LockAttempt attempt, Duration waited) {
+        stopAcquiring(attempt, LockOutcomes.TIMEOUT, null);
     }
 
     @Override
-    public void onFailed(String entity, String namespace, Duration waited, RuntimeException failure) {
-        stopAcquiring(LockOutcomes.of(failure), failure);
+    public void onFailed(LockAttempt attempt, Duration waited, RuntimeException failure) {
+        stopAcquiring(attempt, LockOutcomes.of(failure), failure);
     }
 
     @Override
@@ -75,9 +76,8 @@ public class LockObservationListener implements LockListener {
         stopHolding(lock, "lost");
     }
 
-    private void stopAcquiring(String outcome, RuntimeException failure) {
-        Observation observation = acquiring.get();
-        acquiring.remove();
+    private void stopAcquiring(LockAttempt attempt, String outcome, RuntimeException failure) {
+        Observation observation = acquiring.remove(attempt);
         if (observation != null) {
             if (failure != null) {
                 observation.error(failure);

@@ -105,8 +105,8 @@ public class ReactiveLockTemplate implements ReactiveLockOperations {
     }
 
     private static LockLostException lost(LockHandle lock) {
-        return new LockLostException("The lease of lock entity='" + lock.entity() + "' namespace='" + lock.namespace()
-                + "' (fencing token " + lock.fencingToken() + ") was lost while its reactive body ran: its work was not"
+        return new LockLostException("The lease of the lock of " + lock.fencingTokens() + " (entity=fencing token) in"
+                + " namespace '" + lock.namespace() + "' was lost while its reactive body ran: its work was not"
                 + " protected by the lock from then on");
     }
 }

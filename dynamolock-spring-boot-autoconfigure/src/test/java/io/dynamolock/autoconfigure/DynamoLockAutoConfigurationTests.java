@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.dynamolock.annotation.QueueLocked;
 import io.dynamolock.annotation.QueueLockedAdvisor;
 import io.dynamolock.annotation.QueueLockedMethodValidator;
+import io.dynamolock.core.LockAttempt;
 import io.dynamolock.core.LockOptionException;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -14,6 +15,8 @@ import org.springframework.mock.env.MockEnvironment;
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockInterruptedException;
 import io.dynamolock.core.LockListener;
+import io.dynamolock.core.LockInfo;
+import io.dynamolock.core.LockMode;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTableException;
 import io.dynamolock.core.LockTemplate;
@@ -174,7 +177,7 @@ class DynamoLockAutoConfigurationTests {
         List<String> events = new java.util.concurrent.CopyOnWriteArrayList<>();
         LockListener listener = new LockListener() {
             @Override
-            public void onAcquired(LockHandle lock, Duration waited) {
+            public void onAcquired(LockAttempt attempt, LockHandle lock, Duration waited) {
                 events.add("acquired " + lock.entity());
             }
         };
@@ -300,13 +303,15 @@ class DynamoLockAutoConfigurationTests {
             context.getBean(LockGauges.class).bindTo(registry);
             LockTemplate locks = context.getBean(LockTemplate.class);
             try (LockHandle lock = locks.acquire("metered", Duration.ZERO)) {
-                assertThat(registry.get("dynamolock.locks").tag("state", "holding").gauge().value()).isEqualTo(1);
-                assertThat(registry.get("dynamolock.locks").tag("state", "waiting").gauge().value()).isZero();
+                assertThat(registry.get("dynamolock.locks").tag("state", "holding").tag("mode", "exclusive").gauge()
+                        .value()).isEqualTo(1);
+                assertThat(registry.get("dynamolock.locks").tag("state", "waiting").tag("mode", "exclusive").gauge()
+                        .value()).isZero();
                 // Another acquisition of the same thread that may not join queues behind it and gives up.
                 assertThat(locks.tryAcquire(LockRequest.builder("metered").reentrant(false).build())).isEmpty();
             }
             assertThat(registry.get("dynamolock.acquire").tag("outcome", "acquired").tag("namespace", "default")
-                    .timer().count()).isEqualTo(1);
+                    .tag("mode", "exclusive").timer().count()).isEqualTo(1);
             assertThat(registry.get("dynamolock.acquire").tag("outcome", "timeout").timer().count()).isEqualTo(1);
             Thread.currentThread().interrupt();
             try {
@@ -319,7 +324,16 @@ class DynamoLockAutoConfigurationTests {
             assertThat(registry.get("dynamolock.acquire").tag("outcome", "interrupted").timer().count())
                     .as("failures other than time-outs are tagged too").isEqualTo(1);
             assertThat(registry.get("dynamolock.held").timer().count()).isEqualTo(1);
-            assertThat(registry.get("dynamolock.locks").tag("state", "holding").gauge().value()).isZero();
+            assertThat(registry.get("dynamolock.locks").tag("state", "holding").tag("mode", "exclusive").gauge()
+                    .value()).isZero();
+            locks.execute(LockRequest.builder("metered-read").mode(LockMode.SHARED).build(), lock -> {
+                assertThat(registry.get("dynamolock.locks").tag("state", "holding").tag("mode", "shared").gauge()
+                        .value()).isEqualTo(1);
+                return null;
+            });
+            assertThat(registry.get("dynamolock.acquire").tag("outcome", "acquired").tag("mode", "shared").timer()
+                    .count()).isEqualTo(1);
+            assertThat(registry.get("dynamolock.held").tag("mode", "shared").timer().count()).isEqualTo(1);
         });
     }
 
@@ -382,9 +396,19 @@ class DynamoLockAutoConfigurationTests {
                 assertThat(queue.entries()).singleElement().satisfies(entry -> {
                     assertThat(entry.ticket()).isEqualTo(lock.fencingToken());
                     assertThat(entry.mode()).isEqualTo("fail-open");
+                    assertThat(entry.lockMode()).isEqualTo("exclusive");
                     assertThat(entry.status()).isEqualTo("alive");
                 });
+                assertThat(queue.permits()).isEqualTo(1);
                 assertThat(endpoint.queue("shown").entries()).isEmpty();
+            }
+            try (LockHandle readers = locks.acquire(LockRequest.builder("shown-read").mode(LockMode.SHARED).build());
+                    LockHandle semaphore = locks.acquire(LockRequest.builder("shown-api").permits(5).build())) {
+                assertThat(endpoint.locks().locks()).extracting(LockInfo::mode)
+                        .containsExactlyInAnyOrder(LockMode.SHARED, LockMode.EXCLUSIVE);
+                assertThat(endpoint.queue("shown-read").entries()).singleElement()
+                        .satisfies(entry -> assertThat(entry.lockMode()).isEqualTo("shared"));
+                assertThat(endpoint.queue("shown-api").permits()).isEqualTo(5);
             }
         });
     }

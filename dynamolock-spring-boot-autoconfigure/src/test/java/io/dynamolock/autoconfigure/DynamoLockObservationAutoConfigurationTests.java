@@ -5,14 +5,21 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockInterruptedException;
+import io.dynamolock.core.LockMode;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTemplate;
+import io.dynamolock.core.LockWaitTimeoutException;
 import io.dynamolock.core.test.DynamoDbLocal;
 import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationHandler;
 import io.micrometer.observation.ObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistryAssert;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
@@ -56,6 +63,38 @@ class DynamoLockObservationAutoConfigurationTests {
                             .doesNotHaveLowCardinalityKeyValueWithKey("entity"));
             TestObservationRegistryAssert.assertThat(registry).hasObservationWithNameEqualTo("dynamolock.hold").that()
                     .hasBeenStopped();
+        });
+    }
+
+    @Test
+    void stopsTheObservationOfAnAsynchronousAcquisitionWithItsOutcomeOnWhateverThreadItEnds() {
+        contextRunner.withBean(TestObservationRegistry.class, TestObservationRegistry::create).run(context -> {
+            List<String> stopped = new CopyOnWriteArrayList<>();
+            context.getBean(TestObservationRegistry.class).observationConfig().observationHandler(
+                    new ObservationHandler<>() {
+                        @Override
+                        public boolean supportsContext(Observation.Context observed) {
+                            return true;
+                        }
+
+                        @Override
+                        public void onStop(Observation.Context observed) {
+                            stopped.add(observed.getName() + " " + observed.getLowCardinalityKeyValue("mode").getValue()
+                                    + " " + observed.getLowCardinalityKeyValue("outcome").getValue());
+                        }
+                    });
+            LockTemplate locks = context.getBean(LockTemplate.class);
+            // Both outcomes are reported on a dynamolock thread, not on this one, which started both.
+            LockHandle reader = locks.acquireAsync(LockRequest.builder("async-observed").mode(LockMode.SHARED)
+                    .build()).get(30, TimeUnit.SECONDS);
+            CompletableFuture<LockHandle> writer = locks.acquireAsync(LockRequest.builder("async-observed")
+                    .wait(Duration.ofMillis(200)).build());
+            assertThatThrownBy(() -> writer.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(LockWaitTimeoutException.class);
+            reader.release();
+
+            assertThat(stopped).as("every observation stopped, each with its own mode and outcome")
+                    .containsExactlyInAnyOrder("dynamolock.acquire shared acquired",
+                            "dynamolock.acquire exclusive timeout", "dynamolock.hold shared released");
         });
     }
 

@@ -1,5 +1,7 @@
 package io.dynamolock.core.internal;
 
+import io.dynamolock.core.LockAttempt;
+import io.dynamolock.core.LockMode;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -27,6 +29,7 @@ final class Acquisition {
     private final String owner;
     private final Duration lease;
     private final boolean failClosed;
+    private final LockAttempt attempt;
     private final Thread acquiredBy;
     private final Executor callbacks;
     private volatile Runnable waker = () -> { };
@@ -43,15 +46,19 @@ final class Acquisition {
     /**
      * @param owner     the template's owner name: a label for people, not part of the entry's identity
      * @param failClosed whether others must never treat the entry as expired
+     * @param mode      the entry's mode
+     * @param permits   the permits the request asks the lock for
      * @param acquiredBy the thread that waits for the grant in a blocking {@code acquire()}, {@code null} for an
      *                  asynchronous one, which no thread waits for
      * @param callbacks where lost-lease callbacks run, so that a slow one delays no other lease
      */
-    Acquisition(LockKey key, String owner, Duration lease, boolean failClosed, Thread acquiredBy, Executor callbacks) {
+    Acquisition(LockKey key, String owner, Duration lease, boolean failClosed, LockMode mode, int permits,
+            Thread acquiredBy, Executor callbacks) {
         this.key = key;
         this.owner = owner;
         this.lease = lease;
         this.failClosed = failClosed;
+        this.attempt = new LockAttempt(id, key.entity(), key.namespace(), mode, permits);
         this.acquiredBy = acquiredBy;
         this.callbacks = callbacks;
     }
@@ -76,6 +83,24 @@ final class Acquisition {
     /** Fail-closed: changes what others do (never purge it), not what this JVM believes of its lease. */
     boolean failClosed() {
         return failClosed;
+    }
+
+    /** The acquisition as listeners hear of it, from {@code onAcquiring} to its outcome. */
+    LockAttempt attempt() {
+        return attempt;
+    }
+
+    LockMode mode() {
+        return attempt.mode();
+    }
+
+    int permits() {
+        return attempt.permits();
+    }
+
+    /** What the enqueue writes. */
+    QueueTable.NewEntry newEntry() {
+        return new QueueTable.NewEntry(id, owner, lease, failClosed, mode() == LockMode.SHARED, permits());
     }
 
     long ticket() {
@@ -256,6 +281,6 @@ final class Acquisition {
     @Override
     public String toString() {
         return key + " id=" + id + " owner=" + owner + " ticket=" + ticket + (failClosed ? " fail-closed " : " ")
-                + phase.get();
+                + mode() + (permits() > 1 ? " permits=" + permits() + " " : " ") + phase.get();
     }
 }

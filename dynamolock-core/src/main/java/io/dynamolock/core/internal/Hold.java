@@ -1,6 +1,7 @@
 package io.dynamolock.core.internal;
 
 import io.dynamolock.core.LockHandle;
+import io.dynamolock.core.LockMode;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
@@ -48,6 +49,11 @@ final class Hold implements LockHandle {
     @Override
     public long fencingToken() {
         return entry.ticket();
+    }
+
+    @Override
+    public LockMode mode() {
+        return entry.mode();
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.dynamolock.core.internal;
 
 import io.dynamolock.core.BrokenLock;
 import io.dynamolock.core.DynamoLockException;
+import io.dynamolock.core.LockAttempt;
 import io.dynamolock.core.LockCallback;
 import io.dynamolock.core.LockEntryNotFoundException;
 import io.dynamolock.core.LockHandle;
@@ -9,6 +10,8 @@ import io.dynamolock.core.LockInfo;
 import io.dynamolock.core.LockInterruptedException;
 import io.dynamolock.core.LockListener;
 import io.dynamolock.core.LockLostException;
+import io.dynamolock.core.LockMode;
+import io.dynamolock.core.LockOptionException;
 import io.dynamolock.core.LockQueueFullException;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockScope;
@@ -48,6 +51,7 @@ public final class LockEngine {
     final WaitLoop waitLoop;
     private final Leases leases;
     private final LockScopes scopes = new LockScopes();
+    private final MultiAcquire multi = new MultiAcquire(this);
     private final Set<Acquisition> live = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
@@ -80,6 +84,14 @@ public final class LockEngine {
     public CompletableFuture<LockHandle> acquireAsync(LockRequest request, LockScope scope) {
         Objects.requireNonNull(scope, "scope must not be null; use LockScope.empty()");
         Duration wait = waitOf(request);
+        if (request != null && request.entities().size() > 1) {
+            return multi.acquireAsync(request, wait, scope);
+        }
+        return acquireAsync(request, wait, scope);
+    }
+
+    /** One lock, asynchronously, waiting up to {@code wait}. */
+    CompletableFuture<LockHandle> acquireAsync(LockRequest request, Duration wait, LockScope scope) {
         LockKey key = keyOf(request);
         LockHandle joined;
         try {
@@ -107,13 +119,21 @@ public final class LockEngine {
 
     /** Runs {@code callback} with {@code lock} in the calling thread's scope, so nested requests join it. */
     public <T, E extends Throwable> T inScope(LockHandle lock, LockCallback<T, E> callback) throws E {
-        if (!(lock instanceof Hold hold) || hold.engine() != this) {
+        if (!lock.parts().stream().allMatch(part -> part instanceof Hold hold && hold.engine() == this)) {
             throw new IllegalArgumentException("Not a handle of this LockTemplate: " + lock);
         }
         return scopes.run(lock, callback);
     }
 
     private LockHandle acquire(LockRequest request, Duration wait) {
+        if (request != null && request.entities().size() > 1) {
+            return multi.acquire(request, wait, scopes.current());
+        }
+        return acquireOne(request, wait);
+    }
+
+    /** One lock, waiting on the calling thread up to {@code wait}; joins what the thread's scope holds. */
+    LockHandle acquireOne(LockRequest request, Duration wait) {
         LockKey key = keyOf(request);
         LockHandle joined = join(request, key, scopes.current());
         if (joined != null) {
@@ -187,11 +207,12 @@ public final class LockEngine {
     /** Tells the listeners how the acquisition ended, on the calling thread, and returns the lock or throws. */
     private LockHandle report(Waiter waiter, Waiter.Outcome outcome) {
         LockKey key = waiter.entry().key();
+        LockAttempt attempt = waiter.entry().attempt();
         if (outcome.granted() != null) {
             return granted(outcome.granted(), outcome.waited());
         }
         if (outcome.gaveUp() != null) {
-            notify(listener -> listener.onNotAcquired(key.entity(), key.namespace(), outcome.waited()));
+            notify(listener -> listener.onNotAcquired(attempt, outcome.waited()));
             WaitLoop.GaveUp gaveUp = outcome.gaveUp();
             LockWaitTimeoutException timeout = new LockWaitTimeoutException(key.entity(), key.namespace(),
                     outcome.waited(), gaveUp.position(), gaveUp.ownersAhead(),
@@ -201,7 +222,7 @@ public final class LockEngine {
             }
             throw timeout;
         }
-        notify(listener -> listener.onFailed(key.entity(), key.namespace(), outcome.waited(), outcome.failure()));
+        notify(listener -> listener.onFailed(attempt, outcome.waited(), outcome.failure()));
         throw outcome.failure();
     }
 
@@ -209,7 +230,7 @@ public final class LockEngine {
         return live.stream()
                 .filter(Acquisition::isLive)
                 .map(e -> new LockInfo(e.key().entity(), e.key().namespace(), e.owner(), e.id(), e.ticket(),
-                        e.phase() == Acquisition.Phase.HELD, e.since()))
+                        e.phase() == Acquisition.Phase.HELD, e.since(), e.mode()))
                 .toList();
     }
 
@@ -259,7 +280,7 @@ public final class LockEngine {
         handoff.wakeAll();
     }
 
-    private LockKey keyOf(LockRequest request) {
+    LockKey keyOf(LockRequest request) {
         if (request == null) {
             throw new IllegalArgumentException("request must not be null");
         }
@@ -279,6 +300,18 @@ public final class LockEngine {
         if (held == null) {
             return null;
         }
+        if (request.mode() == LockMode.EXCLUSIVE && held.mode() == LockMode.SHARED) {
+            // Joining would let a writer in beside other readers; queueing would wait behind our own hold for ever.
+            throw new LockOptionException("mode", request.mode(), "This EXCLUSIVE request for " + key + " was made"
+                    + " inside a scope that holds the lock SHARED: it cannot join a shared hold, and queued it would"
+                    + " wait behind that hold for ever. Take the lock EXCLUSIVE in the outer scope (a SHARED request"
+                    + " inside it joins), or make this request SHARED");
+        }
+        if (request.permits() != held.permits()) {
+            throw new LockOptionException("permits", request.permits(), "This request for " + key + " asks for"
+                    + " permits " + request.permits() + " inside a scope that holds the lock with permits "
+                    + held.permits() + "; every request for one lock must ask for the same permits");
+        }
         if (held.join()) {
             return new Hold(held, this);
         }
@@ -292,8 +325,10 @@ public final class LockEngine {
     /** The innermost entry of {@code key} that {@code scope} holds through this engine, or {@code null}. */
     private Acquisition find(LockScope scope, LockKey key) {
         for (LockHandle lock : scope.locks()) {
-            if (lock instanceof Hold hold && hold.engine() == this && hold.entry().key().equals(key)) {
-                return hold.entry();
+            for (LockHandle part : lock.parts()) {
+                if (part instanceof Hold hold && hold.engine() == this && hold.entry().key().equals(key)) {
+                    return hold.entry();
+                }
             }
         }
         return null;
@@ -310,9 +345,9 @@ public final class LockEngine {
         LockSettings.requireLease(lease, "lease");
         LockSettings.requireLeaseLongerThanHeartbeat(lease, settings.heartbeatInterval());
         long start = System.nanoTime();
-        Acquisition entry = new Acquisition(key, settings.ownerName(), lease, request.failClosed(), acquiredBy,
-                leases.callbacks());
-        notify(listener -> listener.onAcquiring(key.entity(), key.namespace()));
+        Acquisition entry = new Acquisition(key, settings.ownerName(), lease, request.failClosed(), request.mode(),
+                request.permits(), acquiredBy, leases.callbacks());
+        notify(listener -> listener.onAcquiring(entry.attempt()));
         return new Waiter(this, entry, start, Waits.deadline(start, wait));
     }
 
@@ -330,7 +365,7 @@ public final class LockEngine {
                     + "; raise it, or lock more finely");
         }
         leases.start(entry);
-        if (mayWait && !state.ahead(entry.ticket()).isEmpty()) {
+        if (mayWait && !state.holds(state.entry(entry.id()))) {
             String hint = selfWaitHint(entry.key(), entry.acquiredBy());
             if (hint != null) {
                 log.warn("Waiting for {} behind this thread's own hold. {}", entry.key(), hint);
@@ -366,8 +401,8 @@ public final class LockEngine {
      * answer counts as maybe applied: the SDK may have retried after an earlier attempt landed and lost its answer.
      */
     static boolean mayHaveLanded(RuntimeException ex) {
-        if (ex instanceof LockTableException) {
-            return false;
+        if (ex instanceof LockTableException || ex instanceof LockOptionException) {
+            return false; // refused before anything was written (a missing table, permits of another number)
         }
         if (ex instanceof LockQueueFullException && ex.getCause() instanceof AwsServiceException) {
             return false;
@@ -388,7 +423,7 @@ public final class LockEngine {
                 log.warn("Lease lost: {} ({})", lost, lost.lostReason());
                 notify(listener -> listener.onLost(hold));
             });
-            notify(listener -> listener.onAcquired(hold, waited));
+            notify(listener -> listener.onAcquired(entry.attempt(), hold, waited));
         }
         catch (Error ex) {
             leave(entry); // an Error escaped a listener: the caller gets no handle, so nobody could release it

@@ -1,5 +1,6 @@
 package io.dynamolock.core.internal;
 
+import io.dynamolock.core.LockMode;
 import io.dynamolock.core.QueueSnapshot;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -9,9 +10,24 @@ import java.util.Map;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
 /**
- * One lock item as DynamoDB returned it: the ticket counter, the item's TTL and the
+ * One lock item as DynamoDB returned it: the ticket counter, the item's TTL, its permits and the
  * queue, sorted by ticket. Every protocol request returns the whole item, so every
  * response is an exact picture of the queue at the instant of that write.
+ *
+ * <h2>The grant rule ({@link #blockers})</h2>
+ * An entry holds the lock when the entries ahead of it (lower tickets) allow it:
+ * <ul>
+ * <li>exclusive, on an item of N permits (1 for a plain lock): fewer than N entries ahead;</li>
+ * <li>shared (only on an item of 1 permit): every entry ahead is shared.</li>
+ * </ul>
+ * Expired entries ahead count until they are purged; a waiter purges them only when that lets it hold.
+ * Every rule is <b>monotone</b>: it holds for a set of entries ahead, then for every subset of it ("fewer than
+ * N" of fewer entries; "all shared" of fewer entries). Entries ahead of a ticket only ever disappear (a later
+ * enqueue takes a higher ticket), so once a linearizable state (the answer of a write) says an entry may hold,
+ * every later state says so too. That is why a waiter may act on a state that a same-JVM release handed it
+ * ({@link Handoff}), why its mailbox may keep the state with the fewest entries ahead as the newest, and why a
+ * grant is never taken back by an entry that appears later. Queue order stays ticket order: a writer behind
+ * readers waits for them, readers behind a waiting writer wait for it, so neither starves.
  */
 final class QueueState {
 
@@ -20,6 +36,11 @@ final class QueueState {
     static final String EXPIRY_PREFIX = "e#";
     static final String OWNER_PREFIX = "o#";
     static final String FAIL_CLOSED_PREFIX = "k#";
+    /** Only on a shared entry; an entry without it is exclusive (as every entry of items older than modes). */
+    static final String MODE_PREFIX = "m#";
+    static final String SHARED = "S";
+    /** The permits of the item, set by the first enqueue; absent on items older than permits: 1. */
+    static final String PERMITS = "permits";
     /** How many fail-closed entries the item holds: what a request's condition can test, unlike a prefix. */
     static final String FAIL_CLOSED_COUNT = "fc";
 
@@ -27,9 +48,19 @@ final class QueueState {
      * A queue entry: {@code id} names one acquisition, {@code owner} is the label of its template for people,
      * {@code expiresAtMillis} is the writer's wall clock at its last renewal plus its lease. A fail-closed entry
      * stores its lease too ({@code failClosedLeaseMillis}, 0 for an ordinary entry), so a reader can tell when it
-     * was last renewed.
+     * was last renewed. {@code shared} is its mode.
      */
-    record Entry(String id, String owner, long ticket, long expiresAtMillis, long failClosedLeaseMillis) {
+    record Entry(String id, String owner, long ticket, long expiresAtMillis, long failClosedLeaseMillis,
+            boolean shared) {
+
+        /** An exclusive entry. */
+        Entry(String id, String owner, long ticket, long expiresAtMillis, long failClosedLeaseMillis) {
+            this(id, owner, ticket, expiresAtMillis, failClosedLeaseMillis, false);
+        }
+
+        LockMode mode() {
+            return shared ? LockMode.SHARED : LockMode.EXCLUSIVE;
+        }
 
         boolean failClosed() {
             return failClosedLeaseMillis > 0;
@@ -44,15 +75,33 @@ final class QueueState {
         }
     }
 
+    /**
+     * The entries ahead of an entry that keep it from holding, and how many of them must leave before it holds:
+     * 0 when it holds. For a semaphore that is fewer than all of them; any of them may leave.
+     */
+    record Blockers(List<Entry> entries, int mustLeave) {
+
+        boolean hold() {
+            return mustLeave <= 0;
+        }
+    }
+
     static final QueueState ABSENT = new QueueState(0, 0, List.of());
 
     private final long nextTicket;
     private final long ttlEpochSeconds;
+    private final int storedPermits;
     private final List<Entry> entries;
 
     QueueState(long nextTicket, long ttlEpochSeconds, List<Entry> entries) {
+        this(nextTicket, ttlEpochSeconds, 0, entries);
+    }
+
+    /** @param storedPermits the item's permits, 0 if it has none */
+    QueueState(long nextTicket, long ttlEpochSeconds, int storedPermits, List<Entry> entries) {
         this.nextTicket = nextTicket;
         this.ttlEpochSeconds = ttlEpochSeconds;
+        this.storedPermits = storedPermits;
         this.entries = entries.stream().sorted(Comparator.comparingLong(Entry::ticket)).toList();
     }
 
@@ -66,11 +115,13 @@ final class QueueState {
                 String id = name.substring(TICKET_PREFIX.length());
                 AttributeValue expiry = item.get(EXPIRY_PREFIX + id);
                 AttributeValue owner = item.get(OWNER_PREFIX + id);
+                AttributeValue mode = item.get(MODE_PREFIX + id);
                 entries.add(new Entry(id, owner == null ? id : owner.s(), Long.parseLong(value.n()), number(expiry),
-                        number(item.get(FAIL_CLOSED_PREFIX + id))));
+                        number(item.get(FAIL_CLOSED_PREFIX + id)), mode != null && SHARED.equals(mode.s())));
             }
         });
-        return new QueueState(number(item.get(NEXT)), number(item.get(QueueTable.TTL_ATTRIBUTE)), entries);
+        return new QueueState(number(item.get(NEXT)), number(item.get(QueueTable.TTL_ATTRIBUTE)),
+                (int) number(item.get(PERMITS)), entries);
     }
 
     private static long number(AttributeValue value) {
@@ -88,6 +139,31 @@ final class QueueState {
 
     List<Entry> entries() {
         return entries;
+    }
+
+    /** The permits the item holds the lock for: 1 unless its first enqueue asked for more. */
+    int permits() {
+        return storedPermits == 0 ? 1 : storedPermits;
+    }
+
+    /** Whether an enqueue asking for {@code permits} fits the item: it has none yet, or the same. */
+    boolean admits(int permits) {
+        return storedPermits == 0 || storedPermits == permits;
+    }
+
+    /** The grant rule (see the class comment): what keeps {@code self} from holding. */
+    Blockers blockers(Entry self) {
+        List<Entry> ahead = ahead(self.ticket());
+        if (self.shared()) {
+            List<Entry> exclusive = ahead.stream().filter(entry -> !entry.shared()).toList();
+            return new Blockers(exclusive, exclusive.size());
+        }
+        return new Blockers(ahead, ahead.size() - (permits() - 1));
+    }
+
+    /** Whether {@code self} holds the lock in this state. */
+    boolean holds(Entry self) {
+        return blockers(self).hold();
     }
 
     Entry entry(String id) {
@@ -125,7 +201,7 @@ final class QueueState {
     }
 
     QueueSnapshot toSnapshot(String entity, String namespace) {
-        return new QueueSnapshot(entity, namespace, nextTicket, entries.stream()
+        return new QueueSnapshot(entity, namespace, nextTicket, permits(), entries.stream()
                 .map(QueueState::toSnapshotEntry)
                 .toList());
     }
@@ -133,11 +209,12 @@ final class QueueState {
     static QueueSnapshot.Entry toSnapshotEntry(Entry e) {
         Instant leaseEnd = Instant.ofEpochMilli(e.expiresAtMillis());
         return new QueueSnapshot.Entry(e.id(), e.owner(), e.ticket(), leaseEnd, e.failClosed(),
-                e.failClosed() ? leaseEnd.minusMillis(e.failClosedLeaseMillis()) : null);
+                e.failClosed() ? leaseEnd.minusMillis(e.failClosedLeaseMillis()) : null, e.mode());
     }
 
     @Override
     public String toString() {
-        return "QueueState[next=" + nextTicket + ", ttl=" + ttlEpochSeconds + ", entries=" + entries + "]";
+        return "QueueState[next=" + nextTicket + ", ttl=" + ttlEpochSeconds + ", permits=" + storedPermits
+                + ", entries=" + entries + "]";
     }
 }

@@ -1,5 +1,6 @@
 package io.dynamolock.core.internal;
 
+import io.dynamolock.core.LockOptionException;
 import io.dynamolock.core.LockQueueFullException;
 import io.dynamolock.core.ProtocolStep;
 import io.dynamolock.core.LockTableException;
@@ -34,6 +35,10 @@ import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
  * o#&lt;id&gt;     S  its owner: the template's label, for people only
  * k#&lt;id&gt;     N  only on a fail-closed entry: its lease in ms. Such an entry never expires: it is never
  *               purged, and while one is in the item its TTL is {@link #NEVER_TTL_SECONDS}
+ * m#&lt;id&gt;     S  only on a shared entry: "S". An entry without it is exclusive
+ * permits    N  how many exclusive entries hold at once (1, or N for a semaphore): set by every enqueue, on
+ *               condition that it is absent or equal, so the first enqueue of an idle lock fixes it (see
+ *               {@link QueueState} for the grant rule)
  * fc         N  how many fail-closed entries the item holds (conditions cannot test a prefix)
  * expiresAt  N  TTL, epoch seconds, at least {@link #MIN_TTL_MARGIN} past every entry's expiry; no write
  *               lowers it as a side effect (see below)
@@ -46,7 +51,12 @@ import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
  * e#i = :exp, o#i = :owner, expiresAt = :ttl} if {@code attribute_not_exists(t#i)} and the TTL would not
  * fall by more than the margins allow ({@code expiresAt <= :ttl + 5 min}); if only the TTL's condition failed
  * (a fail-closed entry or a longer lease holds it higher), the same write without the TTL. A fail-closed
- * entry also sets {@code k#i = :lease, expiresAt = never} and adds one to {@code fc}. Every operand reads the
+ * entry also sets {@code k#i = :lease, expiresAt = never} and adds one to {@code fc}; a shared one
+ * {@code m#i = S}. Every enqueue sets {@code permits = :n} on condition {@code attribute_not_exists(permits) OR
+ * permits = :n}. If only that failed and the queue it returned is empty, its permits are a leftover of the
+ * lock's last users (a release does not remove them, and need not): the enqueue is sent again on condition
+ * {@code next = :seen} instead, i.e. nobody enqueued since the empty queue was seen, and takes the permits
+ * over; if the queue holds entries, the caller is refused with the two numbers. Every operand reads the
  * item before the update, so the caller's ticket and its place in the queue are taken in one step: there is
  * no window in which a lower ticket can appear after a higher one was granted. {@code :floor} comes from the
  * clock (epoch ms &times; 1000), so a counter that TTL removed restarts above every ticket it gave. A retried
@@ -56,12 +66,13 @@ import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
  * <li><b>Renew</b> (heartbeat): {@code SET e#i = :exp, expiresAt = :ttl} if {@code attribute_exists(t#i)},
  * with the same TTL rule as the enqueue (a fail-closed entry sets "never" again). A failed
  * {@code attribute_exists} means the entry was purged: the lease is lost.</li>
- * <li><b>Remove</b> (release, or giving up a wait): {@code REMOVE t#i, e#i, o#i, k#i} if
+ * <li><b>Remove</b> (release, or giving up a wait): {@code REMOVE t#i, e#i, o#i, k#i, m#i} if
  * {@code attribute_exists(t#i)}; a failed condition means the entry was gone already. A fail-closed entry's
  * removal also subtracts one from {@code fc}; the last one's ({@code fc = 1}) sets {@code expiresAt} back to
  * an hour from now in the same request, so the item can expire again (R9 then raises it if a remaining
  * entry needs more). A release is one request either way.</li>
- * <li><b>Purge</b>: {@code REMOVE t#x, e#x, o#x, ...} for expired entries ahead of the caller, if each
+ * <li><b>Purge</b>: {@code REMOVE t#x, e#x, o#x, m#x, ...} for expired entries ahead of the caller that keep
+ * it from holding, when removing them lets it hold, if each
  * {@code e#x} still equals the value the caller saw expire and the caller's own entry exists. An entry
  * renewed in the meantime is never purged, nor is a fail-closed one.</li>
  * <li><b>Raise TTL</b>: {@code SET expiresAt = :ttl} if {@code expiresAt < :ttl}, when the item a write
@@ -129,28 +140,65 @@ final class QueueTable {
         this.backgroundTimeout = backgroundTimeout;
     }
 
-    /** Request 1: takes a ticket and joins the queue; a fail-closed entry is marked in the same request. */
-    QueueState enqueue(LockKey key, String id, String owner, long nowMillis, Duration lease, boolean failClosed) {
-        long expiresAt = nowMillis + lease.toMillis();
+    /** What an enqueue writes: the entry and its options. */
+    record NewEntry(String id, String owner, Duration lease, boolean failClosed, boolean shared, int permits) {
+    }
+
+    /**
+     * Request 1: takes a ticket and joins the queue; a fail-closed or shared entry is marked in the same request,
+     * and the item's permits are set or checked.
+     *
+     * @throws LockOptionException if the queue holds entries of another number of permits
+     */
+    QueueState enqueue(LockKey key, NewEntry entry, long nowMillis) {
+        String permitsFit = "(attribute_not_exists(#p) OR #p = :permits)";
+        Map<String, AttributeValue> seen = Map.of();
+        for (int attempt = 1; ; attempt++) {
+            QueueState state = enqueue(key, entry, nowMillis, permitsFit, seen);
+            if (state.entry(entry.id()) != null || state.admits(entry.permits())) {
+                return keepTtl(key, state, nowMillis);
+            }
+            if (!state.entries().isEmpty() || attempt == 3) {
+                throw new LockOptionException("permits", entry.permits(), "The lock of entity='"
+                        + key.entity() + "' namespace='" + key.namespace() + "' in table '" + tableName + "' admits "
+                        + state.permits() + " holder(s) at once, and its queue holds " + state.entries().size()
+                        + " entries; this request asks for permits " + entry.permits() + ". Every request for one"
+                        + " lock must ask for the same permits: fix the one that differs");
+            }
+            // The permits of an empty queue are a leftover: take them over unless someone enqueued meanwhile.
+            permitsFit = "#next = :seenNext";
+            seen = Map.of(":seenNext", number(state.nextTicket()));
+        }
+    }
+
+    private QueueState enqueue(LockKey key, NewEntry entry, long nowMillis, String permitsFit,
+            Map<String, AttributeValue> extraValues) {
+        String id = entry.id();
+        long expiresAt = nowMillis + entry.lease().toMillis();
         Map<String, String> names = new HashMap<>(Map.of("#next", QueueState.NEXT, "#t", ticket(id),
-                "#e", expiry(id), "#o", owner(id)));
+                "#e", expiry(id), "#o", owner(id), "#p", QueueState.PERMITS));
         Map<String, AttributeValue> values = new HashMap<>(Map.of(":floor", number(nowMillis * TICKETS_PER_MILLI),
-                ":one", ONE, ":exp", number(expiresAt), ":owner", AttributeValue.fromS(owner)));
+                ":one", ONE, ":exp", number(expiresAt), ":owner", AttributeValue.fromS(entry.owner()),
+                ":permits", number(entry.permits())));
+        values.putAll(extraValues);
         String set = "SET #next = if_not_exists(#next, :floor) + :one, #t = if_not_exists(#next, :floor),"
-                + " #e = :exp, #o = :owner";
-        QueueState state;
-        if (failClosed) {
+                + " #e = :exp, #o = :owner, #p = :permits";
+        if (entry.shared()) {
+            names.put("#m", mode(id));
+            values.put(":shared", AttributeValue.fromS(QueueState.SHARED));
+            set += ", #m = :shared";
+        }
+        String condition = "attribute_not_exists(#t) AND " + permitsFit;
+        if (entry.failClosed()) {
             names.putAll(Map.of("#k", failClosed(id), "#ttl", TTL_ATTRIBUTE, "#fc", QueueState.FAIL_CLOSED_COUNT));
-            values.putAll(Map.of(":lease", number(lease.toMillis()), ":never", number(NEVER_TTL_SECONDS)));
-            state = update(key, ProtocolStep.ENQUEUE, request(set + ", #k = :lease, #ttl = :never ADD #fc :one",
-                    "attribute_not_exists(#t)", names, values));
+            values.putAll(Map.of(":lease", number(entry.lease().toMillis()), ":never", number(NEVER_TTL_SECONDS)));
+            return update(key, ProtocolStep.ENQUEUE, request(set + ", #k = :lease, #ttl = :never ADD #fc :one",
+                    condition, names, values));
         }
-        else {
-            // A retried enqueue whose first attempt landed finds its entry: the request's own condition failed.
-            state = writeNeverLoweringTtl(key, ProtocolStep.ENQUEUE, set, "attribute_not_exists(#t)", names, values,
-                    ttlFor(expiresAt), seen -> seen.entry(id) == null);
-        }
-        return keepTtl(key, state, nowMillis);
+        // A retried enqueue whose first attempt landed finds its entry: the request's own condition failed. So
+        // does one refused for its permits.
+        return writeNeverLoweringTtl(key, ProtocolStep.ENQUEUE, set, condition, names, values, ttlFor(expiresAt),
+                seen -> seen.entry(id) == null && seen.admits(entry.permits()));
     }
 
     /** Request 2: the item as it is now. */
@@ -255,8 +303,8 @@ final class QueueTable {
     private Written removeEntry(LockKey key, String id, ProtocolStep step, String condition,
             Map<String, AttributeValue> values, boolean failClosed, long nowMillis) {
         Map<String, String> names = new HashMap<>(Map.of("#t", ticket(id), "#e", expiry(id), "#o", owner(id),
-                "#k", failClosed(id)));
-        String remove = "REMOVE #t, #e, #o, #k";
+                "#k", failClosed(id), "#m", mode(id)));
+        String remove = "REMOVE #t, #e, #o, #k, #m";
         if (!failClosed) {
             return write(key, step, request(remove, "attribute_exists(#t)" + condition, names, values));
         }
@@ -294,8 +342,10 @@ final class QueueTable {
             names.put("#t" + i, ticket(entry.id()));
             names.put("#e" + i, expiry(entry.id()));
             names.put("#o" + i, owner(entry.id()));
+            names.put("#m" + i, mode(entry.id()));
             values.put(":e" + i, number(entry.expiresAtMillis()));
-            remove.append(i == 0 ? "" : ", ").append("#t").append(i).append(", #e").append(i).append(", #o").append(i);
+            remove.append(i == 0 ? "" : ", ").append("#t").append(i).append(", #e").append(i).append(", #o").append(i)
+                    .append(", #m").append(i);
             condition.append(" AND #e").append(i).append(" = :e").append(i);
         }
         return update(key, ProtocolStep.PURGE, UpdateItemRequest.builder()
@@ -437,6 +487,10 @@ final class QueueTable {
 
     static String owner(String id) {
         return QueueState.OWNER_PREFIX + id;
+    }
+
+    static String mode(String id) {
+        return QueueState.MODE_PREFIX + id;
     }
 
     static String failClosed(String id) {

@@ -9,10 +9,12 @@ import java.util.List;
  * heartbeat, a poll's answer, the timer); nothing here sends a request or waits.
  *
  * <ol>
- * <li>Look at the latest queue state: if no entry is ahead of ours, we hold the lock.</li>
- * <li>If entries are ahead but every one has expired by our clock, purge them (each only if not
- * renewed since) and look again at the state the purge returns. A fail-closed entry never expires: behind
- * one, we only wait. After a failed request we do not purge, we wait a whole poll interval.</li>
+ * <li>Look at the latest queue state: if the entries ahead of ours allow it ({@link QueueState#blockers}, the
+ * grant rule of exclusive, shared and semaphore entries), we hold the lock.</li>
+ * <li>If enough of the entries that keep us out have expired by our clock that purging them lets us hold,
+ * purge them (each only if not renewed since) and look again at the state the purge returns; never
+ * otherwise, so nothing is purged that would not change our answer. A fail-closed entry never expires: it
+ * only ever counts as live. After a failed request we do not purge, we wait a whole poll interval.</li>
  * <li>Otherwise give up if the deadline has passed, else wait: until a same-JVM release or a heartbeat
  * hands us a fresh state, or until the next poll. The poll interval grows with our position (the minimum
  * times the number of entries ahead, capped at the maximum), so one waiter never polls more often than the
@@ -35,11 +37,11 @@ final class WaitLoop {
     record Removed() implements Next {
     }
 
-    /** Nothing live is ahead: we hold the lock. */
+    /** The entries ahead allow it: we hold the lock. */
     record Grant() implements Next {
     }
 
-    /** Everything ahead has expired: remove it. */
+    /** Enough of what keeps us out has expired that removing it lets us hold: remove it. */
     record Purge(List<QueueState.Entry> stale) implements Next {
     }
 
@@ -70,23 +72,27 @@ final class WaitLoop {
         if (self == null) {
             return new Removed();
         }
-        List<QueueState.Entry> ahead = state.ahead(self.ticket());
-        if (ahead.isEmpty()) {
+        QueueState.Blockers blockers = state.blockers(self);
+        if (blockers.hold()) {
             return new Grant();
         }
-        if (failure == null && ahead.stream().allMatch(e -> e.isExpiredAt(nowMillis))) {
-            return new Purge(ahead);
+        List<QueueState.Entry> expired = blockers.entries().stream().filter(e -> e.isExpiredAt(nowMillis)).toList();
+        if (failure == null && expired.size() >= blockers.mustLeave()) {
+            return new Purge(expired);
         }
         if (nowNanos - deadlineNanos >= 0) {
+            List<QueueState.Entry> ahead = state.ahead(self.ticket());
             return new GiveUp(new GaveUp(ahead.size(), ahead.stream().map(QueueState.Entry::owner).toList(), failure));
         }
-        long delay = pollDelay(ahead.size()).toNanos();
-        if (failure == null && ahead.stream().noneMatch(QueueState.Entry::failClosed)) {
-            // Look again as soon as everything ahead would have expired: a dead holder is taken over one
-            // lease after its last heartbeat. After a failed request, wait a whole poll before the next.
-            // A fail-closed entry ahead never expires: poll behind it at the usual pace.
-            long lastExpiry = ahead.stream().mapToLong(QueueState.Entry::expiresAtMillis).max().orElse(nowMillis);
-            delay = Math.min(delay, Duration.ofMillis(Math.max(1, lastExpiry - nowMillis + 1)).toNanos());
+        long delay = pollDelay(blockers.mustLeave()).toNanos();
+        // Look again as soon as enough of what keeps us out would have expired: a dead holder is taken over one
+        // lease after its last heartbeat. After a failed request, wait a whole poll before the next. A
+        // fail-closed entry never expires: if too few others can, poll at the usual pace.
+        long[] expiries = blockers.entries().stream().filter(e -> !e.failClosed())
+                .mapToLong(QueueState.Entry::expiresAtMillis).sorted().toArray();
+        if (failure == null && expiries.length >= blockers.mustLeave()) {
+            long enoughExpired = expiries[blockers.mustLeave() - 1];
+            delay = Math.min(delay, Duration.ofMillis(Math.max(1, enoughExpired - nowMillis + 1)).toNanos());
         }
         return new Wait(delay);
     }

@@ -142,8 +142,7 @@ final class Waiter {
         engine.handoff.register(entry);
         long sentAt = System.nanoTime();
         entry.enqueued(0, sentAt);
-        QueueState answer = engine.table.enqueue(entry.key(), entry.id(), entry.owner(),
-                engine.settings.clock().millis(), entry.lease(), entry.failClosed());
+        QueueState answer = engine.table.enqueue(entry.key(), entry.newEntry(), engine.settings.clock().millis());
         QueueState.Entry self = answer.entry(entry.id());
         if (self == null) {
             throw new DynamoLockException("Enqueue of " + entry + " returned an item without the entry: " + answer);

@@ -2,6 +2,7 @@ package io.dynamolock.core.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.dynamolock.core.LockMode;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -12,7 +13,7 @@ class AcquisitionTests {
 
     private final AtomicInteger wakeUps = new AtomicInteger();
     private final Acquisition entry = new Acquisition(new LockKey("e", "default"), "pod", Duration.ofSeconds(60), false,
-            null, Runnable::run);
+            LockMode.EXCLUSIVE, 1, null, Runnable::run);
 
     @Test
     void aLateOlderStateNeverHidesANewerOne() {

@@ -70,6 +70,104 @@ class WaitLoopTests {
                 .isInstanceOf(WaitLoop.Wait.class);
     }
 
+    @Test
+    void aSharedEntryHoldsWhenEveryEntryAheadIsSharedAndAnExclusiveOneWhenNoneIs() {
+        QueueState.Entry reader1 = shared("r1", 1, NOW_MILLIS + 60_000);
+        QueueState.Entry reader2 = shared("r2", 2, NOW_MILLIS + 60_000);
+        QueueState.Entry writer = entry("w", 3, NOW_MILLIS + 60_000);
+        assertThat(decide(queue(reader1, reader2, shared("me", 9, NOW_MILLIS + 60_000)), null))
+                .as("readers only ahead").isInstanceOf(WaitLoop.Grant.class);
+        assertThat(decide(queue(reader1, reader2, entry("me", 9, NOW_MILLIS + 60_000)), null))
+                .as("a writer behind readers waits for them").isInstanceOf(WaitLoop.Wait.class);
+        assertThat(decide(queue(reader1, writer, shared("me", 9, NOW_MILLIS + 60_000)), null))
+                .as("a reader behind a waiting writer waits for it: no writer starves").isInstanceOf(WaitLoop.Wait.class);
+        assertThat(decide(queue(reader1, shared("me", 2, NOW_MILLIS + 60_000), writer), null))
+                .as("a reader ahead of a waiting writer holds: queue order is ticket order").isInstanceOf(WaitLoop.Grant.class);
+    }
+
+    @Test
+    void aSemaphoreEntryHoldsWhenFewerThanItsPermitsAreAhead() {
+        List<QueueState.Entry> ahead = List.of(entry("a", 1, NOW_MILLIS + 60_000), entry("b", 2, NOW_MILLIS + 60_000));
+        assertThat(decide(semaphore(3, ahead, entry("me", 9, NOW_MILLIS + 60_000)), null))
+                .as("2 ahead, 3 permits").isInstanceOf(WaitLoop.Grant.class);
+        assertThat(decide(semaphore(2, ahead, entry("me", 9, NOW_MILLIS + 60_000)), null))
+                .as("2 ahead, 2 permits").isInstanceOf(WaitLoop.Wait.class);
+    }
+
+    @Test
+    void theRuleIsMonotoneSoAStateThatLetsAnEntryHoldStillDoesWithFewerEntriesAhead() {
+        // Entries ahead of a ticket only disappear: a grant read from any state must survive every removal.
+        List<QueueState.Entry> ahead = List.of(shared("a", 1, NOW_MILLIS + 60_000), shared("b", 2, NOW_MILLIS + 60_000),
+                entry("c", 3, NOW_MILLIS + 60_000), shared("d", 4, NOW_MILLIS + 60_000));
+        for (int permits = 1; permits <= 4; permits++) {
+            for (boolean selfShared : new boolean[] {false, true}) {
+                if (selfShared && permits > 1) {
+                    continue;
+                }
+                QueueState.Entry me = selfShared ? shared("me", 9, NOW_MILLIS + 60_000) : entry("me", 9, NOW_MILLIS + 60_000);
+                for (int mask = 0; mask < 1 << ahead.size(); mask++) {
+                    List<QueueState.Entry> subset = subset(ahead, mask);
+                    if (!(decide(semaphore(permits, subset, me), null) instanceof WaitLoop.Grant)) {
+                        continue;
+                    }
+                    for (int fewer = 0; fewer < 1 << ahead.size(); fewer++) {
+                        if ((fewer & ~mask) == 0) {
+                            assertThat(decide(semaphore(permits, subset(ahead, fewer), me), null))
+                                    .as("permits %d, shared %s: %s holds, so does %s", permits, selfShared, mask, fewer)
+                                    .isInstanceOf(WaitLoop.Grant.class);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void purgesOnlyWhatKeepsItOutAndOnlyWhenThatLetsItHold() {
+        QueueState.Entry deadReader = shared("dr", 1, NOW_MILLIS);
+        QueueState.Entry deadWriter = entry("dw", 2, NOW_MILLIS);
+        QueueState.Entry liveReader = shared("lr", 3, NOW_MILLIS + 60_000);
+        assertThat(decide(queue(deadReader, deadWriter, liveReader, shared("me", 9, NOW_MILLIS + 60_000)), null))
+                .as("a reader purges the dead writer only: dead and live readers ahead do not keep it out")
+                .isEqualTo(new WaitLoop.Purge(List.of(deadWriter)));
+        assertThat(decide(queue(deadReader, deadWriter, liveReader, entry("me", 9, NOW_MILLIS + 60_000)), null))
+                .as("a writer behind a live reader gains nothing by purging").isInstanceOf(WaitLoop.Wait.class);
+        QueueState.Entry dead1 = entry("d1", 1, NOW_MILLIS);
+        QueueState.Entry live2 = entry("l2", 2, NOW_MILLIS + 60_000);
+        QueueState.Entry live3 = entry("l3", 3, NOW_MILLIS + 60_000);
+        assertThat(decide(semaphore(3, List.of(dead1, live2, live3), entry("me", 9, NOW_MILLIS + 60_000)), null))
+                .as("3 permits, 3 ahead, one dead: purging it lets us hold").isEqualTo(new WaitLoop.Purge(List.of(dead1)));
+        assertThat(decide(semaphore(2, List.of(dead1, live2, live3), entry("me", 9, NOW_MILLIS + 60_000)), null))
+                .as("2 permits, 2 live ahead: purging the dead one is not enough").isInstanceOf(WaitLoop.Wait.class);
+        QueueState.Entry failClosedWriter = new QueueState.Entry("k", "pod", 2, NOW_MILLIS - 1, 60_000);
+        assertThat(decide(queue(deadReader, failClosedWriter, shared("me", 9, NOW_MILLIS + 60_000)), null))
+                .as("a fail-closed writer is never purged").isInstanceOf(WaitLoop.Wait.class);
+    }
+
+    @Test
+    void aSemaphoreWaiterLooksAgainWhenEnoughEntriesAheadWouldHaveExpired() {
+        List<QueueState.Entry> ahead = List.of(entry("a", 1, NOW_MILLIS + 30), entry("b", 2, NOW_MILLIS + 10),
+                entry("c", 3, NOW_MILLIS + 20));
+        assertThat(decide(semaphore(2, ahead, entry("me", 9, NOW_MILLIS + 60_000)), null))
+                .as("2 of 3 must go: the second expiry, 20 ms, not the last")
+                .isEqualTo(new WaitLoop.Wait(Duration.ofMillis(21).toNanos()));
+    }
+
+    private static List<QueueState.Entry> subset(List<QueueState.Entry> entries, int mask) {
+        return java.util.stream.IntStream.range(0, entries.size()).filter(i -> (mask & 1 << i) != 0)
+                .mapToObj(entries::get).toList();
+    }
+
+    private static QueueState semaphore(int permits, List<QueueState.Entry> ahead, QueueState.Entry me) {
+        List<QueueState.Entry> all = new java.util.ArrayList<>(ahead);
+        all.add(me);
+        return new QueueState(100, 0, permits, all);
+    }
+
+    private static QueueState.Entry shared(String id, long ticket, long expiresAtMillis) {
+        return new QueueState.Entry(id, "pod-" + id, ticket, expiresAtMillis, 0, true);
+    }
+
     private WaitLoop.Next decide(QueueState state, RuntimeException failure) {
         return rules.decide(state, "me", failure, NOW_MILLIS, NOW, DEADLINE);
     }

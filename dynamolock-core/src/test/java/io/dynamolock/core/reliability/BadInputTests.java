@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
+import io.dynamolock.core.LockAttempt;
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockListener;
 import io.dynamolock.core.LockLostException;
@@ -392,7 +393,7 @@ class BadInputTests extends LockTableTestSupport {
     void anErrorThrownByAListenerOnceTheLockIsGrantedLeavesNoEntryBehind() {
         LockListener broken = new LockListener() {
             @Override
-            public void onAcquired(LockHandle lock, Duration waited) {
+            public void onAcquired(LockAttempt attempt, LockHandle lock, Duration waited) {
                 throw new AssertionError("a listener's bug");
             }
         };

@@ -1,5 +1,6 @@
 package io.dynamolock.annotation.app;
 
+import io.dynamolock.core.LockAttempt;
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockListener;
 import java.time.Duration;
@@ -67,7 +68,7 @@ public class LockTestApplication {
         private final Map<String, Boolean> transactionActive = new ConcurrentHashMap<>();
 
         @Override
-        public void onAcquired(LockHandle lock, Duration waited) {
+        public void onAcquired(LockAttempt attempt, LockHandle lock, Duration waited) {
             transactionActive.put(lock.entity(), TransactionSynchronizationManager.isActualTransactionActive());
         }
 

@@ -1,5 +1,6 @@
 package io.dynamolock.samples.orders;
 
+import io.dynamolock.core.LockAttempt;
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockListener;
 import java.time.Duration;
@@ -22,7 +23,7 @@ public class GrantLog implements LockListener {
     private final List<Grant> grants = new CopyOnWriteArrayList<>();
 
     @Override
-    public void onAcquired(LockHandle lock, Duration waited) {
+    public void onAcquired(LockAttempt attempt, LockHandle lock, Duration waited) {
         Grant grant = new Grant(lock.entity(), lock.fencingToken(), waited, Thread.currentThread().getName());
         grants.add(grant);
         log.info("  grant {}  ticket {}  waited {} ms  ({})", String.format("%2d", count(lock.entity())),

@@ -1,0 +1,173 @@
+package io.dynamolock.core.internal;
+
+import io.dynamolock.core.LockHandle;
+import io.dynamolock.core.LockRequest;
+import io.dynamolock.core.LockScope;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+
+/**
+ * A request for several entities: the single locks one after another, in the request's canonical order (sorted
+ * by entity, all in one namespace; {@link LockRequest#entities()}), under one overall deadline, all or nothing.
+ * Every caller takes any two locks in the same order, so no cycle of waits can form between callers of this
+ * library: whoever holds the lower lock never waits for anyone who waits for it. Each part is an ordinary
+ * acquisition (its own entry, ticket, lease, listener events, and re-entry into what the scope holds).
+ */
+final class MultiAcquire {
+
+    private final LockEngine engine;
+
+    MultiAcquire(LockEngine engine) {
+        this.engine = engine;
+    }
+
+    /** On the calling thread: what was taken is released if a later part times out, is interrupted or fails. */
+    LockHandle acquire(LockRequest request, Duration wait, LockScope scope) {
+        List<LockRequest> parts = parts(request);
+        long deadline = Waits.deadline(System.nanoTime(), wait);
+        List<LockHandle> taken = new ArrayList<>();
+        try {
+            for (LockRequest part : parts) {
+                taken.add(engine.acquireOne(part, remaining(wait, deadline)));
+            }
+        }
+        catch (RuntimeException | Error ex) {
+            releaseQuietly(taken, ex);
+            throw ex;
+        }
+        return new MultiHold(taken);
+    }
+
+    /**
+     * Chained futures, one part after another. Completing the returned future from outside (cancel, a time-out)
+     * abandons the part being waited for and releases what was taken; a part granted after that is released.
+     */
+    CompletableFuture<LockHandle> acquireAsync(LockRequest request, Duration wait, LockScope scope) {
+        List<LockRequest> parts = parts(request);
+        long deadline = Waits.deadline(System.nanoTime(), wait);
+        Chain chain = new Chain(parts, wait, deadline, scope);
+        chain.next(0);
+        return chain.result;
+    }
+
+    /** The single requests, checked before anything is sent. */
+    private List<LockRequest> parts(LockRequest request) {
+        List<LockRequest> parts = request.entities().stream().map(entity -> part(request, entity)).toList();
+        parts.forEach(engine::keyOf);
+        return parts;
+    }
+
+    private static LockRequest part(LockRequest request, String entity) {
+        LockRequest.Builder part = LockRequest.builder(entity).namespace(request.namespace())
+                .reentrant(request.reentrant()).failClosed(request.failClosed()).mode(request.mode())
+                .permits(request.permits());
+        if (request.lease() != null) {
+            part.lease(request.lease());
+        }
+        return part.build();
+    }
+
+    private static Duration remaining(Duration wait, long deadline) {
+        return Waits.isForever(wait) ? wait : Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+    }
+
+    private static void releaseQuietly(List<LockHandle> taken, Throwable cause) {
+        try {
+            MultiHold.releaseAll(taken);
+        }
+        catch (RuntimeException ex) {
+            cause.addSuppressed(ex); // the entries left behind expire after their lease
+        }
+    }
+
+    /** One asynchronous acquisition of several locks; {@link #taken} and {@link #current} are guarded by this. */
+    private final class Chain {
+
+        final CompletableFuture<LockHandle> result = new CompletableFuture<>();
+        private final List<LockRequest> parts;
+        private final Duration wait;
+        private final long deadline;
+        private final LockScope scope;
+        private final List<LockHandle> taken = new ArrayList<>();
+        private CompletableFuture<LockHandle> current;
+
+        Chain(List<LockRequest> parts, Duration wait, long deadline, LockScope scope) {
+            this.parts = parts;
+            this.wait = wait;
+            this.deadline = deadline;
+            this.scope = scope;
+            result.whenComplete((lock, ex) -> {
+                if (ex != null) {
+                    abandon();
+                }
+            });
+        }
+
+        void next(int index) {
+            CompletableFuture<LockHandle> part;
+            try {
+                part = engine.acquireAsync(parts.get(index), remaining(wait, deadline), scope);
+            }
+            catch (RuntimeException ex) {
+                result.completeExceptionally(ex); // the template closed between two parts: release what was taken
+                return;
+            }
+            synchronized (this) {
+                current = part;
+            }
+            if (result.isDone()) {
+                part.cancel(false); // abandoned while the part was being asked for
+            }
+            part.whenComplete((lock, ex) -> {
+                if (ex != null) {
+                    result.completeExceptionally(ex instanceof CompletionException && ex.getCause() != null
+                            ? ex.getCause() : ex);
+                }
+                else if (!add(lock)) {
+                    lock.release(); // granted after the caller gave up
+                }
+                else if (index + 1 < parts.size()) {
+                    next(index + 1);
+                }
+                else {
+                    List<LockHandle> all;
+                    synchronized (this) {
+                        all = List.copyOf(taken);
+                    }
+                    result.complete(new MultiHold(all));
+                }
+            });
+        }
+
+        private synchronized boolean add(LockHandle lock) {
+            if (result.isDone()) {
+                return false;
+            }
+            taken.add(lock);
+            return true;
+        }
+
+        /** The caller gave up or a part failed: stop waiting, and release what was taken. */
+        private void abandon() {
+            List<LockHandle> release;
+            CompletableFuture<LockHandle> waiting;
+            synchronized (this) {
+                release = List.copyOf(taken);
+                taken.clear();
+                waiting = current;
+            }
+            if (waiting != null) {
+                waiting.cancel(false);
+            }
+            try {
+                MultiHold.releaseAll(release);
+            }
+            catch (RuntimeException ex) {
+                // Nobody to tell: the entries left behind expire after their lease.
+            }
+        }
+    }
+}

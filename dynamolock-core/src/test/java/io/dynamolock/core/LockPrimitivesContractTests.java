@@ -1,0 +1,380 @@
+package io.dynamolock.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.dynamolock.core.test.LockFixture;
+import io.dynamolock.core.test.RecordingListener;
+import io.dynamolock.core.test.RequestCounter;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The guarantees of read/write locks, semaphores and locks of several entities, on DynamoDB Local through the
+ * public API: exclusion invariants under concurrent callers of several templates (a client each, as separate
+ * processes would have), ticket order between readers and writers forced with futures and queue states (no
+ * sleeps), all-or-nothing, crash takeover, permits checks, re-entry rules.
+ */
+@Timeout(120)
+class LockPrimitivesContractTests {
+
+    private static final Duration WAIT = Duration.ofSeconds(30);
+
+    private final LockFixture fixture = new LockFixture();
+    private final ExecutorService threads = Executors.newCachedThreadPool();
+
+    @AfterEach
+    void tearDown() throws Exception {
+        threads.shutdownNow();
+        fixture.close();
+    }
+
+    @Test
+    void neverAWriterWithAnyoneElseInsideWhileReadersShare() throws Exception {
+        List<LockTemplate> templates = List.of(fixture.template(), fixture.template(), fixture.template());
+        AtomicInteger readers = new AtomicInteger();
+        AtomicInteger writers = new AtomicInteger();
+        AtomicInteger violations = new AtomicInteger();
+        List<Future<?>> callers = new ArrayList<>();
+        for (int caller = 0; caller < 8; caller++) {
+            LockTemplate locks = templates.get(caller % templates.size());
+            LockMode mode = caller < 2 ? LockMode.EXCLUSIVE : LockMode.SHARED;
+            callers.add(threads.submit(() -> {
+                for (int round = 0; round < 15; round++) {
+                    locks.execute(LockRequest.builder("rw-1").mode(mode).wait(WAIT).build(), lock -> {
+                        AtomicInteger mine = mode == LockMode.SHARED ? readers : writers;
+                        mine.incrementAndGet();
+                        if (writers.get() > 1 || writers.get() == 1 && readers.get() > 0) {
+                            violations.incrementAndGet();
+                        }
+                        Thread.yield();
+                        mine.decrementAndGet();
+                        return null;
+                    });
+                }
+                return null;
+            }));
+        }
+        for (Future<?> caller : callers) {
+            caller.get(90, TimeUnit.SECONDS);
+        }
+        assertThat(violations).hasValue(0);
+        assertThat(fixture.queue("rw-1")).isEmpty();
+    }
+
+    @Test
+    void readersOfSeveralTemplatesHoldTogetherAndAWriterWaitsForAllOfThem() {
+        LockRequest read = LockRequest.builder("rw-2").mode(LockMode.SHARED).build();
+        List<LockHandle> held = List.of(fixture.template().tryAcquire(read).orElseThrow(),
+                fixture.template().tryAcquire(read).orElseThrow(), fixture.template().tryAcquire(read).orElseThrow());
+        assertThat(held).allSatisfy(lock -> assertThat(lock.mode()).isEqualTo(LockMode.SHARED));
+        LockTemplate writer = fixture.template();
+        assertThat(writer.tryAcquire("rw-2")).isEmpty();
+        held.get(0).release();
+        held.get(1).release();
+        assertThat(writer.tryAcquire("rw-2")).as("one reader is still inside").isEmpty();
+        held.get(2).release();
+        assertThat(writer.tryAcquire("rw-2")).isPresent();
+    }
+
+    @Test
+    void neverMoreThanItsPermitsInsideASemaphore() throws Exception {
+        List<LockTemplate> templates = List.of(fixture.template(), fixture.template(), fixture.template());
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger most = new AtomicInteger();
+        List<Future<?>> callers = new ArrayList<>();
+        for (int caller = 0; caller < 8; caller++) {
+            LockTemplate locks = templates.get(caller % templates.size());
+            callers.add(threads.submit(() -> {
+                for (int round = 0; round < 15; round++) {
+                    locks.execute(LockRequest.builder("partner-api").permits(3).wait(WAIT).build(), lock -> {
+                        most.accumulateAndGet(inside.incrementAndGet(), Math::max);
+                        Thread.yield();
+                        inside.decrementAndGet();
+                        return null;
+                    });
+                }
+                return null;
+            }));
+        }
+        for (Future<?> caller : callers) {
+            caller.get(90, TimeUnit.SECONDS);
+        }
+        assertThat(most.get()).isBetween(1, 3);
+        LockRequest permit = LockRequest.builder("partner-api").permits(3).build();
+        List<Optional<LockHandle>> taken = List.of(fixture.template().tryAcquire(permit),
+                fixture.template().tryAcquire(permit), fixture.template().tryAcquire(permit));
+        assertThat(taken).as("three permits: three holders at once").allMatch(Optional::isPresent);
+        assertThat(fixture.template().tryAcquire(permit)).as("the fourth waits").isEmpty();
+        assertThat(fixture.template().queue("partner-api", null).permits()).isEqualTo(3);
+    }
+
+    @Test
+    void transfersBetweenRandomPairsOfAccountsKeepTheTotalWithoutDeadlockOrTimeOut() throws Exception {
+        long[] balances = new long[8];
+        java.util.Arrays.fill(balances, 1_000);
+        List<LockTemplate> templates = List.of(fixture.template(), fixture.template(), fixture.template(),
+                fixture.template());
+        List<Future<?>> callers = new ArrayList<>();
+        for (int caller = 0; caller < 8; caller++) {
+            LockTemplate locks = templates.get(caller % templates.size());
+            callers.add(threads.submit(() -> {
+                ThreadLocalRandom random = ThreadLocalRandom.current();
+                for (int round = 0; round < 40; round++) {
+                    int from = random.nextInt(8);
+                    int to = (from + 1 + random.nextInt(7)) % 8;
+                    long amount = random.nextInt(50);
+                    // "to" first: the template, not the caller, orders the locks.
+                    locks.execute(LockRequest.builder(List.of("account-" + to, "account-" + from)).wait(WAIT).build(),
+                            lock -> {
+                                assertThat(lock.fencingTokens()).containsOnlyKeys("account-" + to, "account-" + from);
+                                long debited = balances[from] - amount;
+                                Thread.yield(); // a race between two transfers of one account would lose money here
+                                balances[from] = debited;
+                                balances[to] = balances[to] + amount;
+                                return null;
+                            });
+                }
+                return null;
+            }));
+        }
+        for (Future<?> caller : callers) {
+            caller.get(100, TimeUnit.SECONDS); // a deadlock or a time-out fails here
+        }
+        assertThat(java.util.Arrays.stream(balances).sum()).isEqualTo(8_000);
+    }
+
+    @Test
+    void aStreamOfReadersCannotHoldBackAWaitingWriter() throws Exception {
+        LockTemplate readers = fixture.template();
+        LockTemplate writers = fixture.template();
+        LockRequest read = LockRequest.builder("rw-3").mode(LockMode.SHARED).wait(WAIT).build();
+        LockHandle first = readers.acquire(read);
+        CompletableFuture<LockHandle> writer = writers.acquireAsync(LockRequest.builder("rw-3").wait(WAIT).build());
+        fixture.awaitQueueLength("rw-3", 2);
+        // Readers keep arriving while the first is inside: each queues behind the writer.
+        List<CompletableFuture<LockHandle>> later = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            assertThat(readers.tryAcquire(read)).as("a reader behind a waiting writer does not get in").isEmpty();
+            later.add(readers.acquireAsync(read));
+            fixture.awaitQueueLength("rw-3", 3 + i);
+        }
+        first.release();
+        LockHandle write = writer.get(30, TimeUnit.SECONDS);
+        assertThat(later).noneMatch(CompletableFuture::isDone);
+        assertThat(fixture.queue("rw-3")).extracting(QueueSnapshot.Entry::mode)
+                .containsExactly(LockMode.EXCLUSIVE, LockMode.SHARED, LockMode.SHARED, LockMode.SHARED);
+        write.release();
+        for (CompletableFuture<LockHandle> reader : later) {
+            assertThat(reader.get(30, TimeUnit.SECONDS).fencingToken()).isGreaterThan(write.fencingToken());
+        }
+    }
+
+    @Test
+    void aWriterCannotHoldBackReadersQueuedBeforeTheNextWriterAndItsReleaseHandsOverToAllOfThem() throws Exception {
+        // Polls 50 s apart and leases of a minute: only the same-JVM handoff of the release can let the readers in
+        // within the test.
+        LockTemplate locks = fixture.template(b -> b.pollInterval(Duration.ofSeconds(50), Duration.ofSeconds(50))
+                .leaseDuration(Duration.ofSeconds(60)).heartbeatInterval(Duration.ofSeconds(30)));
+        LockRequest read = LockRequest.builder("rw-4").mode(LockMode.SHARED).wait(WAIT).build();
+        LockHandle writer = locks.acquire(LockRequest.builder("rw-4").wait(WAIT).build());
+        CompletableFuture<LockHandle> reader1 = locks.acquireAsync(read);
+        CompletableFuture<LockHandle> reader2 = locks.acquireAsync(read);
+        fixture.awaitQueueLength("rw-4", 3);
+        CompletableFuture<LockHandle> nextWriter = locks.acquireAsync(LockRequest.builder("rw-4").wait(WAIT).build());
+        fixture.awaitQueueLength("rw-4", 4);
+
+        writer.release();
+        LockHandle read1 = reader1.get(10, TimeUnit.SECONDS);
+        LockHandle read2 = reader2.get(10, TimeUnit.SECONDS);
+        assertThat(read1.isValid() && read2.isValid()).as("both readers hold at once").isTrue();
+        assertThat(nextWriter).isNotDone();
+        read1.release();
+        assertThat(nextWriter).as("one reader is still inside").isNotDone();
+        read2.release();
+        assertThat(nextWriter.get(10, TimeUnit.SECONDS).fencingToken()).isGreaterThan(read2.fencingToken());
+    }
+
+    @Test
+    void aCrashedReaderStopsNoOtherReaderAndItsWriterTakesOverAfterTheLease() throws Exception {
+        LockTemplate crashing = fixture.template();
+        LockRequest read = LockRequest.builder("rw-5").mode(LockMode.SHARED).build();
+        crashing.tryAcquire(read).orElseThrow();
+        crashing.close(); // no release: its entry stays until its lease ends
+        Instant crashedLeaseEnd = fixture.queue("rw-5").get(0).leaseExpiresAt();
+
+        assertThat(fixture.template().tryAcquire(read)).as("another reader goes in beside the dead one")
+                .hasValueSatisfying(LockHandle::release);
+        try (LockHandle writer = fixture.template().acquire("rw-5", WAIT)) {
+            assertThat(Instant.now()).as("taken over once the dead reader's lease ended").isAfterOrEqualTo(crashedLeaseEnd);
+            assertThat(fixture.queue("rw-5")).singleElement()
+                    .satisfies(entry -> assertThat(entry.ticket()).isEqualTo(writer.fencingToken()));
+        }
+    }
+
+    @Test
+    void aCrashedHolderOfSeveralEntitiesStopsNoOtherLockAndIsTakenOverAfterTheLease() throws Exception {
+        LockTemplate crashing = fixture.template();
+        LockHandle both = crashing.acquire(LockRequest.builder(List.of("m-x", "m-y")).build());
+        assertThat(both.parts()).extracting(LockHandle::entity).containsExactly("m-x", "m-y");
+        crashing.close();
+        Instant leaseEnd = fixture.queue("m-y").get(0).leaseExpiresAt();
+
+        LockTemplate others = fixture.template();
+        assertThat(others.tryAcquire("m-z")).as("an unrelated lock").hasValueSatisfying(LockHandle::release);
+        try (LockHandle taken = others.acquire(LockRequest.builder(List.of("m-y", "m-z")).wait(WAIT).build())) {
+            assertThat(Instant.now()).isAfterOrEqualTo(leaseEnd);
+            assertThat(taken.fencingTokens()).containsOnlyKeys("m-y", "m-z");
+        }
+        assertThat(others.tryAcquire("m-x")).as("the other part expired as well").isPresent();
+    }
+
+    @Test
+    void aLostPartIsALostWhole() throws Exception {
+        LockHandle both = fixture.template().acquire(LockRequest.builder(List.of("l-a", "l-b")).build());
+        CompletableFuture<LockHandle> lost = new CompletableFuture<>();
+        AtomicInteger calls = new AtomicInteger();
+        both.onLost(lock -> {
+            calls.incrementAndGet();
+            lost.complete(lock);
+        });
+        fixture.purge(both.parts().get(1));
+        assertThat(lost.get(10, TimeUnit.SECONDS)).isSameAs(both);
+        assertThat(both.isValid()).isFalse();
+        assertThat(both.parts().get(0).isValid()).isTrue();
+        both.release();
+        assertThat(calls).hasValue(1);
+        assertThat(fixture.queue("l-a")).isEmpty();
+    }
+
+    @Test
+    void severalEntitiesAreAllOrNothingWhenTheWaitRunsOut() {
+        LockTemplate locks = fixture.template();
+        LockHandle other = fixture.template().acquire("n-b", WAIT);
+        assertThatThrownBy(() -> locks.acquire(LockRequest.builder(List.of("n-b", "n-a"))
+                .wait(Duration.ofMillis(300)).build()))
+                .isInstanceOf(LockWaitTimeoutException.class).hasMessageContaining("n-b");
+        assertThat(fixture.queue("n-a")).as("the part taken first was released").isEmpty();
+        assertThat(fixture.queue("n-b")).singleElement()
+                .satisfies(entry -> assertThat(entry.ticket()).isEqualTo(other.fencingToken()));
+        assertThat(locks.tryAcquire(LockRequest.builder(List.of("n-a", "n-b")).build())).isEmpty();
+        assertThat(fixture.queue("n-a")).isEmpty();
+    }
+
+    @Test
+    void cancellingAnAsyncAcquisitionOfSeveralEntitiesReleasesWhatWasTaken() throws Exception {
+        RecordingListener recorder = new RecordingListener();
+        LockTemplate locks = fixture.template(b -> b.listener(recorder));
+        LockHandle other = fixture.template().acquire("c-b", WAIT);
+        CompletableFuture<LockHandle> both = locks.acquireAsync(LockRequest.builder(List.of("c-a", "c-b"))
+                .wait(WAIT).build());
+        fixture.awaitQueueLength("c-b", 2); // c-a is held, c-b waited for
+        assertThat(fixture.queue("c-a")).hasSize(1);
+        both.cancel(true);
+        awaitQueue("c-a", 0);
+        awaitQueue("c-b", 1);
+        other.release();
+        List<String> events = recorder.events();
+        assertThat(events.subList(0, 3)).containsExactly("acquiring c-a", "acquired c-a", "acquiring c-b");
+        // The waiting part ends on a dynamolock thread, the taken one is released by the cancelling thread.
+        assertThat(events.subList(3, events.size()))
+                .containsExactlyInAnyOrder("failed c-b CancellationException", "released c-a");
+    }
+
+    @Test
+    void aLockOfSeveralEntitiesReportsEveryTokenAndCostsOneRequestPerEntityEachWay() {
+        RequestCounter requests = new RequestCounter();
+        // A long lease: no heartbeat is sent while the requests are counted.
+        LockTemplate locks = fixture.template(b -> b.leaseDuration(Duration.ofSeconds(60))
+                .heartbeatInterval(Duration.ofSeconds(30)), requests);
+        LockHandle lock = locks.acquire(LockRequest.builder(List.of("t-b", "t-a", "t-b")).build());
+        assertThat(requests.total()).as("one enqueue per entity, duplicates once").isEqualTo(2);
+        assertThat(lock.fencingTokens()).containsOnlyKeys("t-a", "t-b");
+        assertThat(lock.fencingTokens().keySet()).containsExactly("t-a", "t-b");
+        assertThat(lock.fencingTokens().get("t-a")).isEqualTo(fixture.queue("t-a").get(0).ticket());
+        assertThatThrownBy(lock::fencingToken).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("fencingTokens()");
+        lock.release();
+        assertThat(requests.total()).isEqualTo(4);
+        assertThat(fixture.queue("t-a")).isEmpty();
+        assertThat(fixture.queue("t-b")).isEmpty();
+    }
+
+    @Test
+    void aRequestForOtherPermitsIsRefusedWhileTheQueueHoldsEntriesAndTakesOverAnEmptyOne() {
+        LockTemplate locks = fixture.template();
+        LockHandle semaphore = locks.acquire(LockRequest.builder("p-1").permits(3).build());
+        LockTemplate other = fixture.template();
+        assertThatThrownBy(() -> other.acquire(LockRequest.builder("p-1").permits(2).build()))
+                .isInstanceOf(LockOptionException.class)
+                .hasMessageContaining("entity='p-1'").hasMessageContaining("namespace='default'")
+                .hasMessageContaining("admits 3").hasMessageContaining("permits 2");
+        assertThatThrownBy(() -> other.acquire("p-1", WAIT)).as("a plain lock is one permit")
+                .isInstanceOf(LockOptionException.class);
+        assertThat(fixture.queue("p-1")).hasSize(1);
+        semaphore.release();
+        // The item keeps its counter, and its old permits, once empty: they must not refuse the next users.
+        try (LockHandle lock = other.acquire(LockRequest.builder("p-1").permits(2).build())) {
+            assertThat(other.queue("p-1", null).permits()).isEqualTo(2);
+            assertThat(lock.fencingToken()).isGreaterThan(semaphore.fencingToken());
+        }
+    }
+
+    @Test
+    void aSharedRequestJoinsAnExclusiveScopeAndAnExclusiveOneInASharedScopeFailsFast() {
+        LockTemplate locks = fixture.template();
+        locks.execute(LockRequest.of("j-1"), outer -> {
+            try (LockHandle inner = locks.acquire(LockRequest.builder("j-1").mode(LockMode.SHARED).build())) {
+                assertThat(inner.fencingToken()).isEqualTo(outer.fencingToken());
+                assertThat(inner.mode()).isEqualTo(LockMode.EXCLUSIVE);
+            }
+            return null;
+        });
+        locks.execute(LockRequest.builder("j-2").mode(LockMode.SHARED).build(), outer -> {
+            assertThatThrownBy(() -> locks.acquire(LockRequest.of("j-2")))
+                    .isInstanceOf(LockOptionException.class).hasMessageContaining("SHARED")
+                    .hasMessageContaining("j-2");
+            return null;
+        });
+        locks.execute(LockRequest.builder(List.of("j-3", "j-4")).build(), outer -> {
+            try (LockHandle inner = locks.acquire(LockRequest.of("j-4"))) {
+                assertThat(inner.fencingToken()).isEqualTo(outer.fencingTokens().get("j-4"));
+            }
+            return null;
+        });
+        assertThat(fixture.queue("j-4")).isEmpty();
+    }
+
+    @Test
+    void badModesAndPermitsAreRefusedWithTheFix() {
+        assertThatThrownBy(() -> LockRequest.builder("x").permits(0)).isInstanceOf(LockOptionException.class)
+                .hasMessageContaining("permits 0").hasMessageContaining("N > 1 for a semaphore");
+        assertThatThrownBy(() -> LockRequest.builder("x").mode(LockMode.SHARED).permits(2).build())
+                .isInstanceOf(LockOptionException.class).hasMessageContaining("SHARED with permits 2")
+                .hasMessageContaining("EXCLUSIVE with 2 permits");
+        assertThatThrownBy(() -> LockRequest.builder(List.of())).isInstanceOf(LockOptionException.class)
+                .hasMessageContaining("at least one entity");
+    }
+
+    private void awaitQueue(String entity, int length) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (fixture.queue(entity).size() != length) {
+            assertThat(System.nanoTime()).as("queue of %s never reached %d", entity, length).isLessThan(deadline);
+            Thread.sleep(10);
+        }
+    }
+
+}
