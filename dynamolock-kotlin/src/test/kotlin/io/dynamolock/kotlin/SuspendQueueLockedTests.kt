@@ -97,7 +97,7 @@ class SuspendQueueLockedTests {
         private val inside = AtomicInteger()
         private val maxInside = AtomicInteger()
 
-        @QueueLocked(entity = "#orderId", maxWait = "60s")
+        @QueueLocked(entity = ["#orderId"], maxWait = "60s")
         suspend fun increment(orderId: String) {
             maxInside.accumulateAndGet(inside.incrementAndGet(), Math::max)
             val n = read(orderId)

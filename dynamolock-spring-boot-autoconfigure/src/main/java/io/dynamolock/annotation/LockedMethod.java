@@ -1,7 +1,9 @@
 package io.dynamolock.annotation;
 
 import java.lang.reflect.Method;
+import io.dynamolock.core.LockMode;
 import java.time.Duration;
+import java.util.List;
 import org.springframework.expression.Expression;
 
 /**
@@ -10,8 +12,10 @@ import org.springframework.expression.Expression;
  *
  * @param method      the annotated method, most specific for its class
  * @param description {@code Class.method(ParamTypes)} for messages
- * @param entitySource the entity expression as written
- * @param entity      the parsed entity expression
+ * @param entitySources the entity expressions as written
+ * @param entities    the parsed entity expressions, one or more
+ * @param mode        the lock mode
+ * @param permits     the permits (1, or N for a semaphore)
  * @param namespace   the namespace, or {@code null} for the template's default
  * @param maxWait     the wait, or {@code null} for the template's default
  * @param lease       the lease, or {@code null} for the template's default
@@ -20,9 +24,9 @@ import org.springframework.expression.Expression;
  * @param minHold     the least time the lock is held from its grant, or {@code null} for none
  * @param failClosed  whether the lock is fail-closed
  */
-record LockedMethod(Method method, String description, String entitySource, Expression entity, String namespace,
-        Duration maxWait, Duration lease, Returns returns, WaitTimeoutPolicy onWaitTimeout, Duration minHold,
-        boolean failClosed) {
+record LockedMethod(Method method, String description, List<String> entitySources, List<Expression> entities,
+        LockMode mode, int permits, String namespace, Duration maxWait, Duration lease, Returns returns,
+        WaitTimeoutPolicy onWaitTimeout, Duration minHold, boolean failClosed) {
 
     /** What a locked method returns, as far as the lock is concerned. */
     enum Returns {

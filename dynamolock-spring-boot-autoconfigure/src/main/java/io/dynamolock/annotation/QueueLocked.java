@@ -1,5 +1,6 @@
 package io.dynamolock.annotation;
 
+import io.dynamolock.core.LockMode;
 import java.lang.annotation.Documented;
 import java.lang.annotation.ElementType;
 import java.lang.annotation.Retention;
@@ -7,7 +8,7 @@ import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
 /**
- * Runs the annotated method holding the FIFO-fair distributed lock of one entity:
+ * Runs the annotated method holding the FIFO-fair distributed lock of one entity (or of several):
  * callers queue in arrival order, wait at most {@link #maxWait()}, and the lock is
  * released however the method ends.
  *
@@ -17,6 +18,15 @@ import java.lang.annotation.Target;
  *
  * @QueueLocked(entity = "#order.customer.id", namespace = "billing", maxWait = "${orders.lock-wait:5s}")
  * public Invoice bill(Order order) { ... }
+ *
+ * @QueueLocked(entity = {"#from.id", "#to.id"})                 // both or neither, in a deadlock-free order
+ * public void move(Warehouse from, Warehouse to, Stock stock) { ... }
+ *
+ * @QueueLocked(entity = "#order.id", mode = LockMode.SHARED)    // readers together, writers alone
+ * public Price price(Order order) { ... }
+ *
+ * @QueueLocked(entity = "'partner-api'", permits = 5)           // at most 5 callers at once, cluster-wide
+ * public Quote quote(Request request) { ... }
  * }</pre>
  *
  * <p>Every {@code @QueueLocked} method is checked when the application starts (expression
@@ -52,8 +62,25 @@ public @interface QueueLocked {
      * ({@code #orderId}, {@code #order.id}), {@code #root.args}, {@code #root.method},
      * {@code #root.target} and beans ({@code @ids.of(#order)}). Its value is turned
      * into a string; a {@code null} or blank value fails the call before any lock is taken.
+     * <p>Several expressions, or one whose value is a collection or an array, lock every entity they
+     * name, all or nothing: in one canonical order (so no two calls wait for each other in a cycle),
+     * under one {@link #maxWait()}, duplicates once ({@code LockRequest.builder(Collection)}).
      */
-    String entity();
+    String[] entity();
+
+    /**
+     * {@link LockMode#SHARED} for a reader of a read/write lock: readers hold together, a writer
+     * ({@link LockMode#EXCLUSIVE}, the default) alone, in arrival order. A {@code SHARED} method called
+     * inside an exclusive hold of the same lock joins it; an {@code EXCLUSIVE} one inside a shared hold
+     * fails at once ({@code LockOptionException}) rather than waiting for itself.
+     */
+    LockMode mode() default LockMode.EXCLUSIVE;
+
+    /**
+     * How many callers hold the lock at once (default 1): N makes a semaphore, e.g. for a rate-limited
+     * partner API. Every caller of one lock must say the same; {@code SHARED} takes 1 only.
+     */
+    int permits() default 1;
 
     /**
      * The lock's namespace: locks of different namespaces on one entity are independent.

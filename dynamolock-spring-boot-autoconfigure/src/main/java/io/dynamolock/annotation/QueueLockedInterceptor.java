@@ -5,6 +5,11 @@ import io.dynamolock.core.LockLostException;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockOperations;
 import io.dynamolock.core.LockWaitTimeoutException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledExecutorService;
@@ -17,6 +22,7 @@ import org.aopalliance.intercept.MethodInvocation;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.aop.support.AopUtils;
+import org.springframework.util.ObjectUtils;
 import org.springframework.expression.EvaluationException;
 import org.springframework.util.function.SingletonSupplier;
 
@@ -121,9 +127,11 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
     }
 
     private LockRequest request(LockedMethod locked, MethodInvocation invocation, Class<?> targetClass) {
-        LockRequest.Builder request = LockRequest.builder(entity(locked, invocation, targetClass))
+        LockRequest.Builder request = LockRequest.builder(entities(locked, invocation, targetClass))
                 .namespace(locked.namespace())
-                .failClosed(locked.failClosed());
+                .failClosed(locked.failClosed())
+                .mode(locked.mode())
+                .permits(locked.permits());
         if (locked.maxWait() != null) {
             request.wait(locked.maxWait());
         }
@@ -155,24 +163,45 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
         return result;
     }
 
-    private String entity(LockedMethod locked, MethodInvocation invocation, Class<?> targetClass) {
-        Object value;
-        try {
-            value = methods.evaluator().evaluate(locked.entity(), locked.method(), invocation.getArguments(),
-                    invocation.getThis(), targetClass);
+    /**
+     * Every entity the expressions name: the value of each, or each element of a value that is a collection or an
+     * array. The request sorts them and drops duplicates.
+     */
+    private List<String> entities(LockedMethod locked, MethodInvocation invocation, Class<?> targetClass) {
+        List<String> entities = new ArrayList<>();
+        for (int i = 0; i < locked.entities().size(); i++) {
+            String source = locked.entitySources().get(i);
+            Object value;
+            try {
+                value = methods.evaluator().evaluate(locked.entities().get(i), locked.method(),
+                        invocation.getArguments(), invocation.getThis(), targetClass);
+            }
+            catch (EvaluationException ex) {
+                throw badEntity(source, locked, "could not be evaluated: " + ex.getMessage(), ex);
+            }
+            List<Object> values = value instanceof Collection<?> collection ? new ArrayList<>(collection)
+                    : value != null && value.getClass().isArray() ? Arrays.asList(ObjectUtils.toObjectArray(value))
+                    : Collections.singletonList(value);
+            if (values.isEmpty()) {
+                throw badEntity(source, locked, "evaluated to an empty " + value.getClass().getSimpleName()
+                        + "; a lock needs at least one entity", null);
+            }
+            for (Object element : values) {
+                String entity = element == null ? null : element.toString();
+                if (entity == null || entity.isBlank()) {
+                    throw badEntity(source, locked, (values.size() > 1 ? "yielded " : "evaluated to ")
+                            + (entity == null ? "null" : "'" + entity + "'") + "; a lock needs a non-blank entity", null);
+                }
+                entities.add(entity);
+            }
         }
-        catch (EvaluationException ex) {
-            throw new IllegalArgumentException("@QueueLocked entity expression '" + locked.entitySource() + "' of "
-                    + locked.description() + " could not be evaluated: " + ex.getMessage()
-                    + ". No lock was taken and the method did not run", ex);
-        }
-        String entity = value == null ? null : value.toString();
-        if (entity == null || entity.isBlank()) {
-            throw new IllegalArgumentException("@QueueLocked entity expression '" + locked.entitySource() + "' of "
-                    + locked.description() + " evaluated to " + (entity == null ? "null" : "'" + entity + "'")
-                    + "; a lock needs a non-blank entity. No lock was taken and the method did not run");
-        }
-        return entity;
+        return entities;
+    }
+
+    private static IllegalArgumentException badEntity(String source, LockedMethod locked, String problem,
+            Exception cause) {
+        return new IllegalArgumentException("@QueueLocked entity expression '" + source + "' of "
+                + locked.description() + " " + problem + ". No lock was taken and the method did not run", cause);
     }
 
     /** Reports a lost lease, then releases the lock, at once or when its minimum hold has passed. */
@@ -203,8 +232,8 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
         if (lock.isValid()) {
             return;
         }
-        LockLostException ex = new LockLostException("The lease of lock entity='" + lock.entity() + "' namespace='"
-                + lock.namespace() + "' (fencing token " + lock.fencingToken() + ") was lost while "
+        LockLostException ex = new LockLostException("The lease of the lock of " + lock.fencingTokens()
+                + " (entity=fencing token) in namespace '" + lock.namespace() + "' was lost while "
                 + locked.description() + " ran: its work was not protected by the lock from then on");
         if (failure != null) {
             failure.addSuppressed(ex);

@@ -1,5 +1,6 @@
 package io.dynamolock.annotation;
 
+import io.dynamolock.core.LockOptionException;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTemplate;
 import java.lang.reflect.Method;
@@ -47,9 +48,8 @@ final class QueueLockedMethods {
             + " lock is held until it completes), and with reactor-core Mono, Flux and Kotlin suspend functions (held"
             + " while the publisher or coroutine runs, released when it completes, errors or is cancelled)";
 
-    private static final LockedMethod NOT_LOCKED = new LockedMethod(null, null, null, null, null, null, null,
-            LockedMethod.Returns.VALUE,
-            WaitTimeoutPolicy.FAIL, null, false);
+    private static final LockedMethod NOT_LOCKED = new LockedMethod(null, null, null, null, null, 1, null, null,
+            null, LockedMethod.Returns.VALUE, WaitTimeoutPolicy.FAIL, null, false);
 
     private final Map<MethodClassKey, LockedMethod> cache = new ConcurrentHashMap<>(64);
     private final LockExpressionEvaluator evaluator;
@@ -88,7 +88,20 @@ final class QueueLockedMethods {
         }
         String description = describe(method, targetClass);
         LockedMethod.Returns returns = returns(method, description);
-        Expression entity = parseEntity(annotation.entity(), method, targetClass, description);
+        if (annotation.entity().length == 0) {
+            throw invalid(description, "entity is an empty array; give one SpEL expression such as \"#orderId\","
+                    + " several such as {\"#from.id\", \"#to.id\"}, or one that yields a collection");
+        }
+        List<Expression> entities = Arrays.stream(annotation.entity())
+                .map(source -> parseEntity(source, method, targetClass, description)).toList();
+        try {
+            // The core holds the rules of modes and permits; its message names the value and the fix.
+            LockRequest.builder("check").mode(annotation.mode()).permits(annotation.permits()).build();
+        }
+        catch (LockOptionException ex) {
+            throw invalid(description, "mode = " + annotation.mode() + ", permits = " + annotation.permits() + ": "
+                    + ex.getMessage(), ex);
+        }
         String namespace = resolve(annotation.namespace(), "namespace", description);
         Duration maxWait = duration(annotation.maxWait(), "maxWait", description);
         Duration lease = duration(annotation.lease(), "lease", description);
@@ -120,9 +133,9 @@ final class QueueLockedMethods {
                         + " would expire before it is renewed; twice the heartbeat interval or more is usual");
             }
         }
-        return new LockedMethod(method, description, annotation.entity(), entity,
-                namespace.isEmpty() ? null : namespace, maxWait, lease, returns, annotation.onWaitTimeout(), minHold,
-                annotation.failClosed());
+        return new LockedMethod(method, description, List.of(annotation.entity()), entities, annotation.mode(),
+                annotation.permits(), namespace.isEmpty() ? null : namespace, maxWait, lease, returns,
+                annotation.onWaitTimeout(), minHold, annotation.failClosed());
     }
 
     private static boolean returnsNothing(Method method, LockedMethod.Returns returns) {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.dynamolock.autoconfigure.DynamoDbLocalProperties;
 import io.dynamolock.autoconfigure.DynamoLockAutoConfiguration;
+import io.dynamolock.core.LockMode;
 import io.dynamolock.core.test.DynamoDbLocal;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -54,6 +55,30 @@ class QueueLockedValidationTests {
     @Test
     void failsOnEmptyEntity() {
         assertFails(EmptyEntity.class, EmptyEntity.class.getName() + ".run(String): entity is empty");
+    }
+
+    @Test
+    void failsOnAnEmptyEntityArray() {
+        assertFails(NoEntities.class, NoEntities.class.getName() + ".run(String): entity is an empty array; give one"
+                + " SpEL expression such as \"#orderId\", several such as {\"#from.id\", \"#to.id\"}");
+    }
+
+    @Test
+    void failsOnABadExpressionAmongSeveral() {
+        assertFails(OneBadOfTwo.class, OneBadOfTwo.class.getName() + ".run(String, String): entity expression"
+                + " '#too' refers to #too, which is not a parameter of the method; parameters are [from, to]");
+    }
+
+    @Test
+    void failsOnPermitsBelowOne() {
+        assertFails(NoPermits.class, NoPermits.class.getName() + ".run(String): mode = EXCLUSIVE, permits = 0:"
+                + " permits 0 is below 1; use 1 for a lock, or N > 1 for a semaphore");
+    }
+
+    @Test
+    void failsOnSharedWithSeveralPermits() {
+        assertFails(SharedSemaphore.class, SharedSemaphore.class.getName() + ".run(String): mode = SHARED,"
+                + " permits = 3: mode SHARED with permits 3 mixes two kinds of lock");
     }
 
     @Test
@@ -176,6 +201,14 @@ class QueueLockedValidationTests {
         public CompletableFuture<Void> asyncJob() {
             return CompletableFuture.completedFuture(null);
         }
+
+        @QueueLocked(entity = {"#from", "#to"}, mode = LockMode.SHARED)
+        public void transfer(String from, String to) {
+        }
+
+        @QueueLocked(entity = "#ids", permits = 5)
+        public void each(java.util.List<String> ids) {
+        }
     }
 
     public static class BadSyntax {
@@ -195,6 +228,34 @@ class QueueLockedValidationTests {
     public static class EmptyEntity {
 
         @QueueLocked(entity = " ")
+        public void run(String id) {
+        }
+    }
+
+    public static class NoEntities {
+
+        @QueueLocked(entity = {})
+        public void run(String id) {
+        }
+    }
+
+    public static class OneBadOfTwo {
+
+        @QueueLocked(entity = {"#from", "#too"})
+        public void run(String from, String to) {
+        }
+    }
+
+    public static class NoPermits {
+
+        @QueueLocked(entity = "#id", permits = 0)
+        public void run(String id) {
+        }
+    }
+
+    public static class SharedSemaphore {
+
+        @QueueLocked(entity = "#id", mode = LockMode.SHARED, permits = 3)
         public void run(String id) {
         }
     }
