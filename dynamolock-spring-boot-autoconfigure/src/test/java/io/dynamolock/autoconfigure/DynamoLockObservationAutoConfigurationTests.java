@@ -7,12 +7,18 @@ import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockInterruptedException;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTemplate;
+import io.dynamolock.core.LockWaitTimeoutException;
 import io.dynamolock.core.test.DynamoDbLocal;
 import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationHandler;
 import io.micrometer.observation.ObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistryAssert;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
@@ -56,6 +62,49 @@ class DynamoLockObservationAutoConfigurationTests {
                             .doesNotHaveLowCardinalityKeyValueWithKey("entity"));
             TestObservationRegistryAssert.assertThat(registry).hasObservationWithNameEqualTo("dynamolock.hold").that()
                     .hasBeenStopped();
+        });
+    }
+
+    @Test
+    void stopsTheObservationOfAnAsyncAcquisitionWhoseOutcomeComesOnAnotherThread() {
+        contextRunner.withBean(TestObservationRegistry.class, TestObservationRegistry::create).run(context -> {
+            TestObservationRegistry registry = context.getBean(TestObservationRegistry.class);
+            List<String> started = new CopyOnWriteArrayList<>();
+            List<String> stopped = new CopyOnWriteArrayList<>();
+            registry.observationConfig().observationHandler(new ObservationHandler<>() {
+                @Override
+                public void onStart(Observation.Context observed) {
+                    started.add(observed.getName());
+                }
+
+                @Override
+                public void onStop(Observation.Context observed) {
+                    stopped.add(observed.getName());
+                }
+
+                @Override
+                public boolean supportsContext(Observation.Context observed) {
+                    return true;
+                }
+            });
+            LockTemplate locks = context.getBean(LockTemplate.class);
+            LockHandle holder = locks.acquire("async-observed", Duration.ZERO);
+            // Waits behind the holder, so its outcome comes on a dynamolock thread, not on this one.
+            CompletableFuture<LockHandle> waiting = locks.acquireAsync(LockRequest.builder("async-observed").wait(Duration.ofSeconds(30)).build());
+            holder.release();
+            waiting.get(30, TimeUnit.SECONDS).release();
+            try (LockHandle blocker = locks.acquire("async-observed", Duration.ZERO)) {
+                CompletableFuture<LockHandle> timingOut = locks.acquireAsync(
+                        LockRequest.builder("async-observed").wait(Duration.ofMillis(50)).build());
+                assertThatThrownBy(() -> timingOut.get(30, TimeUnit.SECONDS))
+                        .hasCauseInstanceOf(LockWaitTimeoutException.class);
+            }
+
+            assertThat(started).containsExactlyInAnyOrder("dynamolock.acquire", "dynamolock.acquire",
+                    "dynamolock.acquire", "dynamolock.acquire", "dynamolock.hold", "dynamolock.hold", "dynamolock.hold");
+            assertThat(stopped).as("every observation started is stopped").containsExactlyInAnyOrderElementsOf(started);
+            TestObservationRegistryAssert.assertThat(registry).hasAnObservation(observation -> observation.hasNameEqualTo("dynamolock.acquire")
+                            .hasLowCardinalityKeyValue("outcome", "timeout"));
         });
     }
 
