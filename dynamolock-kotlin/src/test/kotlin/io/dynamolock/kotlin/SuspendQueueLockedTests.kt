@@ -20,6 +20,9 @@ import kotlinx.coroutines.awaitAll
 import kotlinx.coroutines.awaitCancellation
 import kotlinx.coroutines.cancelAndJoin
 import kotlinx.coroutines.delay
+import kotlinx.coroutines.flow.Flow
+import kotlinx.coroutines.flow.flow
+import kotlinx.coroutines.flow.toList
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withTimeout
@@ -208,6 +211,26 @@ class SuspendQueueLockedTests {
         }
     }
 
+    @Test
+    fun aFlowIsLockedWhileItIsCollectedNotWhenItIsCreated() {
+        contextRunner.run { context ->
+            val counters = context.getBean(CounterService::class.java)
+            val locks = context.getBean(LockOperations::class.java)
+            counters.incrementsOf("order-10", 3) // created, never collected
+            assertThat(locks.queue("order-10", null).entries()).`as`("entries before any collection").isEmpty()
+            val collected = runBlocking(Dispatchers.Default) {
+                withTimeout(60_000) {
+                    (1..6).map { async { counters.incrementsOf("order-10", 3).toList() } }.awaitAll()
+                }
+            }
+            // Each collection saw three consecutive values: nobody else wrote while it was being collected.
+            collected.forEach { values -> assertThat(values).containsExactly(values[0], values[0] + 1, values[0] + 2) }
+            assertThat(counters.read("order-10")).isEqualTo(18)
+            assertThat(counters.maxInside()).isEqualTo(1)
+            assertThat(locks.queue("order-10", null).entries()).isEmpty()
+        }
+    }
+
     @Service
     class CounterService(private val dynamoDb: DynamoDbClient, private val locks: LockTemplate) {
 
@@ -240,6 +263,18 @@ class SuspendQueueLockedTests {
         suspend fun breakOwnLockAndWait(orderId: String) {
             locks.breakLock(orderId, null, locks.queue(orderId, null).entries().single().ticket())
             awaitCancellation()
+        }
+
+        @QueueLocked(entity = "#orderId", maxWait = "60s")
+        fun incrementsOf(orderId: String, times: Int): Flow<Int> = flow {
+            maxInside.accumulateAndGet(inside.incrementAndGet(), Math::max)
+            repeat(times) {
+                val n = read(orderId) + 1
+                delay(5)
+                write(orderId, n)
+                emit(n)
+            }
+            inside.decrementAndGet()
         }
 
         fun maxInside(): Int = maxInside.get()
