@@ -45,25 +45,25 @@ public final class AsyncWaitersMain {
 
     public static void main(String[] args) throws Exception {
         BenchMain.configureLogging();
-        int entities = Integer.parseInt(RenewalCapacityMain.arg(args, 0, "1000"));
-        int perEntity = Integer.parseInt(RenewalCapacityMain.arg(args, 1, "10"));
-        RenewalCapacityMain.LocalDynamo dynamo = RenewalCapacityMain.startDynamo();
+        int entities = Integer.parseInt(args.length > 0 ? args[0] : "1000");
+        int perEntity = Integer.parseInt(args.length > 1 ? args[1] : "10");
+        DynamoDbProcess dynamo = DynamoDbProcess.start();
         try {
             DynamoDbClient client = DynamoDbClient.builder().endpointOverride(dynamo.endpoint()).region(Region.US_EAST_1)
                     .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create("local", "local")))
                     .httpClientBuilder(ApacheHttpClient.builder().maxConnections(100))
                     .build();
-            RenewalCapacityMain.waitForServer(client);
+            dynamo.awaitServing(client);
             TableBootstrap.of(client, "waiters").createIfMissing();
             measure(client, entities, perEntity);
             client.close();
         }
         catch (Throwable ex) {
             ex.printStackTrace();
-            dynamo.process().destroyForcibly();
+            dynamo.close();
             System.exit(1); // the application's pool threads would keep the JVM alive
         }
-        dynamo.process().destroyForcibly();
+        dynamo.close();
         System.exit(0);
     }
 
@@ -86,7 +86,7 @@ public final class AsyncWaitersMain {
         for (Future<LockHandle> future : taking) {
             holders.add(future.get());
         }
-        long heapHolders = RenewalCapacityMain.usedHeapAfterGc();
+        long heapHolders = JvmProbe.heapAfterGc();
         int threadsHolding = threads.getThreadCount();
         BenchMain.progress(String.format("%,d holders; queueing %,d async waiters", entities, entities * perEntity));
 
@@ -118,7 +118,7 @@ public final class AsyncWaitersMain {
         peaks.until(() -> System.nanoTime() - quietUntil >= 0);
         int peakWhileWaiting = threads.getPeakThreadCount();
         int threadsWaiting = threads.getThreadCount();
-        long heapWaiting = RenewalCapacityMain.usedHeapAfterGc();
+        long heapWaiting = JvmProbe.heapAfterGc();
         boolean noneGranted = granted.get() == 0;
 
         threads.resetPeakThreadCount();
@@ -177,9 +177,9 @@ public final class AsyncWaitersMain {
 
         void until(BooleanSupplier done) throws InterruptedException {
             while (!done.getAsBoolean()) {
-                steps = Math.max(steps, RenewalCapacityMain.threadsNamed("dynamolock-wait-"));
-                requests = Math.max(requests, RenewalCapacityMain.threadsNamed("dynamolock-request-"));
-                timers = Math.max(timers, RenewalCapacityMain.threadsNamed("dynamolock-lease-timer-"));
+                steps = Math.max(steps, JvmProbe.threadsNamed("dynamolock-wait-"));
+                requests = Math.max(requests, JvmProbe.threadsNamed("dynamolock-request-"));
+                timers = Math.max(timers, JvmProbe.threadsNamed("dynamolock-lease-timer-"));
                 TimeUnit.MILLISECONDS.sleep(20);
             }
         }

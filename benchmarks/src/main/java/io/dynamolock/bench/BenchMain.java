@@ -82,8 +82,8 @@ public final class BenchMain {
         Env.Options options;
         Selection selection;
         try {
-            RenewalCapacityScenario.Settings renewal = RenewalCapacityScenario.Settings.defaults(quick);
-            renewal = new RenewalCapacityScenario.Settings(
+            RenewalCapacityScenario.Settings renewal = RenewalCapacityScenario.Settings.scenarioDefaults(quick);
+            renewal = RenewalCapacityScenario.Settings.scenario(
                     atLeast(args, "--renewal-locks", 1, renewal.locks()),
                     Duration.ofSeconds(atLeast(args, "--renewal-lease", 1, (int) renewal.lease().toSeconds())));
             options = new Env.Options(quick, Duration.ofMillis(atLeast(args, "--rtt", 0, 5)),

@@ -3,75 +3,99 @@ package io.dynamolock.bench;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 /**
- * Scenario 8, renewal capacity (issue 10, R12): one JVM, one {@link io.dynamolock.core.LockTemplate} (defaults but
- * the lease), takes {@code locks} locks and holds them for two leases while every renewal takes 200 ms to answer
- * (see {@link SlowRenewals}); nobody else wants the locks, so a lock lost here is lost only because the template
- * could not renew it in time. Runs in a JVM of its own ({@link RenewalCapacityWorker}), so that its threads and
- * heap are the template's, not DynamoDB Local's or the other scenarios'.
+ * Renewal capacity (issue 10, R12), the one implementation behind scenario 8 of {@link BenchMain} and
+ * {@link RenewalCapacityMain}: one JVM, one {@link io.dynamolock.core.LockTemplate} (defaults but the lease and
+ * heartbeat), takes {@code locks} locks and holds them while every renewal takes {@code renewalRoundTrip} from send
+ * to answer (see {@link SlowRenewals}); nobody else wants the locks, so a lock lost here is lost only because the
+ * template could not renew it in time. Runs in a JVM of its own ({@link RenewalCapacityWorker}), so that its threads
+ * and heap are the template's, not DynamoDB Local's or the other scenarios'.
  */
 final class RenewalCapacityScenario {
-
-    /** How long a renewal takes from send to answer (other requests: the simulated round trip). */
-    static final Duration RENEWAL_ROUND_TRIP = Duration.ofMillis(200);
 
     static final String TABLE = "bench-renewal";
 
     /**
-     * @param locks how many locks the template holds
-     * @param lease their lease; the heartbeat is a third of it, and they are held for two leases
+     * @param locks            how many locks the template holds
+     * @param lease            their lease
+     * @param heartbeat        the template's heartbeat
+     * @param renewalRoundTrip how long a renewal takes from send to answer (other requests: the simulated round trip)
+     * @param hold             how long the locks are held after the last acquire
      */
-    record Settings(int locks, Duration lease) {
+    record Settings(int locks, Duration lease, Duration heartbeat, Duration renewalRoundTrip, Duration hold) {
 
         /**
-         * 1,000 locks with a 6 s lease in --quick, 10,000 with a 60 s lease in the full run: both ask for 500
-         * renewals/s, about half of what DynamoDB Local serves on this 2-core machine (about 900 UpdateItems/s with
-         * nothing else running), so that the server is not what limits a template that renews on time.
+         * Scenario 8: 1,000 locks with a 6 s lease in --quick, 10,000 with a 60 s lease in the full run, heartbeat a
+         * third of the lease, renewals 200 ms, held for two leases: both ask for 500 renewals/s, about half of what
+         * DynamoDB Local serves on this 2-core machine (about 900 UpdateItems/s with nothing else running), so that
+         * the server is not what limits a template that renews on time.
          */
-        static Settings defaults(boolean quick) {
-            return quick ? new Settings(1_000, Duration.ofSeconds(6)) : new Settings(10_000, Duration.ofSeconds(60));
+        static Settings scenario(int locks, Duration lease) {
+            return new Settings(locks, lease, lease.dividedBy(3), Duration.ofMillis(200), lease.multipliedBy(2));
         }
 
-        Duration heartbeat() {
-            return lease.dividedBy(3);
-        }
-
-        Duration hold() {
-            return lease.multipliedBy(2);
+        static Settings scenarioDefaults(boolean quick) {
+            return quick ? scenario(1_000, Duration.ofSeconds(6)) : scenario(10_000, Duration.ofSeconds(60));
         }
 
         /** The renewals per second that keep every lock: one per lock per heartbeat. */
         double renewalsNeededPerSecond() {
-            return locks / (heartbeat().toMillis() / 1000.0);
+            return locks / (heartbeat.toMillis() / 1000.0);
         }
     }
 
     /**
      * What the worker measured.
      *
+     * @param enqueues              requests of step ENQUEUE: must equal {@code acquired}
      * @param lostCallbacks         {@code LockHandle.onLost} callbacks run
      * @param lostListener          {@code LockListener.onLost} calls
      * @param invalid               handles whose {@code isValid()} was false at the end
-     * @param enqueues              UpdateItems classified as enqueues: must equal {@code acquired}
      * @param threadsBefore         live threads of the JVM before the template was built
      * @param peakThreads           the most live threads while the locks were held
      * @param peakDynamolockThreads the most live threads named {@code dynamolock*} (sampled every 100 ms)
-     * @param heapPerThousandBytes  heap used after GC with every lock held, less before, per 1,000 locks
+     * @param peakRequestThreads    the most live threads named {@code dynamolock-request-*} (the same samples)
+     * @param heapBeforeBytes       heap used after GC before the first acquire (after a warm-up)
+     * @param heapHeldBytes         heap used after GC with every lock held
      * @param renewals              renewals sent while the locks were held, over {@code windowSeconds}
+     * @param delayedRenewals       renewal attempts delayed by {@link SlowRenewals} in the whole run
      */
     record Result(Settings settings, long acquired, long acquireFailures, double acquireSeconds, long enqueues,
             long lostCallbacks, long lostListener, long invalid, long threadsBefore, long peakThreads,
-            long peakDynamolockThreads, double heapPerThousandBytes, long renewals, double windowSeconds,
-            long connections) {
+            long peakDynamolockThreads, long peakRequestThreads, long heapBeforeBytes, long heapHeldBytes,
+            long renewals, long delayedRenewals, double windowSeconds, long connections) {
 
         double renewalsPerSecond() {
             return windowSeconds == 0 ? 0 : renewals / windowSeconds;
+        }
+
+        double heapPerThousandBytes() {
+            return (heapHeldBytes - heapBeforeBytes) * 1000.0 / settings.locks();
+        }
+
+        /** Why these figures do not measure what they claim to; empty if they do. Lost locks are a figure, not one. */
+        List<String> problems() {
+            List<String> problems = new ArrayList<>();
+            if (delayedRenewals == 0) {
+                problems.add("no renewal was delayed, so the fault was never injected");
+            }
+            if (acquired != settings.locks()) {
+                problems.add("took " + acquired + " of " + settings.locks() + " locks");
+            }
+            if (enqueues != acquired) {
+                problems.add(enqueues + " enqueues for " + acquired + " locks taken");
+            }
+            return problems;
         }
     }
 
@@ -79,14 +103,21 @@ final class RenewalCapacityScenario {
     }
 
     static Result run(Env env) throws Exception {
-        Settings settings = env.options.renewal();
-        DynamoLockCompetitor.createTable(env.clients.sync(), TABLE);
+        return measure(env.endpoint, env.options.roundTrip(), env.options.renewal());
+    }
+
+    /** Measures {@code settings} against the DynamoDB Local at {@code endpoint}, in a JVM of its own. */
+    static Result measure(URI endpoint, Duration roundTrip, Settings settings) throws Exception {
+        try (DynamoDbClient client = Clients.sync(endpoint, 4)) {
+            DynamoLockCompetitor.createTable(client, TABLE);
+        }
         BenchMain.progress("renewal capacity: " + settings.locks() + " locks, lease " + settings.lease().toSeconds()
-                + " s, every renewal answered after " + RENEWAL_ROUND_TRIP.toMillis() + " ms");
-        Process worker = RemoteJvm.start(RenewalCapacityWorker.class, env.endpoint.toString(), TABLE,
-                Long.toString(env.options.roundTrip().toMillis()), Integer.toString(settings.locks()),
+                + " s, heartbeat " + settings.heartbeat().toMillis() + " ms, every renewal answered after "
+                + settings.renewalRoundTrip().toMillis() + " ms");
+        Process worker = RemoteJvm.start(RenewalCapacityWorker.class, endpoint.toString(), TABLE,
+                Long.toString(roundTrip.toMillis()), Integer.toString(settings.locks()),
                 Long.toString(settings.lease().toMillis()), Long.toString(settings.heartbeat().toMillis()),
-                Long.toString(RENEWAL_ROUND_TRIP.toMillis()), Long.toString(settings.hold().toMillis()));
+                Long.toString(settings.renewalRoundTrip().toMillis()), Long.toString(settings.hold().toMillis()));
         Map<String, String> results = new HashMap<>();
         try (BufferedReader out = new BufferedReader(new InputStreamReader(worker.getInputStream(),
                 StandardCharsets.UTF_8))) {
@@ -112,10 +143,12 @@ final class RenewalCapacityScenario {
                 number(results, "acquireSeconds"), count(results, "enqueues"), count(results, "lostCallbacks"),
                 count(results, "lostListener"), count(results, "invalid"), count(results, "threadsBefore"),
                 count(results, "peakThreads"), count(results, "peakDynamolockThreads"),
-                number(results, "heapPerThousandBytes"), count(results, "renewals"), number(results, "windowSeconds"),
-                count(results, "connections"));
+                count(results, "peakRequestThreads"), count(results, "heapBeforeBytes"),
+                count(results, "heapHeldBytes"), count(results, "renewals"), count(results, "delayedRenewals"),
+                number(results, "windowSeconds"), count(results, "connections"));
         BenchMain.progress("renewal capacity: " + result.lostCallbacks() + " of " + settings.locks() + " locks lost, "
-                + Report.f0(result.renewalsPerSecond()) + " renewals/s sent");
+                + result.delayedRenewals() + " renewals delayed, " + Report.f0(result.renewalsPerSecond())
+                + " renewals/s sent" + (result.problems().isEmpty() ? "" : "; INVALID: " + result.problems()));
         return result;
     }
 

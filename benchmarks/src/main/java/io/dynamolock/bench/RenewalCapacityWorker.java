@@ -21,7 +21,7 @@ import org.slf4j.LoggerFactory;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 /**
- * The JVM of the renewal-capacity scenario: one {@link LockTemplate} that takes {@code locks} locks and holds them
+ * The JVM of the renewal-capacity measurement: one {@link LockTemplate} that takes {@code locks} locks and holds them
  * while every renewal is slow, and nothing else (DynamoDB Local runs in the benchmark's JVM, so that its threads
  * and heap are not counted here). Started by {@link RenewalCapacityScenario}; answers on stdout with
  * {@code RESULT <name> <value>} lines, then {@code DONE}.
@@ -32,6 +32,12 @@ public final class RenewalCapacityWorker {
 
     /** Threads that take the locks: enough to keep DynamoDB Local busy through a 5 ms round trip. */
     static final int ACQUIRING_THREADS = 32;
+
+    /**
+     * HTTP connections the client allows: more than the template's request threads (at most 500) and the acquiring
+     * threads together, so that the pool is not what limits renewals.
+     */
+    static final int CONNECTIONS = 1_000;
 
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
@@ -53,14 +59,11 @@ public final class RenewalCapacityWorker {
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
 
         SlowRenewals slow = new SlowRenewals(renewalRoundTrip.minus(roundTrip));
-        // Renewals in flight at once if every lock is renewed on time, twice over: the pool must not be the limit.
-        double inFlight = (double) locks / heartbeat.toMillis() * renewalRoundTrip.toMillis();
-        int connections = Math.max(Clients.CONNECTIONS, (int) (2 * inFlight));
         int threadsBefore = THREADS.getThreadCount();
         ThreadSampler sampler = new ThreadSampler();
         LongAdder lostByListener = new LongAdder();
         LongAdder lostByCallback = new LongAdder();
-        try (DynamoDbClient client = Clients.sync(endpoint, connections, new MeteredNetwork(roundTrip), slow);
+        try (DynamoDbClient client = Clients.sync(endpoint, CONNECTIONS, new MeteredNetwork(roundTrip), slow);
                 LockTemplate template = LockTemplate.builder(client).tableName(table).leaseDuration(lease)
                         .heartbeatInterval(heartbeat).listener(new LockListener() {
                             @Override
@@ -70,7 +73,7 @@ public final class RenewalCapacityWorker {
                         }).build()) {
             warmUp(template);
             slow.arm();
-            long heapBefore = heapAfterGc();
+            long heapBefore = JvmProbe.heapAfterGc();
 
             AtomicReferenceArray<LockHandle> held = new AtomicReferenceArray<>(locks);
             AtomicInteger failures = new AtomicInteger();
@@ -94,7 +97,7 @@ public final class RenewalCapacityWorker {
             double acquireSeconds = (System.nanoTime() - acquireStart) / 1e9;
             progress(out, "took " + (locks - failures.get()) + " of " + locks + " locks in "
                     + String.format("%.1f", acquireSeconds) + " s; holding them for " + hold.toSeconds() + " s");
-            long heapHeld = heapAfterGc();
+            long heapHeld = JvmProbe.heapAfterGc();
 
             // The acquiring threads are gone: from here on, the threads are the template's, the SDK's and ours.
             THREADS.resetPeakThreadCount();
@@ -116,16 +119,19 @@ public final class RenewalCapacityWorker {
             result(out, "acquireFailures", failures.get());
             result(out, "acquireSeconds", acquireSeconds);
             result(out, "enqueues", slow.enqueues());
+            result(out, "delayedRenewals", slow.delayed());
             result(out, "lostCallbacks", lostByCallback.sum());
             result(out, "lostListener", lostByListener.sum());
             result(out, "invalid", invalid);
             result(out, "threadsBefore", threadsBefore);
             result(out, "peakThreads", THREADS.getPeakThreadCount());
-            result(out, "peakDynamolockThreads", sampler.peak());
-            result(out, "heapPerThousandBytes", (heapHeld - heapBefore) * 1000.0 / locks);
+            result(out, "peakDynamolockThreads", sampler.peakDynamolock());
+            result(out, "peakRequestThreads", sampler.peakRequest());
+            result(out, "heapBeforeBytes", heapBefore);
+            result(out, "heapHeldBytes", heapHeld);
             result(out, "renewals", renewals);
             result(out, "windowSeconds", windowSeconds);
-            result(out, "connections", connections);
+            result(out, "connections", CONNECTIONS);
         }
         out.println("DONE");
         // Locks still held are abandoned (their entries expire); the SDK may leave non-daemon threads behind.
@@ -139,14 +145,6 @@ public final class RenewalCapacityWorker {
         }
     }
 
-    private static long heapAfterGc() throws InterruptedException {
-        for (int i = 0; i < 3; i++) {
-            System.gc();
-            Thread.sleep(100);
-        }
-        return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
-    }
-
     private static void result(PrintStream out, String name, Object value) {
         out.println("RESULT " + name + " " + value);
     }
@@ -155,10 +153,14 @@ public final class RenewalCapacityWorker {
         out.println("PROGRESS " + message);
     }
 
-    /** The most live threads named {@code dynamolock*} seen, sampled every 100 ms on a thread of its own. */
+    /**
+     * The most live threads named {@code dynamolock*}, and of them {@code dynamolock-request-*} (the template's
+     * request pool), seen; sampled every 100 ms on a thread of its own.
+     */
     private static final class ThreadSampler implements AutoCloseable {
 
-        private final AtomicInteger peak = new AtomicInteger();
+        private final AtomicInteger peakDynamolock = new AtomicInteger();
+        private final AtomicInteger peakRequest = new AtomicInteger();
         private final Thread thread = new Thread(this::sample, "bench-thread-sampler");
 
         ThreadSampler() {
@@ -168,13 +170,18 @@ public final class RenewalCapacityWorker {
 
         private void sample() {
             while (!Thread.currentThread().isInterrupted()) {
-                int count = 0;
+                int dynamolock = 0;
+                int request = 0;
                 for (ThreadInfo info : THREADS.getThreadInfo(THREADS.getAllThreadIds())) {
                     if (info != null && info.getThreadName().startsWith("dynamolock")) {
-                        count++;
+                        dynamolock++;
+                        if (info.getThreadName().startsWith("dynamolock-request-")) {
+                            request++;
+                        }
                     }
                 }
-                peak.accumulateAndGet(count, Math::max);
+                peakDynamolock.accumulateAndGet(dynamolock, Math::max);
+                peakRequest.accumulateAndGet(request, Math::max);
                 try {
                     Thread.sleep(100);
                 }
@@ -184,8 +191,12 @@ public final class RenewalCapacityWorker {
             }
         }
 
-        int peak() {
-            return peak.get();
+        int peakDynamolock() {
+            return peakDynamolock.get();
+        }
+
+        int peakRequest() {
+            return peakRequest.get();
         }
 
         @Override

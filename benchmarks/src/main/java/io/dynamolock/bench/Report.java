@@ -187,29 +187,37 @@ final class Report {
         }
     }
 
-    private static void renewalCapacity(StringBuilder md, RenewalCapacityScenario.Result r) {
+    /** Section 8, also what {@link RenewalCapacityMain} prints. */
+    static void renewalCapacity(StringBuilder md, RenewalCapacityScenario.Result r) {
         RenewalCapacityScenario.Settings s = r.settings();
         md.append("\n## 8. Renewal capacity: one LockTemplate holds ").append(s.locks())
-                .append(" locks while every renewal takes ").append(RenewalCapacityScenario.RENEWAL_ROUND_TRIP.toMillis())
-                .append(" ms\n\n");
+                .append(" locks while every renewal takes ").append(s.renewalRoundTrip().toMillis()).append(" ms\n\n");
+        List<String> problems = r.problems();
+        if (!problems.isEmpty()) {
+            md.append("**INVALID run: ").append(String.join("; ", problems)).append(".**\n\n");
+        }
         md.append("One JVM of its own (DynamoDB Local is not in it), one template with lease ")
-                .append(s.lease().toSeconds()).append(" s and heartbeat ").append(f1(s.heartbeat().toMillis() / 1000.0))
+                .append(f1(s.lease().toMillis() / 1000.0)).append(" s and heartbeat ")
+                .append(f1(s.heartbeat().toMillis() / 1000.0))
                 .append(" s, nobody else on the locks: a lock lost here was lost because it was not renewed in time."
-                        + " Held for two leases after the last acquire. A renewal is an UpdateItem on an item after"
-                        + " its first (the enqueue); see SlowRenewals.\n\n");
+                        + " A renewal is a request whose ProtocolStep is RENEW; see SlowRenewals.\n\n");
         header(md, "figure", "value");
         row(md, "locks lost: onLost callbacks / LockListener.onLost / isValid() false at the end",
                 r.lostCallbacks() + " / " + r.lostListener() + " / " + r.invalid() + " of " + s.locks());
+        row(md, "renewals delayed (attempts; 0 makes the run invalid)", Long.toString(r.delayedRenewals()));
         row(md, "locks taken (failed acquires), seconds to take them", r.acquired() + " (" + r.acquireFailures()
                 + "), " + f1(r.acquireSeconds()) + " s");
         row(md, "renewals sent/s while holding (needed to renew every lock on time)",
                 f0(r.renewalsPerSecond()) + " (" + f0(s.renewalsNeededPerSecond()) + ")");
         row(md, "live threads of the JVM: before the SDK client and template / peak while holding",
                 r.threadsBefore() + " / " + r.peakThreads());
-        row(md, "dynamolock-* threads, peak", Long.toString(r.peakDynamolockThreads()));
-        row(md, "heap used per 1,000 held locks (after GC)", f2(r.heapPerThousandBytes() / (1 << 20)) + " MiB");
+        row(md, "dynamolock-* threads, peak (of them dynamolock-request-*)",
+                r.peakDynamolockThreads() + " (" + r.peakRequestThreads() + ")");
+        row(md, "heap used after GC: before / all locks held (per 1,000 held locks)",
+                f1(r.heapBeforeBytes() / 1e6) + " MB / " + f1(r.heapHeldBytes() / 1e6) + " MB ("
+                        + f2(r.heapPerThousandBytes() / 1e6) + " MB)");
         row(md, "held for (s), HTTP connections the client allows", f0(r.windowSeconds()) + ", " + r.connections());
-        row(md, "UpdateItems counted as enqueues (must equal the locks taken)", Long.toString(r.enqueues()));
+        row(md, "requests of step ENQUEUE (must equal the locks taken)", Long.toString(r.enqueues()));
     }
 
     /** E.g. {@code $1.25 (2.0 W + 0.0 R)}. */

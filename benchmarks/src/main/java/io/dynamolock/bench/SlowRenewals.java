@@ -1,72 +1,71 @@
 package io.dynamolock.bench;
 
+import io.dynamolock.core.ProtocolStep;
 import java.time.Duration;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 import software.amazon.awssdk.core.interceptor.Context;
-import software.amazon.awssdk.core.interceptor.ExecutionAttribute;
 import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
 import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
-import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
 
 /**
- * The renewal-capacity scenario's slow network: an SDK interceptor that holds every lease renewal for
- * {@code extra} more than other requests, half before sending and half after the answer (as a slow region or a
- * throttled table would), and counts renewals.
+ * The renewal-capacity measurement's fault: an SDK interceptor that holds every lease renewal for {@code extra}
+ * more than other requests, half before sending and half after the answer (as a slow region or a throttled table
+ * would), and counts enqueues, renewals and the renewals it delayed.
  *
- * <p>A renewal is told apart by where it falls, not by its expression text (which the core may change): in that
- * scenario every lock is taken once, by one owner, with nobody queued behind it, and nothing is released while it
- * is measured. So the first UpdateItem on an item is its enqueue, and every later UpdateItem on it is a renewal.
- * Purges are sent by waiters only, and there are none; a removal the core sent on its own for a lost entry would be
- * counted (and slowed) as a renewal, but today's core sends none. Requests before {@link #arm()} (the warm-up,
- * whose locks are released) are left alone. Classified once per API call, so an SDK retry of a renewal stays a
- * renewal and each of its attempts is slowed.
+ * <p>A renewal is a request whose {@link ProtocolStep#ATTRIBUTE} is {@link ProtocolStep#RENEW}: the core marks
+ * every request with its step, so neither expression text nor request order is read. Requests before {@link #arm()}
+ * (the warm-up) are left alone and not counted. Every attempt of a renewal (SDK retries included) is delayed and
+ * counted as delayed once its answer has been held; the measurement is void if none was (as when {@code extra} is not
+ * positive: then nothing is delayed).
  */
 final class SlowRenewals implements ExecutionInterceptor {
 
-    private static final ExecutionAttribute<Boolean> RENEWAL = new ExecutionAttribute<>("bench.renewal");
-
     private final long halfExtraNanos;
-    private final Set<String> enqueued = ConcurrentHashMap.newKeySet();
     private final LongAdder enqueues = new LongAdder();
     private final LongAdder renewals = new LongAdder();
+    private final LongAdder delayed = new LongAdder();
     private volatile boolean armed;
 
     SlowRenewals(Duration extra) {
         this.halfExtraNanos = extra.toNanos() / 2;
     }
 
-    /** From now on, UpdateItems are enqueues or renewals. */
+    /** From now on, renewals are delayed and requests counted. */
     void arm() {
         armed = true;
     }
 
     @Override
     public void beforeExecution(Context.BeforeExecution context, ExecutionAttributes attributes) {
-        if (armed && context.request() instanceof UpdateItemRequest update) {
-            if (enqueued.add(update.tableName() + MeteredNetwork.itemKey(update.key()))) {
+        if (armed) {
+            ProtocolStep step = attributes.getAttribute(ProtocolStep.ATTRIBUTE);
+            if (step == ProtocolStep.ENQUEUE) {
                 enqueues.increment();
             }
-            else {
+            else if (step == ProtocolStep.RENEW) {
                 renewals.increment();
-                attributes.putAttribute(RENEWAL, true);
             }
         }
     }
 
     @Override
     public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {
-        if (isRenewal(attributes)) {
+        if (slowed(attributes)) {
             MeteredNetwork.pause(halfExtraNanos);
         }
     }
 
     @Override
     public void afterTransmission(Context.AfterTransmission context, ExecutionAttributes attributes) {
-        if (isRenewal(attributes)) {
+        if (slowed(attributes)) {
             MeteredNetwork.pause(halfExtraNanos);
+            delayed.increment();
         }
+    }
+
+    /** Enqueues sent since {@link #arm()}: one per lock taken, since nobody else wants the locks. */
+    long enqueues() {
+        return enqueues.sum();
     }
 
     /** Renewals sent since {@link #arm()} (API calls, not attempts). */
@@ -74,12 +73,12 @@ final class SlowRenewals implements ExecutionInterceptor {
         return renewals.sum();
     }
 
-    /** Enqueues sent since {@link #arm()}: one per lock taken, or the classification is off. */
-    long enqueues() {
-        return enqueues.sum();
+    /** Renewal attempts whose answer was held since {@link #arm()}: the proof that the fault was injected. */
+    long delayed() {
+        return delayed.sum();
     }
 
-    private static boolean isRenewal(ExecutionAttributes attributes) {
-        return Boolean.TRUE.equals(attributes.getAttribute(RENEWAL));
+    private boolean slowed(ExecutionAttributes attributes) {
+        return armed && halfExtraNanos > 0 && attributes.getAttribute(ProtocolStep.ATTRIBUTE) == ProtocolStep.RENEW;
     }
 }
