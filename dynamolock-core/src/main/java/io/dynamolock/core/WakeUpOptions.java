@@ -7,7 +7,7 @@ import java.util.Arrays;
  * Wake-up hints between processes (off by default): when a process releases a lock or purges a dead entry, it
  * sends a UDP datagram to the process of the entry that may now hold, so its waiter reads the queue at once
  * instead of at its next poll. Immutable; build with {@link #builder()}, pass to
- * {@code LockTemplate.Builder.wakeUp(WakeUpOptions)}.
+ * {@link LockTemplate.Builder#wakeUp(WakeUpOptions)}.
  *
  * <p><b>Network.</b> Each process receives on one UDP port ({@link Builder#port}); its entries carry the address
  * others should send to ({@link Builder#advertisedAddress}). Allow that port inside the service's security group

@@ -91,6 +91,17 @@ final class WaitLoop {
         return new Wait(delay);
     }
 
+    /**
+     * When the waiter of entry {@code id} polls next, in its {@code slot} of the schedule above: early, when the
+     * release history in {@code state} predicts the release that lets it hold ({@link PredictivePolling}), else when
+     * the slot is due. Never later than today's schedule, never more often.
+     */
+    long nextPoll(PredictivePolling.Slot slot, QueueState state, String id, long nowMillis, long nowNanos) {
+        QueueState.Entry self = state.entry(id);
+        int position = self == null ? 0 : state.ahead(self.ticket()).size();
+        return PredictivePolling.nextPoll(slot, state.history(), position, nowMillis, nowNanos);
+    }
+
     /** The pause between polls at {@code position} (entries ahead). */
     Duration pollDelay(int position) {
         Duration delay = minPoll.multipliedBy(Math.max(1, position));

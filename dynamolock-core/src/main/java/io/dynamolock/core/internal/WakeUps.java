@@ -32,9 +32,6 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  */
 final class WakeUps implements AutoCloseable {
 
-    /** The attribute prefix of an entry's wake-up address. */
-    static final String ADDRESS_PREFIX = "w#";
-
     /** How old a received hint may be; a slower one is worth no more than the next poll. */
     static final Duration FRESHNESS = Duration.ofSeconds(10);
 
@@ -108,7 +105,7 @@ final class WakeUps implements AutoCloseable {
         long now = clock.millis();
         String self = endpoint.advertisedAddress();
         for (QueueState.Entry entry : mayHold(state, now)) {
-            AttributeValue address = item.get(ADDRESS_PREFIX + entry.id());
+            AttributeValue address = item.get(QueueState.ADDRESS_PREFIX + entry.id());
             if (address != null && address.s() != null && !address.s().equals(self)) {
                 endpoint.send(address.s(), new WakeUpHint(key, entry.id(), now, sendItems ? item : null));
             }
