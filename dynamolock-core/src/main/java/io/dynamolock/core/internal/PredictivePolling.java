@@ -24,8 +24,9 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  * {@link Slot}: today's schedule (the minimum interval times the position, capped, and never past the moment
  * everything ahead would have expired) gives each poll a slot that ends when the poll is due. A poll may come
  * earlier inside its slot, when the history predicts the release that lets the waiter hold ({@code lr + position
- * * ri}, plus a small margin) or when a wake-up hint says a release happened; it then uses up that slot, and the
- * next is due one interval after the end of this one. So polls never come more often than one per slot, the
+ * * ri}, plus a small margin); it then uses up that slot, and the next is due one interval after the end of this
+ * one. (A plain wake-up hint adds at most one read per slot besides, without moving the schedule: see
+ * {@link Waiter}; with hints on, the slots are four times longer.) So polls never come more often than one per slot, the
  * slots are today's, and a waiter sends at most one request more than today's schedule in any stretch of time.
  * A prediction in the past (the holder holds longer than its history) or past the slot's end changes nothing:
  * the waiter polls on today's schedule. Nothing here decides a grant, and no poll comes later than today's, so
@@ -120,7 +121,7 @@ final class PredictivePolling {
         }
 
         /**
-         * When to poll if the waiter would like to at {@code wanted} (a predicted release, a hint's arrival):
+         * When to poll if the waiter would like to at {@code wanted} (a predicted release):
          * then, if inside the slot; at the slot's opening if earlier (never two polls in one slot); when due if
          * later.
          */

@@ -17,7 +17,9 @@ import java.util.List;
  * hands us a fresh state, or until the next poll. The poll interval grows with our position (the minimum
  * times the number of entries ahead, capped at the maximum), so one waiter never polls more often than the
  * minimum allows, whatever the queue's length; and it never waits past the moment the entries ahead would
- * all have expired, so a dead holder is taken over one lease after its last heartbeat.</li>
+ * all have expired, so a dead holder is taken over one lease after its last heartbeat. Inside that schedule a
+ * poll may come earlier, never more often, when the item's release history predicts the release that lets us
+ * hold ({@link #nextPoll}, {@link PredictivePolling}); a plain wake-up hint adds at most one read per slot.</li>
  * </ol>
  * The waiter removes our entry on every way out but a grant.
  */

@@ -19,8 +19,8 @@ import org.slf4j.LoggerFactory;
  * and holds no thread in between: the enqueue's answer, a state offered by a same-JVM release or a heartbeat
  * ({@link Acquisition#offer}), the timer (a poll or the deadline is due), a lost lease, the template closing,
  * or the caller {@linkplain #abandon abandoning} the wait, a wake-up hint from another process ({@link WakeUps}:
- * an authenticated one's state counts as a same-JVM release's, a plain one brings the next poll forward as far
- * as the poll schedule allows). {@link WaitLoop} says what each step does.
+ * an authenticated one's state counts as a same-JVM release's, a plain one makes it read at once, once per slot
+ * of the poll schedule). {@link WaitLoop} says what each step does.
  *
  * <p>Steps run one at a time: an event only counts itself in {@link #pending}; the event that finds nothing
  * pending hands a drain to a step thread, and the drain takes steps until none is pending. So an event that
@@ -57,7 +57,8 @@ final class Waiter implements WakeUps.Addressee {
     private volatile QueueState hintedState;
     /** Whether {@link #state} came from a hint, and whether the next poll was brought forward by one. */
     private boolean stateFromHint;
-    private boolean pollFromHint;
+    /** Whether a plain hint made us read in the current slot already. */
+    private boolean hintReadInSlot;
     private ScheduledFuture<?> timer;
     private boolean finished;
 
@@ -202,21 +203,18 @@ final class Waiter implements WakeUps.Addressee {
             return;
         }
         long now = System.nanoTime();
-        if (hinted.getAndSet(false) && slot != null) {
-            // A plain hint: poll now if this slot of the schedule has no poll yet, else when the next one opens.
-            long at = slot.pollAt(now);
-            if (at - nextPollAt < 0) {
-                nextPollAt = at;
-                pollFromHint = true;
-            }
-        }
-        if (now - nextPollAt >= 0 && entry.isLive()) {
-            if (pollFromHint && now - slot.dueAt() < 0) {
+        // A plain hint: read now, once per slot of the poll schedule, without moving the schedule. So hints add at
+        // most one read per slot, whatever arrives (forged, duplicated), and never delay the scheduled poll.
+        boolean forHint = hinted.getAndSet(false) && !hintReadInSlot && now - nextPollAt < 0;
+        if ((forHint || now - nextPollAt >= 0) && entry.isLive()) {
+            attempt(() -> engine.table.read(entry.key()));
+            if (forHint) {
+                hintReadInSlot = true;
                 engine.wakeUps.countUseful();
             }
-            pollFromHint = false;
-            attempt(() -> engine.table.read(entry.key()));
-            polled = true;
+            else {
+                polled = true;
+            }
         }
     }
 
@@ -286,6 +284,7 @@ final class Waiter implements WakeUps.Addressee {
     private void sleep(long now, long delayNanos) {
         if (polled) {
             slot = slot == null ? PredictivePolling.Slot.first(now, delayNanos) : slot.after(now, delayNanos);
+            hintReadInSlot = false;
         }
         else {
             slot = slot.dueNoLaterThan(now + delayNanos);
