@@ -55,7 +55,7 @@ final class Waiter implements WakeUps.Addressee {
     private final AtomicBoolean hinted = new AtomicBoolean();
     /** The state of the last authenticated hint, to tell a grant it made from others. */
     private volatile QueueState hintedState;
-    /** Whether {@link #state} came from a hint, and whether the next poll was brought forward by one. */
+    /** Whether {@link #state} came from an authenticated hint (then a grant on it counts as useful). */
     private boolean stateFromHint;
     /** Whether a plain hint made us read in the current slot already. */
     private boolean hintReadInSlot;
