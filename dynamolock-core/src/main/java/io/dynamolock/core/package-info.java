@@ -64,6 +64,16 @@
  * <tr><td>R12 renewal capacity grows with what the JVM holds</td>
  *     <td>{@code slowRenewalsDoNotCostHealthyLocksTheirLease}, {@code hungRenewalsOfOtherLocksDoNotCostALeaseItsLife};
  *     10,000 locks in the benchmarks' renewal-capacity scenario</td></tr>
+ * <tr><td>wake-up hints (opt-in): a lost, duplicated, delayed, reordered or forged hint costs at most a poll or a
+ *     read, never a grant out of order or a second holder; an unreachable hint port still gets the lock by polling</td>
+ *     <td>{@code internal.WakeUpTemplateTests} ({@code forgedStaleReplayedAndMisroutedHintsNeverGrant},
+ *     {@code aProcessWhoseHintPortIsUnreachableStillGetsTheLockByPolling}), {@code internal.HintCodecTests},
+ *     {@code internal.HintEndpointTests}, {@code MultiProcessLockTests.contendingWorkersKeepExclusionOrderAndCounts}
+ *     (hints off, plain, authenticated)</td></tr>
+ * <tr><td>predictive polling: never more polls than the fixed schedule (queues of 1, 10, 100); a holder far past its
+ *     history keeps its lease and the queue its order</td>
+ *     <td>{@code internal.PredictivePollingTests.neverPollsMoreOftenThanTodaysSchedule},
+ *     {@code internal.PredictivePollingTemplateTests}</td></tr>
  * <tr><td>start-up: concurrent bootstraps of one table all succeed; eventually consistent global tables refused</td>
  *     <td>{@code TableBootstrapTests.instancesBootstrappingTheSameTableAtOnceAllStart},
  *     {@code refusesAGlobalTableWithEventuallyConsistentReplicas}, {@code acceptsAGlobalTableWithStrongMultiRegionConsistency}</td></tr>

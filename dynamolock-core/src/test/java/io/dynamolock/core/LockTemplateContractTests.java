@@ -171,7 +171,8 @@ class LockTemplateContractTests {
             assertThat(ttlSeconds * 1000).isGreaterThan(entryExpiryMillis);
         }
         Map<String, AttributeValue> released = fixture.item("order-4", "default");
-        assertThat(released.keySet()).containsExactlyInAnyOrder("pk", "sk", "next", "expiresAt");
+        assertThat(released.keySet()).as("the counter, the TTL and the release history for predictive polling")
+                .containsExactlyInAnyOrder("pk", "sk", "next", "expiresAt", "lr", "ri");
     }
 
     @ParameterizedTest

@@ -20,6 +20,8 @@ final class QueueState {
     static final String EXPIRY_PREFIX = "e#";
     static final String OWNER_PREFIX = "o#";
     static final String FAIL_CLOSED_PREFIX = "k#";
+    /** An entry's wake-up address, {@code host:port}, when its template has wake-up hints on. */
+    static final String ADDRESS_PREFIX = "w#";
     /** How many fail-closed entries the item holds: what a request's condition can test, unlike a prefix. */
     static final String FAIL_CLOSED_COUNT = "fc";
 
@@ -49,11 +51,17 @@ final class QueueState {
     private final long nextTicket;
     private final long ttlEpochSeconds;
     private final List<Entry> entries;
+    private final Map<String, AttributeValue> item;
 
     QueueState(long nextTicket, long ttlEpochSeconds, List<Entry> entries) {
+        this(nextTicket, ttlEpochSeconds, entries, Map.of());
+    }
+
+    private QueueState(long nextTicket, long ttlEpochSeconds, List<Entry> entries, Map<String, AttributeValue> item) {
         this.nextTicket = nextTicket;
         this.ttlEpochSeconds = ttlEpochSeconds;
         this.entries = entries.stream().sorted(Comparator.comparingLong(Entry::ticket)).toList();
+        this.item = item;
     }
 
     static QueueState of(Map<String, AttributeValue> item) {
@@ -70,7 +78,7 @@ final class QueueState {
                         number(item.get(FAIL_CLOSED_PREFIX + id))));
             }
         });
-        return new QueueState(number(item.get(NEXT)), number(item.get(QueueTable.TTL_ATTRIBUTE)), entries);
+        return new QueueState(number(item.get(NEXT)), number(item.get(QueueTable.TTL_ATTRIBUTE)), entries, item);
     }
 
     private static long number(AttributeValue value) {
@@ -79,6 +87,19 @@ final class QueueState {
 
     long nextTicket() {
         return nextTicket;
+    }
+
+    /**
+     * The item exactly as DynamoDB returned it (empty for {@link #ABSENT} and states built in tests): what an
+     * authenticated wake-up hint carries, so that its receiver reads the same state.
+     */
+    Map<String, AttributeValue> item() {
+        return item;
+    }
+
+    /** The release history the item carries, for predictive polling. */
+    PredictivePolling.History history() {
+        return PredictivePolling.History.of(item);
     }
 
     /** The item's TTL in epoch seconds, 0 if it has none. */
