@@ -4,7 +4,8 @@
 # whole history and prints totals (critical sections, kills, pauses, violations, longest wait,
 # entries left). Exits non-zero on any violation or leftover queue entry.
 #
-#   scripts/soak.sh [DURATION] [workers=4] [entities=3] [leaseMs=2000] [heartbeatMs=500] [seed=N]
+#   scripts/soak.sh [DURATION] [workers=4] [entities=3] [leaseMs=2000] [heartbeatMs=500] [seed=N] [wakeUp=off|plain|authenticated]
+#   (wakeUp also from DYNAMOLOCK_SOAK_WAKE_UP; default off)
 #   DURATION: 90s, 10m, 1h or PT10M (default 10m)
 set -euo pipefail
 cd "$(dirname "$0")/.."

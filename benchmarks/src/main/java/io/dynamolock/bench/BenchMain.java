@@ -21,7 +21,8 @@ import java.util.stream.Collectors;
  * --quick              short runs, written to target/bench-quick unless --out says
  * --rtt=MS             the simulated round trip (default 5)
  * --out=DIR            where the report goes (default results)
- * --only=NAME,NAME     competitors by id (dynamolock, dynamolock-poll10, aws, aws-tuned, spring, retry) and/or
+ * --only=NAME,NAME     competitors by id (dynamolock, dynamolock-poll10, dynamolock-hints, dynamolock-hints-auth, aws, aws-tuned,
+ *                      spring, retry) and/or
  *                      scenarios by name (e.g. renewal-capacity); default all of each kind not named
  * --scenarios=1,2      scenarios by number or name (default all; 6 is computed from 1, 2 and 5)
  * --renewal-locks=N    locks held in the renewal-capacity scenario (default 10000, 1000 with --quick)

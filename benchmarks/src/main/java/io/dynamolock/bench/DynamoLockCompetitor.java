@@ -3,16 +3,17 @@ package io.dynamolock.bench;
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.TableBootstrap;
+import io.dynamolock.core.WakeUpOptions;
 import java.time.Duration;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
-/** dynamolock's {@link LockTemplate}: defaults, or a shorter shortest poll interval. */
+/** dynamolock's {@link LockTemplate}: defaults, or a shorter shortest poll interval, or wake-up hints on. */
 final class DynamoLockCompetitor implements Competitor {
 
     private final LockTemplate template;
 
-    DynamoLockCompetitor(DynamoDbClient client, String table, Duration minPoll) {
-        LockTemplate.Builder builder = LockTemplate.builder(client).tableName(table);
+    DynamoLockCompetitor(DynamoDbClient client, String table, Duration minPoll, WakeUpOptions wakeUp) {
+        LockTemplate.Builder builder = LockTemplate.builder(client).tableName(table).wakeUp(wakeUp);
         if (minPoll != null) {
             builder.pollInterval(minPoll, Duration.ofSeconds(1));
         }

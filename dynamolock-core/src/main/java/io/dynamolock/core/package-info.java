@@ -84,6 +84,16 @@
  * <tr><td>re-entry across modes: a shared request joins an exclusive scope; an exclusive one in a shared scope fails
  *     fast</td>
  *     <td>{@code aSharedRequestJoinsAnExclusiveScopeAndAnExclusiveOneInASharedScopeFailsFast}</td></tr>
+ * <tr><td>wake-up hints (opt-in): a lost, duplicated, delayed, reordered or forged hint costs at most a poll or a
+ *     read, never a grant out of order or a second holder; an unreachable hint port still gets the lock by polling</td>
+ *     <td>{@code internal.WakeUpTemplateTests} ({@code forgedStaleReplayedAndMisroutedHintsNeverGrant},
+ *     {@code aProcessWhoseHintPortIsUnreachableStillGetsTheLockByPolling}), {@code internal.HintCodecTests},
+ *     {@code internal.HintEndpointTests}, {@code MultiProcessLockTests.contendingWorkersKeepExclusionOrderAndCounts}
+ *     (hints off, plain, authenticated)</td></tr>
+ * <tr><td>predictive polling: never more polls than the fixed schedule (queues of 1, 10, 100); a holder far past its
+ *     history keeps its lease and the queue its order</td>
+ *     <td>{@code internal.PredictivePollingTests.neverPollsMoreOftenThanTodaysSchedule},
+ *     {@code internal.PredictivePollingTemplateTests}</td></tr>
  * <tr><td>start-up: concurrent bootstraps of one table all succeed; eventually consistent global tables refused</td>
  *     <td>{@code TableBootstrapTests.instancesBootstrappingTheSameTableAtOnceAllStart},
  *     {@code refusesAGlobalTableWithEventuallyConsistentReplicas}, {@code acceptsAGlobalTableWithStrongMultiRegionConsistency}</td></tr>

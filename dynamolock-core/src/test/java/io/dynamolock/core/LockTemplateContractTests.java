@@ -171,8 +171,8 @@ class LockTemplateContractTests {
             assertThat(ttlSeconds * 1000).isGreaterThan(entryExpiryMillis);
         }
         Map<String, AttributeValue> released = fixture.item("order-4", "default");
-        // The counter, the TTL and the permits stay until the TTL removes the item; no entry does.
-        assertThat(released.keySet()).containsExactlyInAnyOrder("pk", "sk", "next", "expiresAt", "permits");
+        // No entry stays: only the counter, the TTL, the permits and the release history for predictive polling.
+        assertThat(released.keySet()).containsExactlyInAnyOrder("pk", "sk", "next", "expiresAt", "permits", "lr", "ri");
     }
 
     @ParameterizedTest

@@ -1,5 +1,13 @@
+/**
+ * Coroutines for dynamolock: [withLock] waits for a lock without blocking a thread and runs a block holding it,
+ * with the lock's [LockScope] in the coroutine context, so nested [withLock] calls (and, with
+ * kotlinx-coroutines-reactor, `@QueueLocked` suspend functions and `ReactiveLockTemplate`) called from the block
+ * join it.
+ */
 package io.dynamolock.kotlin
 
+import io.dynamolock.core.LockHandle
+import io.dynamolock.core.LockLostException
 import io.dynamolock.core.LockOperations
 import io.dynamolock.core.LockRequest
 import io.dynamolock.core.LockScope
@@ -7,8 +15,11 @@ import java.time.Duration
 import kotlin.coroutines.AbstractCoroutineContextElement
 import kotlin.coroutines.CoroutineContext
 import kotlin.coroutines.coroutineContext
+import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.NonCancellable
+import kotlinx.coroutines.async
+import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.future.await
 import kotlinx.coroutines.withContext
 
@@ -21,16 +32,19 @@ class CoroutineLockScope(val scope: LockScope) : AbstractCoroutineContextElement
 }
 
 /**
- * Runs [block] holding the lock on [entity] (in [namespace], or the default), waiting at most [wait] (or the
- * default) without blocking a thread: the wait is the core's `acquireAsync`, awaited. Cancelling the coroutine
- * while it waits cancels the acquisition (its entry leaves the queue). The lock is released however [block] ends,
- * on [Dispatchers.IO], also when the coroutine is cancelled.
+ * Runs [block] holding the lock on [entity], handing it the lock's handle (for its fencing token), (in [namespace], or the default), waiting at most [wait] (or the
+ * default), and releases it however the block ends.
+ *
+ * ```
+ * locks.withLock("order-42") { lock -> orders.addItem("order-42", item, lock.fencingToken()) }
+ * ```
+ * @see withLock
  */
 suspend fun <T> LockOperations.withLock(
     entity: String,
     namespace: String? = null,
     wait: Duration? = null,
-    block: suspend () -> T,
+    block: suspend (LockHandle) -> T,
 ): T {
     val request = LockRequest.builder(entity)
     namespace?.let { request.namespace(it) }
@@ -38,13 +52,59 @@ suspend fun <T> LockOperations.withLock(
     return withLock(request.build(), block)
 }
 
-/** As the other [withLock], for a [LockRequest]. */
-suspend fun <T> LockOperations.withLock(request: LockRequest, block: suspend () -> T): T {
-    val scope = coroutineContext[CoroutineLockScope]?.scope ?: LockScope.empty()
+/**
+ * Runs [block] holding the lock [request] asks for, and releases it however the block ends.
+ *
+ * - **Waiting** suspends: the core's `acquireAsync` holds no thread while it waits. A wait that runs out throws
+ *   `LockWaitTimeoutException`.
+ * - **Cancelled while waiting** (the coroutine's job, `withTimeout`): the acquisition's future is cancelled, so
+ *   the entry leaves the queue; a grant racing the cancel is released by the core.
+ * - **Re-entry** is lexical: inside [block] the coroutine context carries the lock's scope ([CoroutineLockScope],
+ *   and the `ReactorContext` when kotlinx-coroutines-reactor is present), so a nested `withLock` of the same lock,
+ *   a `@QueueLocked` suspend function or a `ReactiveLockTemplate` call joins it; other coroutines queue.
+ * - **Lease lost** while the block runs: the block is cancelled and `LockLostException` thrown (also when the
+ *   loss is only seen once the block has returned); an exception of the block gets the loss as suppressed.
+ * - **Release** is one DynamoDB request, made on `Dispatchers.IO` and not cancellable.
+ */
+suspend fun <T> LockOperations.withLock(request: LockRequest, block: suspend (LockHandle) -> T): T {
+    val scope = currentLockScope()
     val lock = acquireAsync(request, scope).await()
     try {
-        return withContext(CoroutineLockScope(scope.with(lock))) { block() }
+        return withContext(lockScopeElements(scope.with(lock))) { guarded(lock, block) }
     } finally {
         withContext(NonCancellable + Dispatchers.IO) { lock.release() }
     }
 }
+
+/** Runs [block], cancelling it when the lease of [lock] is lost, and reports that loss as [LockLostException]. */
+private suspend fun <T> guarded(lock: LockHandle, block: suspend (LockHandle) -> T): T = coroutineScope {
+    val body = async { block(lock) }
+    lock.onLost { body.cancel(CancellationException("The lease of the lock was lost")) }
+    val result = try {
+        body.await()
+    } catch (ex: CancellationException) {
+        throw if (lock.isValid) ex else lost(lock)
+    } catch (ex: Throwable) {
+        if (!lock.isValid) ex.addSuppressed(lost(lock))
+        throw ex
+    }
+    if (!lock.isValid) throw lost(lock)
+    result
+}
+
+/** The scope the calling coroutine runs in: from [CoroutineLockScope], else from its Reactor context. */
+private suspend fun currentLockScope(): LockScope =
+    coroutineContext[CoroutineLockScope]?.scope
+        ?: (if (ReactorScopes.present) ReactorScopes.scope(coroutineContext) else null)
+        ?: LockScope.empty()
+
+private suspend fun lockScopeElements(scope: LockScope): CoroutineContext {
+    val element = CoroutineLockScope(scope)
+    return if (ReactorScopes.present) element + ReactorScopes.element(coroutineContext, scope) else element
+}
+
+private fun lost(lock: LockHandle) = LockLostException(
+    "The lease of lock entity='${lock.entity()}' namespace='${lock.namespace()}' (fencing token " +
+        "${lock.fencingToken()}) was lost while the block of withLock ran: its work was not protected by the lock " +
+        "from then on",
+)

@@ -2,17 +2,32 @@ package io.dynamolock.kotlin
 
 import io.dynamolock.annotation.QueueLocked
 import io.dynamolock.autoconfigure.DynamoLockAutoConfiguration
+import io.dynamolock.core.LockLostException
 import io.dynamolock.core.LockOperations
+import io.dynamolock.core.LockRequest
+import io.dynamolock.core.LockTemplate
+import io.dynamolock.core.LockWaitTimeoutException
+import io.dynamolock.core.test.Await
 import io.dynamolock.core.test.DynamoDbLocal
+import java.time.Duration
 import java.util.UUID
 import java.util.concurrent.atomic.AtomicInteger
+import kotlinx.coroutines.CompletableDeferred
+import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.async
 import kotlinx.coroutines.awaitAll
+import kotlinx.coroutines.awaitCancellation
+import kotlinx.coroutines.cancelAndJoin
 import kotlinx.coroutines.delay
+import kotlinx.coroutines.flow.Flow
+import kotlinx.coroutines.flow.flow
+import kotlinx.coroutines.flow.toList
+import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withTimeout
 import org.assertj.core.api.Assertions.assertThat
+import org.assertj.core.api.Assertions.assertThatExceptionOfType
 import org.junit.jupiter.api.Test
 import org.springframework.boot.autoconfigure.AutoConfigurations
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration
@@ -91,8 +106,133 @@ class SuspendQueueLockedTests {
         }
     }
 
+
+    @Test
+    fun aQueueLockedSuspendFunctionCalledInsideWithLockJoinsIt() {
+        contextRunner.run { context ->
+            val counters = context.getBean(CounterService::class.java)
+            val locks = context.getBean(LockOperations::class.java)
+            runBlocking(Dispatchers.Default) {
+                // incrementAtOnce waits 0 s: it can only succeed by joining the lock held around it
+                locks.withLock("order-3") { counters.incrementAtOnce("order-3") }
+            }
+            assertThat(counters.read("order-3")).isEqualTo(1)
+            assertThat(locks.queue("order-3", null).entries()).isEmpty()
+        }
+    }
+
+    @Test
+    fun withLockInsideAQueueLockedSuspendFunctionJoinsIt() {
+        contextRunner.run { context ->
+            val counters = context.getBean(CounterService::class.java)
+            val tokens = runBlocking(Dispatchers.Default) { counters.tokensInside("order-4") }
+            assertThat(tokens.second).`as`("the nested withLock's fencing token").isEqualTo(tokens.first)
+        }
+    }
+
+    @Test
+    fun anotherCoroutineDoesNotJoin() {
+        contextRunner.run { context ->
+            val locks = context.getBean(LockOperations::class.java)
+            runBlocking(Dispatchers.Default) {
+                locks.withLock("order-5") {
+                    // a coroutine of its own, not a child of this block: its context does not carry the scope
+                    val other = CoroutineScope(Dispatchers.Default).async {
+                        locks.withLock("order-5", wait = Duration.ofMillis(300)) { "joined" }
+                    }
+                    assertThatExceptionOfType(LockWaitTimeoutException::class.java)
+                        .isThrownBy { runBlocking { other.await() } }
+                }
+            }
+        }
+    }
+
+    @Test
+    fun cancellingAWaitingSuspendFunctionLeavesNoEntryAndTheNextCallerIsGrantedAtOnce() {
+        contextRunner.run { context ->
+            val counters = context.getBean(CounterService::class.java)
+            val locks = context.getBean(LockOperations::class.java)
+            val holder = locks.acquire("order-6", Duration.ofSeconds(5))
+            runBlocking(Dispatchers.Default) {
+                val waiting = launch { counters.increment("order-6") }
+                Await.until(Duration.ofSeconds(20), "the waiter to queue") { locks.queue("order-6", null).entries().size == 2 }
+                waiting.cancelAndJoin()
+            }
+            Await.until(Duration.ofSeconds(20), "the cancelled entry to leave") { locks.queue("order-6", null).entries().size == 1 }
+            holder.release()
+            assertThat(locks.tryAcquire("order-6")).hasValueSatisfying { it.release() }
+            assertThat(counters.read("order-6")).`as`("the cancelled body never ran").isEqualTo(0)
+        }
+    }
+
+    @Test
+    fun cancellingWithLockWhileHoldingReleasesTheLock() {
+        contextRunner.run { context ->
+            val locks = context.getBean(LockOperations::class.java)
+            val inside = CompletableDeferred<Unit>()
+            runBlocking(Dispatchers.Default) {
+                val holding = launch { locks.withLock("order-7") { inside.complete(Unit); awaitCancellation() } }
+                inside.await()
+                holding.cancelAndJoin()
+            }
+            assertThat(locks.queue("order-7", null).entries()).isEmpty()
+        }
+    }
+
+    @Test
+    fun aLeaseLostWhileTheBlockRunsCancelsItWithLockLostException() {
+        contextRunner.run { context ->
+            val locks = context.getBean(LockTemplate::class.java)
+            runBlocking(Dispatchers.Default) {
+                val failure = runCatching {
+                  withTimeout(30_000) {
+                    locks.withLock(LockRequest.of("order-8")) {
+                        val own = locks.queue("order-8", null).entries().single()
+                        locks.breakLock("order-8", null, own.ticket())
+                        awaitCancellation()
+                    }
+                  }
+                }.exceptionOrNull()
+                assertThat(failure).isInstanceOf(LockLostException::class.java)
+                    .hasMessageContaining("order-8")
+            }
+            assertThat(locks.queue("order-8", null).entries()).isEmpty()
+        }
+    }
+
+    @Test
+    fun aLeaseLostWhileASuspendFunctionRunsFailsItWithLockLostException() {
+        contextRunner.withPropertyValues("dynamolock.on-lost-lease=fail").run { context ->
+            val counters = context.getBean(CounterService::class.java)
+            runBlocking(Dispatchers.Default) {
+                assertThatExceptionOfType(LockLostException::class.java)
+                    .isThrownBy { runBlocking { withTimeout(30_000) { counters.breakOwnLockAndWait("order-9") } } }
+            }
+        }
+    }
+
+    @Test
+    fun aFlowIsLockedWhileItIsCollectedNotWhenItIsCreated() {
+        contextRunner.run { context ->
+            val counters = context.getBean(CounterService::class.java)
+            val locks = context.getBean(LockOperations::class.java)
+            counters.incrementsOf("order-10", 3) // created, never collected
+            assertThat(locks.queue("order-10", null).entries()).`as`("entries before any collection").isEmpty()
+            val collected = runBlocking(Dispatchers.Default) {
+                withTimeout(60_000) {
+                    (1..6).map { async { counters.incrementsOf("order-10", 3).toList() } }.awaitAll()
+                }
+            }
+            // Each collection saw three consecutive values: nobody else wrote while it was being collected.
+            collected.forEach { values -> assertThat(values).containsExactly(values[0], values[0] + 1, values[0] + 2) }
+            assertThat(counters.read("order-10")).isEqualTo(18)
+            assertThat(counters.maxInside()).isEqualTo(1)
+            assertThat(locks.queue("order-10", null).entries()).isEmpty()
+        }
+    }
+
     @Service
-    class CounterService(private val dynamoDb: DynamoDbClient) {
+    class CounterService(private val dynamoDb: DynamoDbClient, private val locks: LockTemplate) {
 
         private val inside = AtomicInteger()
         private val maxInside = AtomicInteger()
@@ -103,6 +243,37 @@ class SuspendQueueLockedTests {
             val n = read(orderId)
             delay(20)
             write(orderId, n + 1)
+            inside.decrementAndGet()
+        }
+
+        @QueueLocked(entity = ["#orderId"], maxWait = "0s")
+        suspend fun incrementAtOnce(orderId: String) {
+            write(orderId, read(orderId) + 1)
+        }
+
+        /** The fencing tokens of this method's lock and of a `withLock` nested in it. */
+        @QueueLocked(entity = ["#orderId"], maxWait = "10s")
+        suspend fun tokensInside(orderId: String): Pair<Long, Long> {
+            val outer = locks.queue(orderId, null).entries().single().ticket()
+            val inner = locks.withLock(orderId, wait = Duration.ZERO) { it.fencingToken() }
+            return outer to inner
+        }
+
+        @QueueLocked(entity = ["#orderId"], maxWait = "10s")
+        suspend fun breakOwnLockAndWait(orderId: String) {
+            locks.breakLock(orderId, null, locks.queue(orderId, null).entries().single().ticket())
+            awaitCancellation()
+        }
+
+        @QueueLocked(entity = ["#orderId"], maxWait = "60s")
+        fun incrementsOf(orderId: String, times: Int): Flow<Int> = flow {
+            maxInside.accumulateAndGet(inside.incrementAndGet(), Math::max)
+            repeat(times) {
+                val n = read(orderId) + 1
+                delay(5)
+                write(orderId, n)
+                emit(n)
+            }
             inside.decrementAndGet()
         }
 

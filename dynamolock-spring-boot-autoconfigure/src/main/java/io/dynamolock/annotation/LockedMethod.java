@@ -37,7 +37,14 @@ record LockedMethod(Method method, String description, List<String> entitySource
         /** {@code Mono}, or a Kotlin {@code suspend fun} (Spring AOP sees a {@code Mono}): held while it runs. */
         MONO,
         /** {@code Flux}: held while it runs. */
-        FLUX
+        FLUX,
+        /** A Kotlin {@code Flow} (through kotlinx-coroutines-reactor): held while it is collected. */
+        FLOW;
+
+        /** Whether the lock follows a publisher, coroutine or flow (the reactive path). */
+        boolean reactive() {
+            return this == MONO || this == FLUX || this == FLOW;
+        }
     }
 
     /** Whether it returns a {@code CompletableFuture} or {@code CompletionStage}. */
@@ -45,8 +52,8 @@ record LockedMethod(Method method, String description, List<String> entitySource
         return returns == Returns.FUTURE;
     }
 
-    /** Whether it returns a Reactor publisher, or is a suspend function. */
+    /** Whether it returns a Reactor publisher or a Kotlin {@code Flow}, or is a suspend function. */
     boolean reactive() {
-        return returns == Returns.MONO || returns == Returns.FLUX;
+        return returns.reactive();
     }
 }

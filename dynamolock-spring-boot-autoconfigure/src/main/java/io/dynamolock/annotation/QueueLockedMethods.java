@@ -44,9 +44,15 @@ final class QueueLockedMethods {
 
     private static final String FLUX = "reactor.core.publisher.Flux";
 
+    private static final String KOTLIN_FLOW = "kotlinx.coroutines.flow.Flow";
+
+    /** Spring adapts a Kotlin {@code Flow} to a {@code Publisher} (and back) through kotlinx-coroutines-reactor. */
+    private static final String COROUTINES_REACTOR = "kotlinx.coroutines.reactor.MonoKt";
+
     private static final String SUPPORTED = "Supported are plain values, CompletableFuture and CompletionStage (the"
-            + " lock is held until it completes), and with reactor-core Mono, Flux and Kotlin suspend functions (held"
-            + " while the publisher or coroutine runs, released when it completes, errors or is cancelled)";
+            + " lock is held until it completes), and with reactor-core Mono, Flux, Kotlin suspend functions and Kotlin"
+            + " Flow (held while the publisher, coroutine or flow runs, released when it completes, errors or is"
+            + " cancelled)";
 
     private static final LockedMethod NOT_LOCKED = new LockedMethod(null, null, null, null, null, 1, null, null,
             null, LockedMethod.Returns.VALUE, WaitTimeoutPolicy.FAIL, null, false);
@@ -110,8 +116,8 @@ final class QueueLockedMethods {
             throw invalid(description, "minHold '" + annotation.minHold() + "' must be a positive duration, e.g. 30s;"
                     + " leave it empty for none");
         }
-        if (minHold != null && (returns == LockedMethod.Returns.MONO || returns == LockedMethod.Returns.FLUX)) {
-            throw invalid(description, "minHold is not supported on Mono, Flux and suspend functions yet; leave it"
+        if (minHold != null && returns.reactive()) {
+            throw invalid(description, "minHold is not supported on Mono, Flux, Flow and suspend functions yet; leave it"
                     + " empty, or return CompletableFuture");
         }
         if (annotation.onWaitTimeout() == WaitTimeoutPolicy.SKIP && !returnsNothing(method, returns)) {
@@ -231,6 +237,13 @@ final class QueueLockedMethods {
                         + " kotlinx-coroutines-reactor on the class path (Spring AOP calls it through a Mono)");
             }
             return LockedMethod.Returns.MONO;
+        }
+        if (reactor && type.getName().equals(KOTLIN_FLOW)) {
+            if (!ClassUtils.isPresent(COROUTINES_REACTOR, method.getDeclaringClass().getClassLoader())) {
+                throw invalid(description, "returns a Kotlin Flow, which needs kotlinx-coroutines-reactor on the"
+                        + " class path: add org.jetbrains.kotlinx:kotlinx-coroutines-reactor");
+            }
+            return LockedMethod.Returns.FLOW;
         }
         if (CompletionStage.class.isAssignableFrom(type) || Future.class.isAssignableFrom(type)
                 || Flow.Publisher.class.isAssignableFrom(type) || isReactiveStreamsPublisher(type)

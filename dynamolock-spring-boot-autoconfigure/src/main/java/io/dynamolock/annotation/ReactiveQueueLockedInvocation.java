@@ -11,11 +11,14 @@ import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInvocation;
 import org.reactivestreams.Publisher;
 import org.springframework.aop.ProxyMethodInvocation;
+import org.springframework.core.ReactiveAdapter;
+import org.springframework.core.ReactiveAdapterRegistry;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
- * The {@link QueueLocked} path of methods returning {@code Mono} or {@code Flux}, and of Kotlin suspend functions
+ * The {@link QueueLocked} path of methods returning {@code Mono}, {@code Flux} or a Kotlin {@code Flow} (adapted
+ * to and from a {@code Flux} by Spring's {@code ReactiveAdapterRegistry}), and of Kotlin suspend functions
  * (whose {@code proceed()} Spring AOP answers with a lazy {@code Mono}, awaited by the proxy after the advice
  * returns). It returns a publisher that, on each subscription, takes the lock through a
  * {@link ReactiveLockTemplate} and only then calls the method (a clone of the invocation, so re-subscribing calls
@@ -54,7 +57,21 @@ final class ReactiveQueueLockedInvocation {
                         return Mono.empty();
                     });
         });
-        return locked.returns() == LockedMethod.Returns.FLUX ? locked$ : locked$.singleOrEmpty();
+        return switch (locked.returns()) {
+            case FLUX -> locked$;
+            case FLOW -> flowAdapter(locked).fromPublisher(locked$);
+            default -> locked$.singleOrEmpty();
+        };
+    }
+
+    /** Spring's own adapter between a Kotlin {@code Flow} and a {@code Publisher} (kotlinx-coroutines-reactor). */
+    private static ReactiveAdapter flowAdapter(LockedMethod locked) {
+        ReactiveAdapter adapter = ReactiveAdapterRegistry.getSharedInstance().getAdapter(locked.method().getReturnType());
+        if (adapter == null) {
+            throw new IllegalStateException("@QueueLocked on " + locked.description() + ": no ReactiveAdapter for "
+                    + locked.method().getReturnType().getName() + "; is kotlinx-coroutines-reactor on the class path?");
+        }
+        return adapter;
     }
 
     private ReactiveLockTemplate template() {
@@ -78,6 +95,10 @@ final class ReactiveQueueLockedInvocation {
         catch (Throwable ex) {
             return Mono.error(ex);
         }
-        return returned == null ? Mono.empty() : (Publisher<Object>) returned;
+        if (returned == null) {
+            return Mono.empty();
+        }
+        return locked.returns() == LockedMethod.Returns.FLOW ? flowAdapter(locked).toPublisher(returned)
+                : (Publisher<Object>) returned;
     }
 }

@@ -120,7 +120,8 @@ public class DynamoLockAutoConfiguration {
                     .leaseDuration(properties.getLeaseDuration())
                     .defaultWait(properties.getDefaultWait())
                     .pollInterval(properties.getPollInterval().getMin(), properties.getPollInterval().getMax())
-                    .maxQueueLength(properties.getMaxQueueLength());
+                    .maxQueueLength(properties.getMaxQueueLength())
+                    .wakeUp(properties.getWakeUp().toOptions());
             if (properties.getHeartbeatInterval() != null) {
                 builder.heartbeatInterval(properties.getHeartbeatInterval()); // unset: the core's default, half the lease
             }

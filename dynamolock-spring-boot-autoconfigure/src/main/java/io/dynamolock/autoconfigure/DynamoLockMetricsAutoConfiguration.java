@@ -13,7 +13,7 @@ import org.springframework.context.annotation.Bean;
 
 /**
  * Micrometer metrics of dynamolock's locks, when Micrometer and a {@link MeterRegistry}
- * are present: see {@link LockMetricsListener} and {@link LockGauges}.
+ * are present: see {@link LockMetricsListener}, {@link LockGauges} and {@link WakeUpMeters}.
  */
 @AutoConfiguration(after = DynamoLockAutoConfiguration.class,
         afterName = {"org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
@@ -43,5 +43,11 @@ public class DynamoLockMetricsAutoConfiguration {
     @ConditionalOnMissingBean
     LockGauges lockGauges(LockTemplate lockTemplate) {
         return new LockGauges(lockTemplate);
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    WakeUpMeters wakeUpMeters(LockTemplate lockTemplate) {
+        return new WakeUpMeters(lockTemplate);
     }
 }

@@ -1,6 +1,7 @@
 package io.dynamolock.autoconfigure;
 
 import io.dynamolock.annotation.LostLeasePolicy;
+import io.dynamolock.core.WakeUpOptions;
 import java.net.URI;
 import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -73,6 +74,9 @@ public class DynamoLockProperties implements Validator {
 
     /** DynamoDB client settings, used only when the application defines no DynamoDbClient bean. */
     private final DynamoDb dynamodb = new DynamoDb();
+
+    /** Wake-up hints between instances over UDP (off by default). */
+    private final WakeUp wakeUp = new WakeUp();
 
     public boolean isEnabled() {
         return enabled;
@@ -166,6 +170,10 @@ public class DynamoLockProperties implements Validator {
         this.onLostLease = onLostLease;
     }
 
+    public WakeUp getWakeUp() {
+        return wakeUp;
+    }
+
     public DynamoDb getDynamodb() {
         return dynamodb;
     }
@@ -221,6 +229,92 @@ public class DynamoLockProperties implements Validator {
 
         public void setMax(Duration max) {
             this.max = max;
+        }
+    }
+
+    /**
+     * Wake-up hints: an instance that releases a lock tells the instance of the next waiter at once, over UDP, so
+     * a handoff between instances costs about one round trip instead of a poll interval. Every instance needs the
+     * same settings, and the port open to the service's own members (one inbound UDP rule in its security group).
+     */
+    public static class WakeUp {
+
+        /**
+         * Whether to send and receive wake-up hints. Turn them on in every instance that uses the table; an
+         * instance whose port cannot be reached still gets every lock, by polling.
+         */
+        private boolean enabled = false;
+
+        /** Local address the UDP port is bound to; 0.0.0.0 for every interface. */
+        private String bindAddress = "0.0.0.0";
+
+        /**
+         * UDP port hints are received on. 0 takes a free one (fine where instances reach each other directly);
+         * set a fixed port so that one security group rule allows it.
+         */
+        private int port = 0;
+
+        /**
+         * Address other instances send hints to, host or host:port. Default: this host's address and the bound
+         * port. Set it where that is not what others reach: the task IP in ECS bridge mode, the pod IP (e.g.
+         * from the downward API) or a host port in Kubernetes.
+         */
+        private String advertisedAddress;
+
+        /**
+         * Secret the instances share, at least 16 bytes. With it hints are authenticated (HMAC-SHA256) and carry
+         * the lock's queue, so the next holder takes the lock without reading it; without it hints are plain
+         * and only make the next waiter read at once. Keep it in a secret store.
+         */
+        private String secret;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public String getBindAddress() {
+            return bindAddress;
+        }
+
+        public void setBindAddress(String bindAddress) {
+            this.bindAddress = bindAddress;
+        }
+
+        public int getPort() {
+            return port;
+        }
+
+        public void setPort(int port) {
+            this.port = port;
+        }
+
+        public String getAdvertisedAddress() {
+            return advertisedAddress;
+        }
+
+        public void setAdvertisedAddress(String advertisedAddress) {
+            this.advertisedAddress = advertisedAddress;
+        }
+
+        public String getSecret() {
+            return secret;
+        }
+
+        public void setSecret(String secret) {
+            this.secret = secret;
+        }
+
+        /** The core's options these properties stand for. */
+        public WakeUpOptions toOptions() {
+            if (!enabled) {
+                return WakeUpOptions.disabled();
+            }
+            return WakeUpOptions.builder().bindAddress(bindAddress).port(port).advertisedAddress(advertisedAddress)
+                    .secret(secret).build();
         }
     }
 

@@ -15,16 +15,23 @@ import org.springframework.core.env.Environment;
 class LockOptionFailureAnalyzer extends AbstractFailureAnalyzer<LockOptionException> {
 
     /** Builder options of {@code LockTemplate} and the properties that set them. */
-    static final Map<String, String> PROPERTIES = Map.of(
-            "tableName", "dynamolock.table-name",
-            "defaultNamespace", "dynamolock.default-namespace",
-            "leaseDuration", "dynamolock.lease-duration",
-            "heartbeatInterval", "dynamolock.heartbeat-interval",
-            "defaultWait", "dynamolock.default-wait",
-            "ownerName", "dynamolock.owner-name",
-            "minPollInterval", "dynamolock.poll-interval.min",
-            "maxPollInterval", "dynamolock.poll-interval.max",
-            "maxQueueLength", "dynamolock.max-queue-length");
+    static final Map<String, String> PROPERTIES = Map.ofEntries(
+            Map.entry("tableName", "dynamolock.table-name"),
+            Map.entry("defaultNamespace", "dynamolock.default-namespace"),
+            Map.entry("leaseDuration", "dynamolock.lease-duration"),
+            Map.entry("heartbeatInterval", "dynamolock.heartbeat-interval"),
+            Map.entry("defaultWait", "dynamolock.default-wait"),
+            Map.entry("ownerName", "dynamolock.owner-name"),
+            Map.entry("minPollInterval", "dynamolock.poll-interval.min"),
+            Map.entry("maxPollInterval", "dynamolock.poll-interval.max"),
+            Map.entry("maxQueueLength", "dynamolock.max-queue-length"),
+            Map.entry("wakeUp.port", "dynamolock.wake-up.port"),
+            Map.entry("wakeUp.bindAddress", "dynamolock.wake-up.bind-address"),
+            Map.entry("wakeUp.advertisedAddress", "dynamolock.wake-up.advertised-address"),
+            Map.entry("wakeUp.secret", "dynamolock.wake-up.secret"));
+
+    /** Properties whose value a failure message must never show. */
+    private static final String SECRET = "dynamolock.wake-up.secret";
 
     private final Environment environment;
 
@@ -38,8 +45,9 @@ class LockOptionFailureAnalyzer extends AbstractFailureAnalyzer<LockOptionExcept
         if (property == null) {
             return null; // an option set in code (a customizer, a request): the message names it already
         }
-        String written = environment.getProperty(property);
-        String shown = property + "=" + (written != null ? written : cause.value() + " (the default)");
+        String written = property.equals(SECRET) ? null : environment.getProperty(property);
+        String shown = property + "=" + (written != null ? written : cause.value()
+                + (property.equals(SECRET) ? "" : " (the default)"));
         return new FailureAnalysis(shown + ": " + cause.getMessage(), "Correct " + property + " as the message says,"
                 + " or remove it to use the default.", cause);
     }

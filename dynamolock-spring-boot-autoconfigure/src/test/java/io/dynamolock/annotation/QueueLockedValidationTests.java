@@ -132,8 +132,8 @@ class QueueLockedValidationTests {
         assertFails(ReturnsFuture.class, ReturnsFuture.class.getName() + ".run(String): returns"
                 + " java.util.concurrent.Future, whose work goes on after the method returns: the lock would be"
                 + " released before it is done. Supported are plain values, CompletableFuture and CompletionStage"
-                + " (the lock is held until it completes), and with reactor-core Mono, Flux and Kotlin suspend"
-                + " functions");
+                + " (the lock is held until it completes), and with reactor-core Mono, Flux, Kotlin suspend"
+                + " functions and Kotlin Flow");
     }
 
     @Test
@@ -147,7 +147,7 @@ class QueueLockedValidationTests {
     @Test
     void failsOnMinHoldOnMono() {
         assertFails(MonoWithMinHold.class, MonoWithMinHold.class.getName() + ".run(String): minHold is not"
-                + " supported on Mono, Flux and suspend functions yet");
+                + " supported on Mono, Flux, Flow and suspend functions yet");
     }
 
     @Test

@@ -269,6 +269,59 @@ class DynamoLockAutoConfigurationTests {
     }
 
     @Test
+    void wakeUpHintsAreOffByDefault() {
+        contextRunner.withBean(SimpleMeterRegistry.class).run(context -> {
+            assertThat(context.getBean(LockTemplate.class).wakeUpAddress()).isNull();
+            MeterRegistry registry = context.getBean(MeterRegistry.class);
+            context.getBean(WakeUpMeters.class).bindTo(registry);
+            assertThat(registry.find("dynamolock.wake-up.hints").meters()).isEmpty();
+        });
+    }
+
+    @Test
+    void appliesWakeUpPropertiesAndMetersTheHints() {
+        contextRunner.withBean(SimpleMeterRegistry.class).withPropertyValues("dynamolock.wake-up.enabled=true",
+                "dynamolock.wake-up.bind-address=127.0.0.1", "dynamolock.wake-up.advertised-address=10.0.0.9",
+                "dynamolock.wake-up.secret=0123456789abcdef-from-a-vault").run(context -> {
+                    LockTemplate locks = context.getBean(LockTemplate.class);
+                    assertThat(locks.wakeUpAddress()).as("the advertised host, the bound ephemeral port")
+                            .matches("10\\.0\\.0\\.9:[1-9][0-9]*");
+                    MeterRegistry registry = context.getBean(MeterRegistry.class);
+                    context.getBean(WakeUpMeters.class).bindTo(registry); // what Boot's metrics auto-configuration does
+                    assertThat(registry.find("dynamolock.wake-up.hints").meters())
+                            .extracting(meter -> meter.getId().getTag("result"))
+                            .containsExactlyInAnyOrder("sent", "dropped", "received", "rejected", "useful");
+                    assertThat(registry.get("dynamolock.wake-up.hints").tag("result", "sent").functionCounter().count())
+                            .isZero();
+                });
+    }
+
+    @Test
+    void failsOnAShortWakeUpSecretNamingThePropertyButNeverItsValue() {
+        contextRunner.withPropertyValues("dynamolock.wake-up.enabled=true", "dynamolock.wake-up.secret=too-short")
+                .run(context -> {
+                    assertThat(context).getFailure().rootCause().isInstanceOf(LockOptionException.class);
+                    MockEnvironment environment = new MockEnvironment()
+                            .withProperty("dynamolock.wake-up.secret", "too-short");
+                    FailureAnalysis analysis = new LockOptionFailureAnalyzer(environment)
+                            .analyze(context.getStartupFailure());
+                    assertThat(analysis.getDescription()).contains("dynamolock.wake-up.secret=(9 bytes)",
+                            "at least 16").doesNotContain("too-short");
+                });
+    }
+
+    @Test
+    void failsOnABadWakeUpPortNamingTheProperty() {
+        contextRunner.withPropertyValues("dynamolock.wake-up.enabled=true", "dynamolock.wake-up.port=70000")
+                .run(context -> {
+                    FailureAnalysis analysis = new LockOptionFailureAnalyzer(new MockEnvironment()
+                            .withProperty("dynamolock.wake-up.port", "70000")).analyze(context.getStartupFailure());
+                    assertThat(analysis.getDescription())
+                            .contains("dynamolock.wake-up.port=70000: wakeUp.port 70000 is not a UDP port");
+                });
+    }
+
+    @Test
     void failsOnAccessKeyWithoutSecret() {
         new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(DynamoLockAutoConfiguration.class))

@@ -5,16 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.dynamolock.annotation.QueueLocked;
 import io.dynamolock.autoconfigure.DynamoDbLocalProperties;
 import io.dynamolock.core.test.DynamoDbLocal;
+import io.dynamolock.core.test.EventLoopProbe;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadInfo;
-import java.lang.management.ThreadMXBean;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -43,8 +40,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  * found WAITING, TIMED_WAITING or BLOCKED (an idle event loop waits in a native select, RUNNABLE), and the
  * application's {@code DynamoDbClient} records any request made on such a thread. The deliberately blocking
  * variant (a blocking {@code @QueueLocked} method called in the handler while the lock is busy) proves that the
- * check fails when it should. (BlockHound was tried: instrumenting the JVM that also runs DynamoDB Local slowed
- * it into request time-outs, and it did not flag the blocking variant on Reactor Netty 4.2's threads.)
+ * check fails when it should ({@link EventLoopProbe} says why not BlockHound).
  */
 @SpringBootTest(classes = ReactiveQueueLockedWebFluxTests.WebApp.class,
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
@@ -100,49 +96,6 @@ class ReactiveQueueLockedWebFluxTests {
         }
     }
 
-    /** Reactor Netty's event loops: the server's ({@code webflux-http-epoll-1}) and the test client's. */
-    static boolean isEventLoop(String thread) {
-        return thread.startsWith("webflux-http-") || thread.startsWith("reactor-http-");
-    }
-
-    /** Samples the event-loop threads' states every millisecond until closed. */
-    static final class EventLoopProbe implements AutoCloseable {
-
-        private final List<String> blocked = new CopyOnWriteArrayList<>();
-        private final Thread sampler;
-        private volatile boolean running = true;
-
-        EventLoopProbe() {
-            ThreadMXBean threads = ManagementFactory.getThreadMXBean();
-            sampler = new Thread(() -> {
-                while (running) {
-                    for (ThreadInfo info : threads.dumpAllThreads(false, false, 16)) {
-                        Thread.State state = info.getThreadState();
-                        // Parked or waiting; BLOCKED is left out: class loading and Netty's allocators contend
-                        // briefly for monitors on every event loop.
-                        if (isEventLoop(info.getThreadName()) && (state == Thread.State.WAITING
-                                || state == Thread.State.TIMED_WAITING)) {
-                            blocked.add(info.getThreadName() + " " + state + " at "
-                                    + List.of(info.getStackTrace()));
-                        }
-                    }
-                    LockSupport.parkNanos(1_000_000);
-                }
-            }, "event-loop-probe");
-            sampler.setDaemon(true);
-            sampler.start();
-        }
-
-        List<String> blocked() {
-            return blocked;
-        }
-
-        @Override
-        public void close() {
-            running = false;
-        }
-    }
-
     @SpringBootConfiguration
     @EnableAutoConfiguration
     @Import({Counter.class, CounterController.class})
@@ -155,7 +108,7 @@ class ReactiveQueueLockedWebFluxTests {
             return (DynamoDbClient) Proxy.newProxyInstance(DynamoDbClient.class.getClassLoader(),
                     new Class<?>[] {DynamoDbClient.class}, (proxy, method, args) -> {
                         String thread = Thread.currentThread().getName();
-                        if (isEventLoop(thread) && method.getDeclaringClass() != Object.class) {
+                        if (EventLoopProbe.isEventLoop(thread) && method.getDeclaringClass() != Object.class) {
                             BLOCKING_CALLS.add("DynamoDbClient." + method.getName() + " on " + thread);
                         }
                         try {

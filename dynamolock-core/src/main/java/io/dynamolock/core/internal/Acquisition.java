@@ -41,6 +41,8 @@ final class Acquisition {
     private volatile long confirmedUntilNanos;
     private volatile Instant since = Instant.now();
     private volatile long grantedAtNanos;
+    private volatile long enqueuedAtMillis;
+    private volatile PredictivePolling.History history = PredictivePolling.History.NONE;
     private volatile String lostReason;
 
     /**
@@ -99,8 +101,9 @@ final class Acquisition {
     }
 
     /** What the enqueue writes. */
-    QueueTable.NewEntry newEntry() {
-        return new QueueTable.NewEntry(id, owner, lease, failClosed, mode() == LockMode.SHARED, permits());
+    /** What the enqueue writes; {@code address} is this process's wake-up address, {@code null} without hints. */
+    QueueTable.NewEntry newEntry(String address) {
+        return new QueueTable.NewEntry(id, owner, lease, failClosed, mode() == LockMode.SHARED, permits(), address);
     }
 
     long ticket() {
@@ -134,6 +137,24 @@ final class Acquisition {
     void enqueued(long ticket, long sentAtNanos) {
         this.ticket = ticket;
         this.confirmedUntilNanos = sentAtNanos + lease.toNanos();
+    }
+
+    /** When the enqueue was sent, on the wall clock: from then on this entry could have held. */
+    void enqueuedAt(long millis) {
+        this.enqueuedAtMillis = millis;
+    }
+
+    /** The release history the state that granted this entry carried. */
+    void grantedWith(PredictivePolling.History history) {
+        this.history = history;
+    }
+
+    /**
+     * The history this entry's release writes, released at {@code nowMillis}; {@code null} if it never held (a
+     * waiter that gives up releases nothing, and its wait says nothing of hold times).
+     */
+    PredictivePolling.History releaseHistory(Phase previous, long nowMillis) {
+        return previous == Phase.HELD ? history.afterRelease(enqueuedAtMillis, nowMillis) : null;
     }
 
     /** A renewal sent at {@code sentAtNanos} succeeded: the lease runs at least a lease from then. */

@@ -16,8 +16,11 @@ import io.dynamolock.core.LockQueueFullException;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockScope;
 import io.dynamolock.core.LockTableException;
+import io.dynamolock.core.LockOptionException;
 import io.dynamolock.core.LockWaitTimeoutException;
 import io.dynamolock.core.QueueSnapshot;
+import io.dynamolock.core.WakeUpOptions;
+import io.dynamolock.core.WakeUpStats;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -49,17 +52,68 @@ public final class LockEngine {
     final Handoff handoff = new Handoff();
     final Workers workers = new Workers();
     final WaitLoop waitLoop;
+    /** Wake-up hints, or {@code null} when they are off. */
+    final WakeUps wakeUps;
     private final Leases leases;
     private final LockScopes scopes = new LockScopes();
     private final MultiAcquire multi = new MultiAcquire(this);
     private final Set<Acquisition> live = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
+    /**
+     * How much rarer waiters poll with wake-up hints on: a release's hint, not the next poll, tells the next
+     * waiter, so polls only cover a lost hint or an unreachable port (then a handoff waits up to this many times
+     * longer, never for ever).
+     */
+    static final int HINTED_POLL_FACTOR = 4;
+
     public LockEngine(DynamoDbClient client, LockSettings settings) {
+        this(client, settings, WakeUpOptions.disabled());
+    }
+
+    /** @throws LockOptionException if wake-up hints are on and their port cannot be bound */
+    public LockEngine(DynamoDbClient client, LockSettings settings, WakeUpOptions wakeUp) {
         this.settings = settings;
+        this.wakeUps = wakeUp.enabled() ? openWakeUps(wakeUp, settings) : null;
         this.table = new QueueTable(client, settings.tableName(), settings.heartbeatInterval());
         this.leases = new Leases(table, settings.clock(), settings.heartbeatInterval(), handoff, workers);
-        this.waitLoop = new WaitLoop(settings.minPollInterval(), settings.maxPollInterval());
+        Duration minPoll = settings.minPollInterval();
+        if (wakeUps != null) {
+            Duration rarer = minPoll.multipliedBy(HINTED_POLL_FACTOR);
+            minPoll = rarer.compareTo(settings.maxPollInterval()) > 0 ? settings.maxPollInterval() : rarer;
+        }
+        this.waitLoop = new WaitLoop(minPoll, settings.maxPollInterval());
+    }
+
+    private static WakeUps openWakeUps(WakeUpOptions wakeUp, LockSettings settings) {
+        try {
+            return new WakeUps(wakeUp, settings.clock());
+        }
+        catch (java.io.UncheckedIOException | IllegalArgumentException | SecurityException ex) {
+            throw new LockOptionException("wakeUp.port", wakeUp.bindAddress() + ":" + wakeUp.port(),
+                    "Cannot receive wake-up hints on UDP " + wakeUp.bindAddress() + ":" + wakeUp.port() + " ("
+                    + ex.getMessage() + "); choose a free port (0 takes any) and an address of this host");
+        }
+    }
+
+    /** Where other processes send this template's wake-up hints, or {@code null} when they are off. */
+    public String wakeUpAddress() {
+        return wakeUps == null ? null : wakeUps.address();
+    }
+
+    public WakeUpStats wakeUpStats() {
+        return wakeUps == null ? WakeUpStats.NONE : wakeUps.stats();
+    }
+
+    /**
+     * A write of this engine removed entries of {@code key} and returned {@code state}: this JVM's waiters get it
+     * at once, and the processes of the entries that may now hold get a wake-up hint.
+     */
+    void published(LockKey key, QueueState state) {
+        handoff.publish(key, state);
+        if (wakeUps != null) {
+            wakeUps.afterRemoval(key, state.item());
+        }
     }
 
     /** Waits on the calling thread for the outcome of an acquisition that joins what the thread's scope holds. */
@@ -261,7 +315,7 @@ public final class LockEngine {
                     .map(e -> e.ticket() + " (" + e.owner() + ")").toList() + ". It was released or broken"
                     + " meanwhile, or the ticket is wrong; nothing was removed");
         }
-        handoff.publish(key, broken.state());
+        published(key, broken.state());
         live.stream().filter(own -> own.id().equals(entry.id())).findFirst().ifPresent(own -> {
             // Ours: its holder or waiter learns it now, not at its next heartbeat.
             own.markLost("broken by an operator with breakLock in this process");
@@ -278,6 +332,9 @@ public final class LockEngine {
         closed = true;
         leases.close();
         handoff.wakeAll();
+        if (wakeUps != null) {
+            wakeUps.close();
+        }
     }
 
     LockKey keyOf(LockRequest request) {
@@ -458,12 +515,13 @@ public final class LockEngine {
         handoff.unregister(entry);
         live.remove(entry);
         boolean interrupted = Thread.interrupted();
+        PredictivePolling.History released = entry.releaseHistory(previous, settings.clock().millis());
         try {
-            remove(entry);
+            remove(entry, released);
         }
         catch (RuntimeException ex) {
             log.debug("Removing {} failed", entry, ex);
-            leases.retryRemoval(entry, () -> remove(entry));
+            leases.retryRemoval(entry, () -> remove(entry, released));
         }
         finally {
             if (interrupted) {
@@ -473,9 +531,10 @@ public final class LockEngine {
         return previous;
     }
 
-    private QueueState remove(Acquisition entry) {
-        QueueState state = table.remove(entry.key(), entry.id(), entry.failClosed(), settings.clock().millis());
-        handoff.publish(entry.key(), state);
+    private QueueState remove(Acquisition entry, PredictivePolling.History released) {
+        QueueState state = table.remove(entry.key(), entry.id(), entry.failClosed(), settings.clock().millis(),
+                released);
+        published(entry.key(), state);
         return state;
     }
 

@@ -41,6 +41,8 @@ final class QueueState {
     static final String SHARED = "S";
     /** The permits of the item, set by the first enqueue; absent on items older than permits: 1. */
     static final String PERMITS = "permits";
+    /** An entry's wake-up address, {@code host:port}, when its template has wake-up hints on. */
+    static final String ADDRESS_PREFIX = "w#";
     /** How many fail-closed entries the item holds: what a request's condition can test, unlike a prefix. */
     static final String FAIL_CLOSED_COUNT = "fc";
 
@@ -92,6 +94,7 @@ final class QueueState {
     private final long ttlEpochSeconds;
     private final int storedPermits;
     private final List<Entry> entries;
+    private final Map<String, AttributeValue> item;
 
     QueueState(long nextTicket, long ttlEpochSeconds, List<Entry> entries) {
         this(nextTicket, ttlEpochSeconds, 0, entries);
@@ -99,10 +102,16 @@ final class QueueState {
 
     /** @param storedPermits the item's permits, 0 if it has none */
     QueueState(long nextTicket, long ttlEpochSeconds, int storedPermits, List<Entry> entries) {
+        this(nextTicket, ttlEpochSeconds, storedPermits, entries, Map.of());
+    }
+
+    private QueueState(long nextTicket, long ttlEpochSeconds, int storedPermits, List<Entry> entries,
+            Map<String, AttributeValue> item) {
         this.nextTicket = nextTicket;
         this.ttlEpochSeconds = ttlEpochSeconds;
         this.storedPermits = storedPermits;
         this.entries = entries.stream().sorted(Comparator.comparingLong(Entry::ticket)).toList();
+        this.item = item;
     }
 
     static QueueState of(Map<String, AttributeValue> item) {
@@ -121,7 +130,7 @@ final class QueueState {
             }
         });
         return new QueueState(number(item.get(NEXT)), number(item.get(QueueTable.TTL_ATTRIBUTE)),
-                (int) number(item.get(PERMITS)), entries);
+                (int) number(item.get(PERMITS)), entries, item);
     }
 
     private static long number(AttributeValue value) {
@@ -130,6 +139,19 @@ final class QueueState {
 
     long nextTicket() {
         return nextTicket;
+    }
+
+    /**
+     * The item exactly as DynamoDB returned it (empty for {@link #ABSENT} and states built in tests): what an
+     * authenticated wake-up hint carries, so that its receiver reads the same state.
+     */
+    Map<String, AttributeValue> item() {
+        return item;
+    }
+
+    /** The release history the item carries, for predictive polling. */
+    PredictivePolling.History history() {
+        return PredictivePolling.History.of(item);
     }
 
     /** The item's TTL in epoch seconds, 0 if it has none. */

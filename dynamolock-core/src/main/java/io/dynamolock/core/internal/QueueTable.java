@@ -39,7 +39,10 @@ import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
  * permits    N  how many exclusive entries hold at once (1, or N for a semaphore): set by every enqueue, on
  *               condition that it is absent or equal, so the first enqueue of an idle lock fixes it (see
  *               {@link QueueState} for the grant rule)
+ * w#&lt;id&gt;     S  only with wake-up hints on: where its process receives them, host:port ({@link WakeUps})
  * fc         N  how many fail-closed entries the item holds (conditions cannot test a prefix)
+ * lr, ri     N  the last release (epoch ms) and the average release interval (ms), written by each release for
+ *               predictive polling ({@link PredictivePolling})
  * expiresAt  N  TTL, epoch seconds, at least {@link #MIN_TTL_MARGIN} past every entry's expiry; no write
  *               lowers it as a side effect (see below)
  * </pre>
@@ -66,12 +69,13 @@ import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
  * <li><b>Renew</b> (heartbeat): {@code SET e#i = :exp, expiresAt = :ttl} if {@code attribute_exists(t#i)},
  * with the same TTL rule as the enqueue (a fail-closed entry sets "never" again). A failed
  * {@code attribute_exists} means the entry was purged: the lease is lost.</li>
- * <li><b>Remove</b> (release, or giving up a wait): {@code REMOVE t#i, e#i, o#i, k#i, m#i} if
+ * <li><b>Remove</b> (release, or giving up a wait): {@code REMOVE t#i, e#i, o#i, k#i, m#i, w#i} (a release
+ * also {@code SET lr = :now, ri = :interval}, its history for predictive polling) if
  * {@code attribute_exists(t#i)}; a failed condition means the entry was gone already. A fail-closed entry's
  * removal also subtracts one from {@code fc}; the last one's ({@code fc = 1}) sets {@code expiresAt} back to
  * an hour from now in the same request, so the item can expire again (R9 then raises it if a remaining
  * entry needs more). A release is one request either way.</li>
- * <li><b>Purge</b>: {@code REMOVE t#x, e#x, o#x, m#x, ...} for expired entries ahead of the caller that keep
+ * <li><b>Purge</b>: {@code REMOVE t#x, e#x, o#x, m#x, w#x, ...} for expired entries ahead of the caller that keep
  * it from holding, when removing them lets it hold, if each
  * {@code e#x} still equals the value the caller saw expire and the caller's own entry exists. An entry
  * renewed in the meantime is never purged, nor is a fail-closed one.</li>
@@ -140,13 +144,14 @@ final class QueueTable {
         this.backgroundTimeout = backgroundTimeout;
     }
 
-    /** What an enqueue writes: the entry and its options. */
-    record NewEntry(String id, String owner, Duration lease, boolean failClosed, boolean shared, int permits) {
+    /** What an enqueue writes: the entry, its options, and the wake-up {@code address} of its process, if any. */
+    record NewEntry(String id, String owner, Duration lease, boolean failClosed, boolean shared, int permits,
+            String address) {
     }
 
     /**
      * Request 1: takes a ticket and joins the queue; a fail-closed or shared entry is marked in the same request,
-     * and the item's permits are set or checked.
+     * and so is the wake-up address of the entry's process; the item's permits are set or checked.
      *
      * @throws LockOptionException if the queue holds entries of another number of permits
      */
@@ -187,6 +192,11 @@ final class QueueTable {
             names.put("#m", mode(id));
             values.put(":shared", AttributeValue.fromS(QueueState.SHARED));
             set += ", #m = :shared";
+        }
+        if (entry.address() != null) {
+            names.put("#w", address(id));
+            values.put(":w", AttributeValue.fromS(entry.address()));
+            set += ", #w = :w";
         }
         String condition = "attribute_not_exists(#t) AND " + permitsFit;
         if (entry.failClosed()) {
@@ -273,8 +283,9 @@ final class QueueTable {
      * once no fail-closed entry is left); if that fails, this throws, so that the caller's retry of the
      * removal settles it.
      */
-    QueueState remove(LockKey key, String id, boolean failClosed, long nowMillis) {
-        QueueState state = removeEntry(key, id, ProtocolStep.REMOVE, "", Map.of(), failClosed, nowMillis).state();
+    QueueState remove(LockKey key, String id, boolean failClosed, long nowMillis, PredictivePolling.History released) {
+        QueueState state = removeEntry(key, id, ProtocolStep.REMOVE, "", Map.of(), failClosed, nowMillis, released)
+                .state();
         if (failClosed) {
             settleTtl(key, state, nowMillis);
         }
@@ -287,7 +298,7 @@ final class QueueTable {
      */
     Written breakEntry(LockKey key, QueueState.Entry entry, long nowMillis) {
         Written broken = removeEntry(key, entry.id(), ProtocolStep.BREAK, " AND #t = :ticket",
-                Map.of(":ticket", number(entry.ticket())), entry.failClosed(), nowMillis);
+                Map.of(":ticket", number(entry.ticket())), entry.failClosed(), nowMillis, null);
         if (broken.applied() && entry.failClosed()) {
             keepTtl(key, broken.state(), nowMillis);
         }
@@ -301,12 +312,21 @@ final class QueueTable {
      * TTL stays "never".
      */
     private Written removeEntry(LockKey key, String id, ProtocolStep step, String condition,
-            Map<String, AttributeValue> values, boolean failClosed, long nowMillis) {
+            Map<String, AttributeValue> values, boolean failClosed, long nowMillis, PredictivePolling.History released) {
         Map<String, String> names = new HashMap<>(Map.of("#t", ticket(id), "#e", expiry(id), "#o", owner(id),
-                "#k", failClosed(id), "#m", mode(id)));
-        String remove = "REMOVE #t, #e, #o, #k, #m";
+                "#k", failClosed(id), "#m", mode(id), "#w", address(id)));
+        values = new HashMap<>(values);
+        String remove = "REMOVE #t, #e, #o, #k, #m, #w";
+        String set = "";
+        if (released != null) {
+            // A release records its history in its own write: predictive polling costs no request.
+            names.putAll(Map.of("#lr", PredictivePolling.LAST_RELEASE, "#ri", PredictivePolling.RELEASE_INTERVAL));
+            values.putAll(Map.of(":lr", number(released.lastReleaseMillis()), ":ri", number(released.intervalMillis())));
+            set = "#lr = :lr, #ri = :ri";
+        }
         if (!failClosed) {
-            return write(key, step, request(remove, "attribute_exists(#t)" + condition, names, values));
+            return write(key, step, request(remove + (set.isEmpty() ? "" : " SET " + set),
+                    "attribute_exists(#t)" + condition, names, values));
         }
         names.put("#fc", QueueState.FAIL_CLOSED_COUNT);
         Map<String, AttributeValue> counted = new HashMap<>(values);
@@ -315,15 +335,16 @@ final class QueueTable {
         lastNames.put("#ttl", TTL_ATTRIBUTE);
         Map<String, AttributeValue> lastValues = new HashMap<>(counted);
         lastValues.putAll(Map.of(":ttl", number(ttlFor(nowMillis)), ":one", ONE));
-        Written last = write(key, step, request(remove + " SET #ttl = :ttl ADD #fc :minusOne",
+        Written last = write(key, step, request(remove + " SET #ttl = :ttl" + (set.isEmpty() ? "" : ", " + set)
+                + " ADD #fc :minusOne",
                 "attribute_exists(#t)" + condition + " AND #fc = :one", lastNames, lastValues));
         QueueState.Entry seen = last.state().entry(id);
         // An entry's ticket never changes: if it is gone, every condition but the count's failed.
         if (last.applied() || seen == null) {
             return last;
         }
-        return write(key, step, request(remove + " ADD #fc :minusOne", "attribute_exists(#t)" + condition, names,
-                counted));
+        return write(key, step, request(remove + (set.isEmpty() ? "" : " SET " + set) + " ADD #fc :minusOne",
+                "attribute_exists(#t)" + condition, names, counted));
     }
 
     /**
@@ -343,9 +364,10 @@ final class QueueTable {
             names.put("#e" + i, expiry(entry.id()));
             names.put("#o" + i, owner(entry.id()));
             names.put("#m" + i, mode(entry.id()));
+            names.put("#w" + i, address(entry.id()));
             values.put(":e" + i, number(entry.expiresAtMillis()));
             remove.append(i == 0 ? "" : ", ").append("#t").append(i).append(", #e").append(i).append(", #o").append(i)
-                    .append(", #m").append(i);
+                    .append(", #m").append(i).append(", #w").append(i);
             condition.append(" AND #e").append(i).append(" = :e").append(i);
         }
         return update(key, ProtocolStep.PURGE, UpdateItemRequest.builder()
@@ -491,6 +513,10 @@ final class QueueTable {
 
     static String mode(String id) {
         return QueueState.MODE_PREFIX + id;
+    }
+
+    static String address(String id) {
+        return QueueState.ADDRESS_PREFIX + id;
     }
 
     static String failClosed(String id) {

@@ -19,7 +19,9 @@ import java.util.List;
  * hands us a fresh state, or until the next poll. The poll interval grows with our position (the minimum
  * times the number of entries ahead, capped at the maximum), so one waiter never polls more often than the
  * minimum allows, whatever the queue's length; and it never waits past the moment the entries ahead would
- * all have expired, so a dead holder is taken over one lease after its last heartbeat.</li>
+ * all have expired, so a dead holder is taken over one lease after its last heartbeat. Inside that schedule a
+ * poll may come earlier, never more often, when the item's release history predicts the release that lets us
+ * hold ({@link #nextPoll}, {@link PredictivePolling}); a plain wake-up hint adds at most one read per slot.</li>
  * </ol>
  * The waiter removes our entry on every way out but a grant.
  */
@@ -95,6 +97,17 @@ final class WaitLoop {
             delay = Math.min(delay, Duration.ofMillis(Math.max(1, enoughExpired - nowMillis + 1)).toNanos());
         }
         return new Wait(delay);
+    }
+
+    /**
+     * When the waiter of entry {@code id} polls next, in its {@code slot} of the schedule above: early, when the
+     * release history in {@code state} predicts the release that lets it hold ({@link PredictivePolling}), else when
+     * the slot is due. Never later than today's schedule, never more often.
+     */
+    long nextPoll(PredictivePolling.Slot slot, QueueState state, String id, long nowMillis, long nowNanos) {
+        QueueState.Entry self = state.entry(id);
+        int position = self == null ? 0 : state.ahead(self.ticket()).size();
+        return PredictivePolling.nextPoll(slot, state.history(), position, nowMillis, nowNanos);
     }
 
     /** The pause between polls at {@code position} (entries ahead). */

@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
@@ -17,7 +18,9 @@ import org.slf4j.LoggerFactory;
  * One acquisition from its enqueue to a grant or a give-up, as a state machine that takes one step per event
  * and holds no thread in between: the enqueue's answer, a state offered by a same-JVM release or a heartbeat
  * ({@link Acquisition#offer}), the timer (a poll or the deadline is due), a lost lease, the template closing,
- * or the caller {@linkplain #abandon abandoning} the wait. {@link WaitLoop} says what each step does.
+ * or the caller {@linkplain #abandon abandoning} the wait, a wake-up hint from another process ({@link WakeUps}:
+ * an authenticated one's state counts as a same-JVM release's, a plain one makes it read at once, once per slot
+ * of the poll schedule). {@link WaitLoop} says what each step does.
  *
  * <p>Steps run one at a time: an event only counts itself in {@link #pending}; the event that finds nothing
  * pending hands a drain to a step thread, and the drain takes steps until none is pending. So an event that
@@ -27,7 +30,7 @@ import org.slf4j.LoggerFactory;
  * <p>Every way out but a grant removes the entry; one that is granted while the caller abandons the wait is
  * handed back by the caller ({@link LockEngine}), so no entry is left held that nobody owns.
  */
-final class Waiter {
+final class Waiter implements WakeUps.Addressee {
 
     private static final Logger log = LoggerFactory.getLogger(Waiter.class);
 
@@ -47,6 +50,15 @@ final class Waiter {
     private RuntimeException failure;
     private long nextPollAt;
     private boolean polled = true;
+    private PredictivePolling.Slot slot;
+    /** A plain wake-up hint arrived since the last step. */
+    private final AtomicBoolean hinted = new AtomicBoolean();
+    /** The state of the last authenticated hint, to tell a grant it made from others. */
+    private volatile QueueState hintedState;
+    /** Whether {@link #state} came from an authenticated hint (then a grant on it counts as useful). */
+    private boolean stateFromHint;
+    /** Whether a plain hint made us read in the current slot already. */
+    private boolean hintReadInSlot;
     private ScheduledFuture<?> timer;
     private boolean finished;
 
@@ -60,6 +72,23 @@ final class Waiter {
 
     Acquisition entry() {
         return entry;
+    }
+
+    @Override
+    public LockKey key() {
+        return entry.key();
+    }
+
+    @Override
+    public void wokenWith(QueueState hinted) {
+        hintedState = hinted;
+        entry.offer(hinted); // as a same-JVM release's: kept only if it holds our entry and is no older
+    }
+
+    @Override
+    public void woken() {
+        hinted.set(true);
+        signal();
     }
 
     /** Completes once the wait has ended and the entry has left the queue, unless it was granted. */
@@ -140,9 +169,14 @@ final class Waiter {
         // Registered before the enqueue is sent: a same-JVM release answered in between hands over a state with
         // our entry in it, which counts (R6); states without it are ignored.
         engine.handoff.register(entry);
+        if (engine.wakeUps != null) {
+            engine.wakeUps.register(entry.id(), this); // as the handoff, before a hint can be sent for our entry
+        }
         long sentAt = System.nanoTime();
         entry.enqueued(0, sentAt);
-        QueueState answer = engine.table.enqueue(entry.key(), entry.newEntry(), engine.settings.clock().millis());
+        long sentAtMillis = engine.settings.clock().millis();
+        entry.enqueuedAt(sentAtMillis);
+        QueueState answer = engine.table.enqueue(entry.key(), entry.newEntry(engine.wakeUpAddress()), sentAtMillis);
         QueueState.Entry self = answer.entry(entry.id());
         if (self == null) {
             throw new DynamoLockException("Enqueue of " + entry + " returned an item without the entry: " + answer);
@@ -162,12 +196,24 @@ final class Waiter {
             // and only if no older than what we know: states of one lock arrive from several threads out of order.
             if (offered.entry(entry.id()) != null && entry.isNewer(offered, state)) {
                 state = offered;
+                stateFromHint = offered == hintedState;
                 failure = null;
             }
+            return;
         }
-        else if (System.nanoTime() - nextPollAt >= 0 && entry.isLive()) {
+        long now = System.nanoTime();
+        // A plain hint: read now, once per slot of the poll schedule, without moving the schedule. So hints add at
+        // most one read per slot, whatever arrives (forged, duplicated), and never delay the scheduled poll.
+        boolean forHint = hinted.getAndSet(false) && !hintReadInSlot && now - nextPollAt < 0;
+        if ((forHint || now - nextPollAt >= 0) && entry.isLive()) {
             attempt(() -> engine.table.read(entry.key()));
-            polled = true;
+            if (forHint) {
+                hintReadInSlot = true;
+                engine.wakeUps.countUseful();
+            }
+            else {
+                polled = true;
+            }
         }
     }
 
@@ -204,7 +250,7 @@ final class Waiter {
             }
             if (next instanceof WaitLoop.Purge purge) {
                 if (attempt(() -> engine.table.purge(entry.key(), entry.id(), purge.stale()))) {
-                    engine.handoff.publish(entry.key(), state);
+                    engine.published(entry.key(), state);
                 }
                 else {
                     polled = true;
@@ -217,6 +263,10 @@ final class Waiter {
     }
 
     private void grant() {
+        if (stateFromHint && engine.wakeUps != null) {
+            engine.wakeUps.countUseful(); // taken on a hint's state, without a read
+        }
+        entry.grantedWith(state.history());
         if (!entry.granted()) {
             engine.leave(entry);
             throw new LockLostException("The lease of " + entry.key() + " ran out before the lock could be handed"
@@ -225,9 +275,21 @@ final class Waiter {
         settle(entry, null, null);
     }
 
-    /** Until the next poll or the deadline, whichever is first, unless an event comes sooner. */
+    /**
+     * Until the next poll or the deadline, whichever is first, unless an event comes sooner. The poll is due one
+     * interval after the last (a fresh state may bring it forward, as today), and may come earlier in its slot
+     * for a predicted release ({@link WaitLoop#nextPoll}).
+     */
     private void sleep(long now, long delayNanos) {
-        nextPollAt = polled ? now + delayNanos : Waits.earlier(nextPollAt, now + delayNanos);
+        if (polled) {
+            slot = slot == null ? PredictivePolling.Slot.first(now, delayNanos) : slot.after(now, delayNanos);
+            hintReadInSlot = false;
+        }
+        else {
+            slot = slot.dueNoLaterThan(now + delayNanos);
+        }
+        long at = engine.waitLoop.nextPoll(slot, state, entry.id(), engine.settings.clock().millis(), now);
+        nextPollAt = polled ? at : Waits.earlier(nextPollAt, at);
         polled = false;
         cancelTimer();
         timer = engine.workers.schedule(this::signal, Waits.earlier(nextPollAt, deadlineNanos) - now);
@@ -244,6 +306,7 @@ final class Waiter {
     private boolean attempt(Supplier<QueueState> request) {
         try {
             state = request.get();
+            stateFromHint = false;
             failure = null;
             return true;
         }
@@ -261,6 +324,9 @@ final class Waiter {
         finished = true;
         cancelTimer();
         engine.handoff.unregister(entry);
+        if (engine.wakeUps != null) {
+            engine.wakeUps.unregister(entry.id());
+        }
         settled.complete(new Outcome(granted, gaveUp, failed, Duration.ofNanos(System.nanoTime() - startNanos)));
     }
 

@@ -22,6 +22,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Worker JVMs ({@link LockWorkerMain}) contend for locks on DynamoDB Local; the test kills
@@ -146,8 +148,10 @@ class MultiProcessLockTests extends SharedTablesTestSupport {
         return history;
     }
 
-    @Test
-    void contendingWorkersKeepExclusionOrderAndCounts() {
+    /** With wake-up hints off, plain and authenticated: hints may only make handoffs faster, never unsafe. */
+    @ParameterizedTest(name = "wake-up hints {0}")
+    @ValueSource(strings = {"off", "plain", "authenticated"})
+    void contendingWorkersKeepExclusionOrderAndCounts(String wakeUp) {
         String alpha = entity + "-alpha";
         String beta = entity + "-beta";
         int perWorker = 12;
@@ -156,21 +160,29 @@ class MultiProcessLockTests extends SharedTablesTestSupport {
             // 1.5 s (lease - heartbeat) a 2 s lease tolerates.
             start(Integer.toString(i), Map.of("mode", "loop", "entities", alpha + "," + beta, "iterations",
                     Integer.toString(perWorker), "holdMinMs", "5", "holdMaxMs", "25", "seed", Integer.toString(i),
-                    "lease", "3000"));
+                    "lease", "3000", "wakeUp", wakeUp));
         }
         workers.forEach(w -> w.await("READY", START));
         workers.forEach(w -> w.send("GO"));
+        long useful = workers.stream().mapToLong(w -> field(w.await("DONE ", STEP), "hintsUseful")).sum();
         workers.forEach(w -> assertThat(w.waitForExit(Duration.ofSeconds(180))).as(w.output()).isZero());
 
         LockHistory history = history();
         LockHistory.Report report = history.check(counters(alpha, beta));
-        System.out.println("contention: " + report.summary() + " waitingSeen=" + history.waitingSeen());
+        System.out.println("contention, hints " + wakeUp + ": " + report.summary() + " waitingSeen="
+                + history.waitingSeen());
 
         assertThat(report.violations()).isEmpty();
         assertThat(report.completed()).isEqualTo(4 * perWorker);
         assertThat(report.failures()).isEmpty();
         assertThat(report.lost()).as(allOutput()).isZero();
         assertThat(history.waitingSeen()).as("the workers did contend").isPositive();
+        if (wakeUp.equals("off")) {
+            assertThat(useful).isZero();
+        }
+        else {
+            assertThat(useful).as("hints handed locks over between the workers").isPositive();
+        }
         assertThat(counters(alpha, beta).values().stream().mapToLong(c -> c[0]).sum()).isEqualTo(4 * perWorker);
         assertThat(items.read(alpha, "default").entries()).isEmpty();
         assertThat(items.read(beta, "default").entries()).isEmpty();

@@ -25,7 +25,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  * Not part of CI. Run it with {@code scripts/soak.sh 10m}.
  *
  * <pre>
- * SoakMain DURATION [workers=4] [entities=3] [leaseMs=2000] [heartbeatMs=500] [seed=...]
+ * SoakMain DURATION [workers=4] [entities=3] [leaseMs=2000] [heartbeatMs=500] [seed=...] [wakeUp=off|plain|authenticated]
  * </pre>
  * Exits 0 when there were no violations and no queue entry is left; 1 otherwise.
  *
@@ -49,7 +49,8 @@ public final class SoakMain {
         long leaseMs = Long.parseLong(options.getOrDefault("leaseMs", "2000"));
         long heartbeatMs = Long.parseLong(options.getOrDefault("heartbeatMs", "500"));
         long seed = Long.parseLong(options.getOrDefault("seed", Long.toString(System.nanoTime())));
-        int status = new SoakMain(duration, workerCount, entityCount, leaseMs, heartbeatMs, seed).run();
+        String wakeUp = options.getOrDefault("wakeUp", System.getenv().getOrDefault("DYNAMOLOCK_SOAK_WAKE_UP", "off"));
+        int status = new SoakMain(duration, workerCount, entityCount, leaseMs, heartbeatMs, seed, wakeUp).run();
         System.exit(status);
     }
 
@@ -57,6 +58,8 @@ public final class SoakMain {
     private final int workerCount;
     private final long leaseMs;
     private final long heartbeatMs;
+    /** The workers' wake-up hints: off, plain or authenticated. */
+    private final String wakeUp;
     private final Random random;
     private final List<String> entities = new ArrayList<>();
     private final List<WorkerProcess> workers = new CopyOnWriteArrayList<>();
@@ -69,7 +72,9 @@ public final class SoakMain {
     private int started;
     private long deadline;
 
-    private SoakMain(Duration duration, int workerCount, int entityCount, long leaseMs, long heartbeatMs, long seed) {
+    private SoakMain(Duration duration, int workerCount, int entityCount, long leaseMs, long heartbeatMs, long seed,
+            String wakeUp) {
+        this.wakeUp = wakeUp;
         this.duration = duration;
         this.workerCount = workerCount;
         this.leaseMs = leaseMs;
@@ -78,8 +83,9 @@ public final class SoakMain {
         for (int i = 0; i < entityCount; i++) {
             entities.add("soak-" + i);
         }
-        System.out.printf("soak: %s, %d workers, %d locks, lease %d ms, heartbeat %d ms, seed %d, logs in %s%n",
-                duration, workerCount, entityCount, leaseMs, heartbeatMs, seed, dir.toAbsolutePath());
+        System.out.printf("soak: %s, %d workers, %d locks, lease %d ms, heartbeat %d ms, seed %d, wake-up hints %s,"
+                + " logs in %s%n", duration, workerCount, entityCount, leaseMs, heartbeatMs, seed, wakeUp,
+                dir.toAbsolutePath());
     }
 
     private int run() throws Exception {
@@ -196,7 +202,8 @@ public final class SoakMain {
         Map<String, String> args = new HashMap<>(Map.of("port", Integer.toString(dynamo.port()), "table", table,
                 "data", data, "lease", Long.toString(leaseMs), "heartbeat", Long.toString(heartbeatMs), "mode", "loop",
                 "entities", String.join(",", entities), "durationMs", Long.toString(remainingMs)));
-        args.putAll(Map.of("holdMinMs", "5", "holdMaxMs", "50", "seed", Long.toString(random.nextLong())));
+        args.putAll(Map.of("holdMinMs", "5", "holdMaxMs", "50", "seed", Long.toString(random.nextLong()),
+                "wakeUp", wakeUp));
         WorkerProcess worker = WorkerProcess.start(id, dir, args);
         all.add(worker);
         worker.await("READY", Duration.ofSeconds(120));

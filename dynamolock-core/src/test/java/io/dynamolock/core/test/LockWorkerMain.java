@@ -4,6 +4,7 @@ import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockInfo;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTemplate;
+import io.dynamolock.core.WakeUpOptions;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -60,7 +61,7 @@ import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
  * </pre>
  *
  * <p>Arguments ({@code key=value}): {@code port table data id log lease heartbeat minPoll maxPoll}
- * (durations in ms) and {@code mode=loop|script}. Loop mode also takes {@code entities=a,b},
+ * (durations in ms), {@code wakeUp=off|plain|authenticated} and {@code mode=loop|script}. Loop mode also takes {@code entities=a,b},
  * {@code iterations}, {@code durationMs}, {@code holdMinMs}, {@code holdMaxMs}, {@code waitMs},
  * {@code seed}; it prints {@code @READY}, waits for a {@code GO} line on stdin, runs, prints
  * {@code @DONE} and exits. Script mode reads commands from stdin:
@@ -101,9 +102,23 @@ public final class LockWorkerMain {
                 .ownerName("w" + id + "-" + ProcessHandle.current().pid())
                 .leaseDuration(ms("lease", 2000)).heartbeatInterval(ms("heartbeat", 500))
                 .pollInterval(ms("minPoll", 50), ms("maxPoll", 1000))
+                .wakeUp(wakeUp(args.getOrDefault("wakeUp", "off")))
                 .build();
         this.log = Files.newBufferedWriter(Path.of(args.get("log")), StandardCharsets.UTF_8,
                 StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+    }
+
+    /** The secret of authenticated wake-up hints between workers. */
+    public static final String WAKE_UP_SECRET = "multi-process-test-secret-0123456789";
+
+    /** {@code off}, {@code plain} or {@code authenticated}: wake-up hints on loopback, ports from 0. */
+    static WakeUpOptions wakeUp(String mode) {
+        return switch (mode) {
+            case "off" -> WakeUpOptions.disabled();
+            case "plain" -> WakeUpOptions.builder().bindAddress("127.0.0.1").build();
+            case "authenticated" -> WakeUpOptions.builder().bindAddress("127.0.0.1").secret(WAKE_UP_SECRET).build();
+            default -> throw new IllegalArgumentException("wakeUp=" + mode + ": use off, plain or authenticated");
+        };
     }
 
     public static void main(String[] argv) {
@@ -204,7 +219,8 @@ public final class LockWorkerMain {
             exit(section);
             done++;
         }
-        emit("DONE w=" + id + " sections=" + done);
+        emit("DONE w=" + id + " sections=" + done + " hintsSent=" + locks.wakeUpStats().sent() + " hintsReceived="
+                + locks.wakeUpStats().received() + " hintsUseful=" + locks.wakeUpStats().useful());
         locks.close();
     }
 

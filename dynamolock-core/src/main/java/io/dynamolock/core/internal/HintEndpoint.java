@@ -1,0 +1,281 @@
+package io.dynamolock.core.internal;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.net.StandardProtocolFamily;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.DatagramChannel;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One process's UDP endpoint for wake-up hints: it receives hints on one daemon thread and sends them from
+ * another, through one bound {@link DatagramChannel} (so replies come from the port others are told about).
+ *
+ * <p>Sending is fire-and-forget: {@link #send} only puts the hint in a bounded queue and returns at once, never
+ * blocking or throwing on the protocol's path (a release, a purge); a full queue drops the hint, which costs the
+ * addressee a poll, never safety. Encoding, the HMAC, name resolution and the system call happen on the sender
+ * thread. The receiver decodes and verifies every datagram ({@link HintCodec}) and hands a valid hint to the
+ * consumer; nothing a datagram or the consumer does ends its loop, only {@link #close()} does.
+ */
+final class HintEndpoint implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(HintEndpoint.class);
+
+    /** Hints waiting to be sent at most; more are dropped. */
+    static final int SEND_QUEUE = 1024;
+
+    private record Outgoing(String address, WakeUpHint hint) {
+    }
+
+    private final DatagramChannel channel;
+    private final HintCodec codec;
+    private final Consumer<WakeUpHint> consumer;
+    private final String advertised;
+    private final BlockingQueue<Outgoing> outgoing = new ArrayBlockingQueue<>(SEND_QUEUE);
+    private final Thread receiver;
+    private final Thread sender;
+    private final AtomicLong sent = new AtomicLong();
+    private final AtomicLong dropped = new AtomicLong();
+    private final AtomicLong received = new AtomicLong();
+    private final AtomicLong accepted = new AtomicLong();
+    private final Map<HintCodec.Rejection, AtomicLong> rejected = new EnumMap<>(HintCodec.Rejection.class);
+    private volatile boolean closed;
+
+    /**
+     * Binds the endpoint and starts its threads.
+     *
+     * @param bind       where to receive; port 0 takes a free one
+     * @param advertised how others reach this endpoint: {@code host}, {@code host:port} or {@code null}. A missing
+     *                   port is the bound one; a missing host is the bound address, or this host's address if
+     *                   bound to all (behind NAT, as in ECS bridge mode or Kubernetes, configure it)
+     * @throws UncheckedIOException if the address cannot be bound
+     */
+    HintEndpoint(InetSocketAddress bind, String advertised, HintCodec codec, Consumer<WakeUpHint> consumer) {
+        this.codec = codec;
+        this.consumer = consumer;
+        for (HintCodec.Rejection why : HintCodec.Rejection.values()) {
+            rejected.put(why, new AtomicLong());
+        }
+        try {
+            this.channel = bind.getAddress() instanceof java.net.Inet6Address
+                    ? DatagramChannel.open(StandardProtocolFamily.INET6) : DatagramChannel.open();
+            this.channel.bind(bind);
+            this.advertised = advertisedAddress(advertised, (InetSocketAddress) channel.getLocalAddress());
+        }
+        catch (IOException ex) {
+            throw new UncheckedIOException("Cannot bind the wake-up endpoint to " + bind + ": " + ex.getMessage(), ex);
+        }
+        this.receiver = Workers.daemonThreads("dynamolock-wake-up-receiver-").newThread(this::receive);
+        this.sender = Workers.daemonThreads("dynamolock-wake-up-sender-").newThread(this::sendQueued);
+        receiver.start();
+        sender.start();
+    }
+
+    /** {@code host:port} as others should address this endpoint: what an entry carries in the item. */
+    String advertisedAddress() {
+        return advertised;
+    }
+
+    /** The address and port the endpoint is bound to. */
+    InetSocketAddress boundAddress() {
+        try {
+            return (InetSocketAddress) channel.getLocalAddress();
+        }
+        catch (IOException ex) {
+            throw new UncheckedIOException(ex);
+        }
+    }
+
+    /**
+     * Sends {@code hint} to the endpoint at {@code address} ({@code host:port}), later, on the sender thread.
+     * Never blocks and never throws: a hint that cannot go out is dropped.
+     */
+    void send(String address, WakeUpHint hint) {
+        if (closed || address == null || !outgoing.offer(new Outgoing(address, hint))) {
+            dropped.incrementAndGet();
+        }
+    }
+
+    /** Datagrams sent. */
+    long sent() {
+        return sent.get();
+    }
+
+    /** Hints not sent: the queue was full, the address unusable, or the hint too long for a datagram. */
+    long dropped() {
+        return dropped.get();
+    }
+
+    /** Datagrams received, valid or not. */
+    long received() {
+        return received.get();
+    }
+
+    /** Datagrams received that were handed to the consumer. */
+    long accepted() {
+        return accepted.get();
+    }
+
+    /** Datagrams received and rejected, for any reason. */
+    long rejected() {
+        return rejected.values().stream().mapToLong(AtomicLong::get).sum();
+    }
+
+    long rejected(HintCodec.Rejection why) {
+        return rejected.get(why).get();
+    }
+
+    private void receive() {
+        // One byte more than a hint may have: a longer datagram is cut to this length and so detected.
+        ByteBuffer buffer = ByteBuffer.allocate(HintCodec.MAX_DATAGRAM_BYTES + 1);
+        while (!closed) {
+            try {
+                buffer.clear();
+                SocketAddress from = channel.receive(buffer);
+                if (from == null) {
+                    continue;
+                }
+                received.incrementAndGet();
+                HintCodec.Decoded decoded = codec.decode(buffer.array(), buffer.position());
+                if (decoded.rejection() != null) {
+                    rejected.get(decoded.rejection()).incrementAndGet();
+                    log.debug("Rejected a wake-up datagram from {}: {}", from, decoded.rejection());
+                    continue;
+                }
+                accepted.incrementAndGet();
+                consumer.accept(decoded.hint());
+            }
+            catch (ClosedChannelException closing) {
+                return;
+            }
+            catch (IOException | RuntimeException ex) {
+                // A hint is only ever a shortcut: whatever went wrong, the waiters still poll.
+                if (!closed) {
+                    log.debug("Receiving a wake-up hint failed", ex);
+                }
+            }
+            catch (Error ex) {
+                log.error("Receiving a wake-up hint failed", ex);
+            }
+        }
+    }
+
+    private void sendQueued() {
+        while (!closed) {
+            Outgoing next;
+            try {
+                next = outgoing.poll(1, TimeUnit.SECONDS);
+            }
+            catch (InterruptedException closing) {
+                return;
+            }
+            if (next == null) {
+                continue;
+            }
+            try {
+                byte[] datagram = codec.encode(next.hint());
+                if (datagram == null) {
+                    dropped.incrementAndGet();
+                    continue;
+                }
+                channel.send(ByteBuffer.wrap(datagram), socketAddress(next.address()));
+                sent.incrementAndGet();
+            }
+            catch (ClosedChannelException closing) {
+                return;
+            }
+            catch (IOException | RuntimeException ex) {
+                dropped.incrementAndGet();
+                log.debug("Sending a wake-up hint to {} failed", next.address(), ex);
+            }
+        }
+    }
+
+    /**
+     * {@code host:port}, {@code [v6]:port}: resolved through the JVM's name cache, so an advertised name that moves
+     * (a pod's DNS name) is followed.
+     */
+    static InetSocketAddress socketAddress(String address) {
+        int colon = address.lastIndexOf(':');
+        if (colon <= 0 || colon == address.length() - 1) {
+            throw new IllegalArgumentException("Not host:port: " + address);
+        }
+        String host = address.substring(0, colon);
+        if (host.startsWith("[") && host.endsWith("]")) {
+            host = host.substring(1, host.length() - 1);
+        }
+        int port = Integer.parseInt(address.substring(colon + 1));
+        InetSocketAddress resolved = new InetSocketAddress(host, port);
+        if (resolved.isUnresolved()) {
+            throw new IllegalArgumentException("Cannot resolve " + host);
+        }
+        return resolved;
+    }
+
+    private static String advertisedAddress(String configured, InetSocketAddress bound) throws IOException {
+        String host = null;
+        int port = bound.getPort();
+        if (configured != null && !configured.isBlank()) {
+            String value = configured.strip();
+            int colon = value.lastIndexOf(':');
+            boolean bareV6 = value.indexOf(':') != colon && !value.startsWith("[");
+            if (colon > 0 && !bareV6 && !value.endsWith("]")) {
+                host = value.substring(0, colon);
+                port = Integer.parseInt(value.substring(colon + 1));
+            }
+            else {
+                host = value;
+            }
+        }
+        if (host == null || host.isEmpty()) {
+            InetAddress address = bound.getAddress();
+            host = (address.isAnyLocalAddress() ? InetAddress.getLocalHost() : address).getHostAddress();
+        }
+        if (host.indexOf(':') >= 0 && !host.startsWith("[")) {
+            host = "[" + host + "]";
+        }
+        return host + ":" + port;
+    }
+
+    /** Stops both threads and releases the port; hints still queued are dropped. */
+    @Override
+    public void close() {
+        closed = true;
+        try {
+            channel.close();
+        }
+        catch (IOException ex) {
+            log.debug("Closing the wake-up endpoint failed", ex);
+        }
+        sender.interrupt();
+        try {
+            receiver.join(1000);
+            sender.join(1000);
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Whether either thread still runs: after {@link #close()}, neither. */
+    boolean isRunning() {
+        return receiver.isAlive() || sender.isAlive();
+    }
+
+    @Override
+    public String toString() {
+        return "HintEndpoint[" + advertised + "]";
+    }
+}

@@ -1,0 +1,168 @@
+package io.dynamolock.core.internal;
+
+import static io.dynamolock.core.internal.HintCodecTests.CLOCK;
+import static io.dynamolock.core.internal.HintCodecTests.KEY;
+import static io.dynamolock.core.internal.HintCodecTests.NOW;
+import static io.dynamolock.core.internal.HintCodecTests.SECRET;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.DatagramChannel;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** Wake-up endpoints over real loopback sockets: two on one host, each on a port from 0. */
+class HintEndpointTests {
+
+    private static final InetSocketAddress LOOPBACK_ANY_PORT = new InetSocketAddress(InetAddress.getLoopbackAddress(), 0);
+
+    private final List<HintEndpoint> opened = new ArrayList<>();
+    private final BlockingQueue<WakeUpHint> arrived = new LinkedBlockingQueue<>();
+
+    @AfterEach
+    void close() {
+        opened.forEach(HintEndpoint::close);
+    }
+
+    private HintEndpoint endpoint(byte[] secret, java.util.function.Consumer<WakeUpHint> consumer) {
+        HintEndpoint endpoint = new HintEndpoint(LOOPBACK_ANY_PORT, null,
+                new HintCodec(secret, CLOCK, Duration.ofSeconds(5)), consumer);
+        opened.add(endpoint);
+        return endpoint;
+    }
+
+    private WakeUpHint next() throws InterruptedException {
+        WakeUpHint hint = arrived.poll(10, TimeUnit.SECONDS);
+        assertThat(hint).as("a hint arrived").isNotNull();
+        return hint;
+    }
+
+    private static void sendRaw(HintEndpoint to, byte[] datagram) throws Exception {
+        try (DatagramChannel raw = DatagramChannel.open()) {
+            raw.send(ByteBuffer.wrap(datagram), to.boundAddress());
+        }
+    }
+
+    @Test
+    void twoEndpointsOnOneHostWithEphemeralPortsExchangeAuthenticatedHints() throws Exception {
+        HintEndpoint a = endpoint(SECRET, hint -> { });
+        HintEndpoint b = endpoint(SECRET, arrived::add);
+        assertThat(a.boundAddress().getPort()).isNotZero().isNotEqualTo(b.boundAddress().getPort());
+        assertThat(b.advertisedAddress()).isEqualTo("127.0.0.1:" + b.boundAddress().getPort());
+
+        WakeUpHint hint = new WakeUpHint(KEY, "abc", NOW, HintCodecTests.withoutKey(HintCodecTests.item(3)));
+        a.send(b.advertisedAddress(), hint);
+        assertThat(next()).isEqualTo(hint);
+        assertThat(a.sent()).isEqualTo(1);
+        assertThat(b.received()).isEqualTo(1);
+        assertThat(b.accepted()).isEqualTo(1);
+        assertThat(b.rejected()).isZero();
+    }
+
+    @Test
+    void duplicatedAndReorderedHintsArriveAsSentAndTheWaiterSortsThemOut() throws Exception {
+        HintEndpoint a = endpoint(SECRET, hint -> { });
+        HintEndpoint b = endpoint(SECRET, arrived::add);
+        WakeUpHint older = new WakeUpHint(KEY, "abc", NOW - 10, null);
+        WakeUpHint newer = new WakeUpHint(KEY, "abc", NOW, null);
+        a.send(b.advertisedAddress(), newer);
+        a.send(b.advertisedAddress(), older);
+        a.send(b.advertisedAddress(), newer);
+        assertThat(List.of(next(), next(), next())).containsExactlyInAnyOrder(newer, older, newer);
+    }
+
+    @Test
+    void garbageForgedStaleAndOversizedDatagramsAreCountedAndTheReceiverKeepsGoing() throws Exception {
+        HintEndpoint b = endpoint(SECRET, arrived::add);
+        HintCodec forger = new HintCodec("guessed".getBytes(), CLOCK, Duration.ofSeconds(5));
+        HintCodec genuine = new HintCodec(SECRET, CLOCK, Duration.ofSeconds(5));
+        HintCodec unsigned = new HintCodec(null, CLOCK, Duration.ofSeconds(5));
+        byte[] garbage = new byte[100];
+        new Random(7).nextBytes(garbage);
+
+        sendRaw(b, garbage);
+        sendRaw(b, new byte[0]);
+        sendRaw(b, forger.encode(new WakeUpHint(KEY, "abc", NOW, HintCodecTests.item(2))));
+        sendRaw(b, unsigned.encode(new WakeUpHint(KEY, "abc", NOW, null)));
+        sendRaw(b, genuine.encode(new WakeUpHint(KEY, "abc", NOW - 60_000, null)));
+        sendRaw(b, new byte[8000]);
+        WakeUpHint sentinel = new WakeUpHint(KEY, "after", NOW, null);
+        sendRaw(b, genuine.encode(sentinel));
+
+        assertThat(next()).as("only the genuine, fresh hint is handed on").isEqualTo(sentinel);
+        assertThat(arrived).isEmpty();
+        assertThat(b.received()).isEqualTo(7);
+        assertThat(b.rejected()).isEqualTo(6);
+        assertThat(b.rejected(HintCodec.Rejection.BAD_MAC)).isEqualTo(1);
+        assertThat(b.rejected(HintCodec.Rejection.UNAUTHENTICATED)).isEqualTo(1);
+        assertThat(b.rejected(HintCodec.Rejection.STALE)).isEqualTo(1);
+        assertThat(b.rejected(HintCodec.Rejection.OVERSIZED)).isEqualTo(1);
+    }
+
+    @Test
+    void aConsumerThatThrowsDoesNotStopTheReceiver() throws Exception {
+        HintEndpoint a = endpoint(null, hint -> { });
+        HintEndpoint b = endpoint(null, hint -> {
+            arrived.add(hint);
+            throw new IllegalStateException("a broken consumer");
+        });
+        a.send(b.advertisedAddress(), new WakeUpHint(KEY, "one", NOW, null));
+        a.send(b.advertisedAddress(), new WakeUpHint(KEY, "two", NOW, null));
+        assertThat(List.of(next().entryId(), next().entryId())).containsExactlyInAnyOrder("one", "two");
+    }
+
+    @Test
+    void sendingNeverThrowsWhateverTheAddress() throws Exception {
+        HintEndpoint a = endpoint(SECRET, hint -> { });
+        int closedPort;
+        try (DatagramChannel gone = DatagramChannel.open().bind(LOOPBACK_ANY_PORT)) {
+            closedPort = ((InetSocketAddress) gone.getLocalAddress()).getPort();
+        }
+        WakeUpHint hint = new WakeUpHint(KEY, "abc", NOW, null);
+        assertThatCode(() -> {
+            a.send("127.0.0.1:" + closedPort, hint); // nobody listens: lost, as UDP may lose anything
+            a.send("not an address", hint);
+            a.send(null, hint);
+            a.send("127.0.0.1:99999", hint);
+        }).doesNotThrowAnyException();
+        // The endpoint still works afterwards.
+        HintEndpoint b = endpoint(SECRET, arrived::add);
+        a.send(b.advertisedAddress(), hint);
+        assertThat(next()).isEqualTo(hint);
+        assertThat(a.dropped()).isEqualTo(3);
+    }
+
+    @Test
+    void advertisesTheConfiguredHostWithTheBoundPortUnlessAPortIsGiven() {
+        HintEndpoint host = new HintEndpoint(LOOPBACK_ANY_PORT, "10.1.2.3",
+                new HintCodec(null, CLOCK, Duration.ofSeconds(5)), hint -> { });
+        opened.add(host);
+        assertThat(host.advertisedAddress()).isEqualTo("10.1.2.3:" + host.boundAddress().getPort());
+        HintEndpoint mapped = new HintEndpoint(LOOPBACK_ANY_PORT, "tasks.example.internal:31000",
+                new HintCodec(null, CLOCK, Duration.ofSeconds(5)), hint -> { });
+        opened.add(mapped);
+        assertThat(mapped.advertisedAddress()).isEqualTo("tasks.example.internal:31000");
+    }
+
+    @Test
+    void closeStopsTheThreadsAndFreesThePort() throws Exception {
+        HintEndpoint b = endpoint(null, arrived::add);
+        InetSocketAddress bound = b.boundAddress();
+        b.close();
+        assertThat(b.isRunning()).as("its receiver and sender threads have ended").isFalse();
+        try (DatagramChannel again = DatagramChannel.open().bind(bound)) {
+            assertThat(again.getLocalAddress()).isEqualTo(bound);
+        }
+        assertThatCode(() -> b.send("127.0.0.1:1", new WakeUpHint(KEY, "abc", NOW, null))).doesNotThrowAnyException();
+    }
+}

@@ -1,0 +1,185 @@
+package io.dynamolock.core.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.dynamolock.core.LockHandle;
+import io.dynamolock.core.LockRequest;
+import io.dynamolock.core.LockTemplate;
+import io.dynamolock.core.QueueSnapshot;
+import io.dynamolock.core.WakeUpOptions;
+import io.dynamolock.core.test.Await;
+import io.dynamolock.core.test.LockFixture;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.DatagramChannel;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.core.interceptor.Context;
+import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
+import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.GetItemRequest;
+
+/**
+ * Wake-up hints through real templates on DynamoDB Local, each template with its own client and UDP endpoint on
+ * loopback (as processes would have): what a genuine hint saves, and that forged, stale, replayed and misrouted
+ * ones never grant out of order or twice. Leases of 30 s and polls of 5 s, so that within a test nothing but a
+ * hint can hand the lock over quickly: a waiter's reads are counted, not timed.
+ */
+class WakeUpTemplateTests {
+
+    private static final String SECRET = "0123456789abcdef0123456789abcdef";
+    private static final Duration LONG = Duration.ofSeconds(30);
+
+    private final LockFixture fixture = new LockFixture();
+    private final String entity = "order-" + System.nanoTime();
+
+    @AfterEach
+    void close() throws Exception {
+        fixture.close();
+    }
+
+    /** Counts the GetItems (polls) a client sends. */
+    static final class Reads implements ExecutionInterceptor {
+        final AtomicInteger count = new AtomicInteger();
+
+        @Override
+        public void beforeExecution(Context.BeforeExecution context, ExecutionAttributes attributes) {
+            if (context.request() instanceof GetItemRequest) {
+                count.incrementAndGet();
+            }
+        }
+    }
+
+    private LockTemplate template(Consumer<WakeUpOptions.Builder> wakeUp, ExecutionInterceptor... interceptors) {
+        WakeUpOptions.Builder options = WakeUpOptions.builder().bindAddress("127.0.0.1");
+        wakeUp.accept(options);
+        return fixture.template(b -> b.leaseDuration(LONG).heartbeatInterval(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofSeconds(5), Duration.ofSeconds(5)).wakeUp(options.build()), interceptors);
+    }
+
+    private CompletableFuture<LockHandle> waitFor(LockTemplate template, int queueLength) throws Exception {
+        CompletableFuture<LockHandle> waiting = template.acquireAsync(LockRequest.builder(entity).wait(LONG).build());
+        fixture.awaitQueueLength(entity, queueLength);
+        return waiting;
+    }
+
+    @Test
+    void anAuthenticatedHintHandsTheLockOverWithoutARead() throws Exception {
+        LockTemplate holder = template(o -> o.secret(SECRET));
+        Reads reads = new Reads();
+        LockTemplate waiter = template(o -> o.secret(SECRET), reads);
+        LockHandle held = holder.acquire(entity, Duration.ZERO);
+        CompletableFuture<LockHandle> waiting = waitFor(waiter, 2);
+
+        held.release();
+        LockHandle granted = waiting.get(30, TimeUnit.SECONDS);
+        assertThat(reads.count.get()).as("the hint's item was the read").isZero();
+        assertThat(granted.fencingToken()).isGreaterThan(held.fencingToken());
+        assertThat(holder.wakeUpStats().sent()).isEqualTo(1);
+        assertThat(waiter.wakeUpStats().useful()).isEqualTo(1);
+        granted.release();
+    }
+
+    @Test
+    void aPlainHintMakesTheWaiterReadAtOnce() throws Exception {
+        LockTemplate holder = template(o -> { });
+        Reads reads = new Reads();
+        LockTemplate waiter = template(o -> { }, reads);
+        LockHandle held = holder.acquire(entity, Duration.ZERO);
+        CompletableFuture<LockHandle> waiting = waitFor(waiter, 2);
+
+        held.release();
+        LockHandle granted = waiting.get(30, TimeUnit.SECONDS);
+        assertThat(reads.count.get()).as("one read, at the hint, not after the 5 s poll interval").isEqualTo(1);
+        assertThat(waiter.wakeUpStats().useful()).isEqualTo(1);
+        granted.release();
+    }
+
+    @Test
+    void forgedStaleReplayedAndMisroutedHintsNeverGrant() throws Exception {
+        LockTemplate holder = template(o -> o.secret(SECRET));
+        Reads reads = new Reads();
+        LockTemplate waiter = template(o -> o.secret(SECRET), reads);
+        LockTemplate other = template(o -> o.secret(SECRET));
+        LockHandle held = holder.acquire(entity, Duration.ZERO);
+        CompletableFuture<LockHandle> waiting = waitFor(waiter, 2);
+        LockHandle otherLock = other.acquire(entity + "-other", Duration.ZERO);
+
+        LockKey key = new LockKey(entity, "default");
+        String waiterId = fixture.queue(entity).get(1).entryId();
+        Map<String, AttributeValue> now = fixture.item(entity, "default");
+        Map<String, AttributeValue> waiterFirst = new HashMap<>(now);
+        waiterFirst.keySet().removeIf(name -> name.endsWith("#" + held.entryId()));
+        long sentAt = System.currentTimeMillis();
+        HintCodec genuine = new HintCodec(SECRET.getBytes(StandardCharsets.UTF_8), Clock.systemUTC(),
+                Duration.ofSeconds(10));
+        HintCodec guessed = new HintCodec("a guessed secret, not theirs".getBytes(StandardCharsets.UTF_8),
+                Clock.systemUTC(), Duration.ofSeconds(10));
+        HintCodec unsigned = new HintCodec(null, Clock.systemUTC(), Duration.ofSeconds(10));
+        List<byte[]> attacks = List.of(
+                guessed.encode(new WakeUpHint(key, waiterId, sentAt, waiterFirst)),            // forged: bad HMAC
+                unsigned.encode(new WakeUpHint(key, waiterId, sentAt, null)),                  // no HMAC
+                genuine.encode(new WakeUpHint(key, waiterId, sentAt - 60_000, waiterFirst)),   // stale
+                genuine.encode(new WakeUpHint(key, waiterId, sentAt,                           // another lock's item
+                        fixture.item(entity + "-other", "default"))),
+                genuine.encode(new WakeUpHint(key, waiterId, sentAt, now)),                    // replayed: holder ahead
+                genuine.encode(new WakeUpHint(new LockKey(entity + "-other", "default"), waiterId, sentAt,
+                        waiterFirst)),                                                         // another lock's key
+                "garbage".getBytes(StandardCharsets.UTF_8),
+                new byte[4000],                                                                // oversized
+                genuine.encode(new WakeUpHint(key, waiterId, sentAt, null)));                  // the marker
+        InetSocketAddress target = HintEndpoint.socketAddress(waiter.wakeUpAddress());
+        try (DatagramChannel attacker = DatagramChannel.open()) {
+            for (byte[] datagram : attacks) {
+                attacker.send(ByteBuffer.wrap(datagram), target);
+            }
+        }
+        // The last, a genuine plain hint, makes the waiter read: its steps run one at a time, so once that read is
+        // sent, the states of the hints before it have been weighed, and a granted waiter would never read.
+        Await.until(Duration.ofSeconds(10), "the marker's read", () -> reads.count.get() == 1);
+        assertThat(waiter.wakeUpStats().received()).isEqualTo(attacks.size());
+        assertThat(waiter.wakeUpStats().rejected()).as("bad HMAC, none, stale, garbage, oversized").isEqualTo(5);
+        assertThat(waiting).as("no grant while the holder holds").isNotDone();
+        assertThat(fixture.queue(entity)).extracting(QueueSnapshot.Entry::entryId)
+                .containsExactly(held.entryId(), waiterId);
+        assertThat(held.isValid()).isTrue();
+
+        held.release();
+        LockHandle granted = waiting.get(30, TimeUnit.SECONDS);
+        assertThat(granted.fencingToken()).isGreaterThan(held.fencingToken());
+        assertThat(fixture.queue(entity)).extracting(QueueSnapshot.Entry::entryId).containsExactly(waiterId);
+        granted.release();
+        otherLock.release();
+    }
+
+    @Test
+    void aProcessWhoseHintPortIsUnreachableStillGetsTheLockByPolling() throws Exception {
+        int closedPort;
+        try (DatagramChannel gone = DatagramChannel.open().bind(new InetSocketAddress("127.0.0.1", 0))) {
+            closedPort = ((InetSocketAddress) gone.getLocalAddress()).getPort();
+        }
+        LockTemplate holder = template(o -> o.secret(SECRET));
+        LockTemplate waiter = fixture.template(b -> b.wakeUp(WakeUpOptions.builder().bindAddress("127.0.0.1")
+                .advertisedAddress("127.0.0.1:" + closedPort).secret(SECRET).build()));
+        LockHandle held = holder.acquire(entity, Duration.ZERO);
+        CompletableFuture<LockHandle> waiting = waitFor(waiter, 2);
+
+        held.release();
+        LockHandle granted = waiting.get(30, TimeUnit.SECONDS);
+        assertThat(granted.fencingToken()).isGreaterThan(held.fencingToken());
+        assertThat(holder.wakeUpStats().sent()).as("the hint went to the advertised, unreachable port").isEqualTo(1);
+        assertThat(waiter.wakeUpStats().received()).isZero();
+        granted.release();
+    }
+}

@@ -1,0 +1,130 @@
+package io.dynamolock.core.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.dynamolock.core.WakeUpOptions;
+import io.dynamolock.core.test.Await;
+import java.time.Duration;
+import java.time.Clock;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+
+/** Who a removal's hints go to, and what reaches a waiter: two templates' endpoints on loopback. */
+class WakeUpsTests {
+
+    private static final String SECRET = "0123456789abcdef0123456789abcdef";
+    private static final LockKey KEY = new LockKey("order-7", "default");
+
+    private WakeUps sender;
+    private WakeUps receiver;
+    private final BlockingQueue<Object> woken = new LinkedBlockingQueue<>();
+
+    @AfterEach
+    void close() {
+        sender.close();
+        receiver.close();
+    }
+
+    private void open(String secret) {
+        WakeUpOptions options = WakeUpOptions.builder().bindAddress("127.0.0.1").secret(secret).build();
+        sender = new WakeUps(options, Clock.systemUTC());
+        receiver = new WakeUps(options, Clock.systemUTC());
+    }
+
+    private WakeUps.Addressee addressee(LockKey key) {
+        return new WakeUps.Addressee() {
+            @Override
+            public LockKey key() {
+                return key;
+            }
+
+            @Override
+            public void wokenWith(QueueState state) {
+                woken.add(state);
+            }
+
+            @Override
+            public void woken() {
+                woken.add("plain");
+            }
+        };
+    }
+
+    private Map<String, AttributeValue> item(long now, Object... idTicketExpiryAddress) {
+        Map<String, AttributeValue> item = new HashMap<>(Map.of("next", AttributeValue.fromN("100")));
+        for (int i = 0; i < idTicketExpiryAddress.length; i += 4) {
+            String id = (String) idTicketExpiryAddress[i];
+            item.put("t#" + id, AttributeValue.fromN(idTicketExpiryAddress[i + 1].toString()));
+            item.put("e#" + id, AttributeValue.fromN(Long.toString(now + (Long) idTicketExpiryAddress[i + 2])));
+            item.put("w#" + id, AttributeValue.fromS((String) idTicketExpiryAddress[i + 3]));
+        }
+        return item;
+    }
+
+    @Test
+    void anAuthenticatedHintCarriesTheReturnedItemToTheNewHead() throws Exception {
+        open(SECRET);
+        receiver.register("next", addressee(KEY));
+        long now = System.currentTimeMillis();
+        sender.afterRemoval(KEY, item(now, "next", 5, 60_000L, receiver.address(), "later", 6, 60_000L,
+                receiver.address()));
+        Object state = woken.poll(10, TimeUnit.SECONDS);
+        assertThat(state).isInstanceOf(QueueState.class);
+        assertThat(((QueueState) state).entries()).extracting(QueueState.Entry::id).containsExactly("next", "later");
+        Await.until(Duration.ofSeconds(10), "the send counted", () -> sender.stats().sent() == 1);
+        assertThat(sender.stats().dropped()).isZero();
+        assertThat(receiver.stats().received()).as("only the entry that may hold is hinted").isEqualTo(1);
+        assertThat(woken).isEmpty();
+    }
+
+    @Test
+    void withoutASecretTheHintIsPlainAndADeadHeadAlsoWakesTheFirstLiveEntry() throws Exception {
+        open(null);
+        receiver.register("live", addressee(KEY));
+        long now = System.currentTimeMillis();
+        sender.afterRemoval(KEY, item(now, "dead", 5, -1L, receiver.address(), "live", 6, 60_000L,
+                receiver.address()));
+        assertThat(woken.poll(10, TimeUnit.SECONDS)).isEqualTo("plain");
+        Await.until(Duration.ofSeconds(10), "the dead head's process is hinted too",
+                () -> receiver.stats().received() == 2);
+    }
+
+    @Test
+    void neitherItsOwnEntriesNorAnotherLocksWaiterAreWoken() throws Exception {
+        open(SECRET);
+        receiver.register("next", addressee(new LockKey("order-8", "default")));
+        long now = System.currentTimeMillis();
+        sender.afterRemoval(KEY, item(now, "own", 4, 60_000L, sender.address()));
+        sender.afterRemoval(KEY, item(now, "next", 5, 60_000L, receiver.address()));
+        Await.until(Duration.ofSeconds(10), "the hint arrived",
+                () -> receiver.stats().received() == 1 && sender.stats().sent() == 1);
+        assertThat(woken).as("a hint of another lock than the waiter's wakes nothing").isEmpty();
+        assertThat(sender.stats().sent()).as("nothing to its own address").isEqualTo(1);
+    }
+
+    @Test
+    void hintsEveryEntryThatMayHoldByTheGrantRule() {
+        long now = 1_000_000;
+        long live = now + 60_000;
+        List<QueueState.Entry> readersThenWriter = List.of(new QueueState.Entry("r1", "o", 1, live, 0, true),
+                new QueueState.Entry("r2", "o", 2, live, 0, true), new QueueState.Entry("w", "o", 3, live, 0, false),
+                new QueueState.Entry("r3", "o", 4, live, 0, true));
+        assertThat(WakeUps.mayHold(new QueueState(5, 0, 1, readersThenWriter), now)).extracting(QueueState.Entry::id)
+                .as("the readers ahead of the writer, not the writer nor the reader behind it")
+                .containsExactly("r1", "r2");
+
+        List<QueueState.Entry> three = List.of(new QueueState.Entry("a", "o", 1, now - 1, 0),
+                new QueueState.Entry("b", "o", 2, live, 0), new QueueState.Entry("c", "o", 3, live, 0),
+                new QueueState.Entry("d", "o", 4, live, 0));
+        assertThat(WakeUps.mayHold(new QueueState(5, 0, 2, three), now)).extracting(QueueState.Entry::id)
+                .as("two permits: the first two, and the live ones that hold once the dead head is purged")
+                .containsExactly("a", "b", "c");
+    }
+}
