@@ -28,8 +28,10 @@ class WakeUpsTests {
 
     @AfterEach
     void close() {
-        sender.close();
-        receiver.close();
+        if (sender != null) {
+            sender.close();
+            receiver.close();
+        }
     }
 
     private void open(String secret) {
