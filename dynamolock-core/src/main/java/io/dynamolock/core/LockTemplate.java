@@ -31,6 +31,11 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  * }
  * }</pre>
  *
+ * <p><b>More than one holder, more than one entity.</b> A request may ask for a {@linkplain LockMode#SHARED shared}
+ * hold (readers hold together, writers alone), for {@linkplain LockRequest#permits() N permits} (a semaphore), or for
+ * {@linkplain LockRequest#builder(java.util.Collection) several entities} at once (all or nothing, in one canonical
+ * order); every operation below takes such requests as it takes a plain one.
+ *
  * <p><b>Re-entry is lexical.</b> While a callback of {@code execute} runs, its lock is in the
  * thread's scope: a nested {@code execute} or {@code acquire} of the same lock from within joins it
  * (only the outermost release gives it up). A handle returned by {@code acquire()} belongs to the

@@ -44,33 +44,22 @@ class LockPrimitivesContractTests {
 
     @Test
     void neverAWriterWithAnyoneElseInsideWhileReadersShare() throws Exception {
-        List<LockTemplate> templates = List.of(fixture.template(), fixture.template(), fixture.template());
         AtomicInteger readers = new AtomicInteger();
         AtomicInteger writers = new AtomicInteger();
         AtomicInteger violations = new AtomicInteger();
-        List<Future<?>> callers = new ArrayList<>();
-        for (int caller = 0; caller < 8; caller++) {
-            LockTemplate locks = templates.get(caller % templates.size());
+        race(3, 15, (caller, locks) -> {
             LockMode mode = caller < 2 ? LockMode.EXCLUSIVE : LockMode.SHARED;
-            callers.add(threads.submit(() -> {
-                for (int round = 0; round < 15; round++) {
-                    locks.execute(LockRequest.builder("rw-1").mode(mode).wait(WAIT).build(), lock -> {
-                        AtomicInteger mine = mode == LockMode.SHARED ? readers : writers;
-                        mine.incrementAndGet();
-                        if (writers.get() > 1 || writers.get() == 1 && readers.get() > 0) {
-                            violations.incrementAndGet();
-                        }
-                        Thread.yield();
-                        mine.decrementAndGet();
-                        return null;
-                    });
+            locks.execute(LockRequest.builder("rw-1").mode(mode).wait(WAIT).build(), lock -> {
+                AtomicInteger mine = mode == LockMode.SHARED ? readers : writers;
+                mine.incrementAndGet();
+                if (writers.get() > 1 || writers.get() == 1 && readers.get() > 0) {
+                    violations.incrementAndGet();
                 }
+                Thread.yield();
+                mine.decrementAndGet();
                 return null;
-            }));
-        }
-        for (Future<?> caller : callers) {
-            caller.get(90, TimeUnit.SECONDS);
-        }
+            });
+        });
         assertThat(violations).hasValue(0);
         assertThat(fixture.queue("rw-1")).isEmpty();
     }
@@ -92,27 +81,15 @@ class LockPrimitivesContractTests {
 
     @Test
     void neverMoreThanItsPermitsInsideASemaphore() throws Exception {
-        List<LockTemplate> templates = List.of(fixture.template(), fixture.template(), fixture.template());
         AtomicInteger inside = new AtomicInteger();
         AtomicInteger most = new AtomicInteger();
-        List<Future<?>> callers = new ArrayList<>();
-        for (int caller = 0; caller < 8; caller++) {
-            LockTemplate locks = templates.get(caller % templates.size());
-            callers.add(threads.submit(() -> {
-                for (int round = 0; round < 15; round++) {
-                    locks.execute(LockRequest.builder("partner-api").permits(3).wait(WAIT).build(), lock -> {
-                        most.accumulateAndGet(inside.incrementAndGet(), Math::max);
-                        Thread.yield();
-                        inside.decrementAndGet();
-                        return null;
-                    });
-                }
-                return null;
-            }));
-        }
-        for (Future<?> caller : callers) {
-            caller.get(90, TimeUnit.SECONDS);
-        }
+        race(3, 15, (caller, locks) -> locks.execute(LockRequest.builder("partner-api").permits(3).wait(WAIT).build(),
+                lock -> {
+                    most.accumulateAndGet(inside.incrementAndGet(), Math::max);
+                    Thread.yield();
+                    inside.decrementAndGet();
+                    return null;
+                }));
         assertThat(most.get()).isBetween(1, 3);
         LockRequest permit = LockRequest.builder("partner-api").permits(3).build();
         List<Optional<LockHandle>> taken = List.of(fixture.template().tryAcquire(permit),
@@ -126,34 +103,21 @@ class LockPrimitivesContractTests {
     void transfersBetweenRandomPairsOfAccountsKeepTheTotalWithoutDeadlockOrTimeOut() throws Exception {
         long[] balances = new long[8];
         java.util.Arrays.fill(balances, 1_000);
-        List<LockTemplate> templates = List.of(fixture.template(), fixture.template(), fixture.template(),
-                fixture.template());
-        List<Future<?>> callers = new ArrayList<>();
-        for (int caller = 0; caller < 8; caller++) {
-            LockTemplate locks = templates.get(caller % templates.size());
-            callers.add(threads.submit(() -> {
-                ThreadLocalRandom random = ThreadLocalRandom.current();
-                for (int round = 0; round < 40; round++) {
-                    int from = random.nextInt(8);
-                    int to = (from + 1 + random.nextInt(7)) % 8;
-                    long amount = random.nextInt(50);
-                    // "to" first: the template, not the caller, orders the locks.
-                    locks.execute(LockRequest.builder(List.of("account-" + to, "account-" + from)).wait(WAIT).build(),
-                            lock -> {
-                                assertThat(lock.fencingTokens()).containsOnlyKeys("account-" + to, "account-" + from);
-                                long debited = balances[from] - amount;
-                                Thread.yield(); // a race between two transfers of one account would lose money here
-                                balances[from] = debited;
-                                balances[to] = balances[to] + amount;
-                                return null;
-                            });
-                }
+        race(4, 40, (caller, locks) -> {
+            ThreadLocalRandom random = ThreadLocalRandom.current();
+            int from = random.nextInt(8);
+            int to = (from + 1 + random.nextInt(7)) % 8;
+            long amount = random.nextInt(50);
+            // "to" first: the template, not the caller, orders the locks.
+            locks.execute(LockRequest.builder(List.of("account-" + to, "account-" + from)).wait(WAIT).build(), lock -> {
+                assertThat(lock.fencingTokens()).containsOnlyKeys("account-" + to, "account-" + from);
+                long debited = balances[from] - amount;
+                Thread.yield(); // a race between two transfers of one account would lose money here
+                balances[from] = debited;
+                balances[to] = balances[to] + amount;
                 return null;
-            }));
-        }
-        for (Future<?> caller : callers) {
-            caller.get(100, TimeUnit.SECONDS); // a deadlock or a time-out fails here
-        }
+            });
+        }); // a deadlock or a time-out fails here
         assertThat(java.util.Arrays.stream(balances).sum()).isEqualTo(8_000);
     }
 
@@ -367,6 +331,36 @@ class LockPrimitivesContractTests {
                 .hasMessageContaining("EXCLUSIVE with 2 permits");
         assertThatThrownBy(() -> LockRequest.builder(List.of())).isInstanceOf(LockOptionException.class)
                 .hasMessageContaining("at least one entity");
+    }
+
+    /** A round of one caller on the template it shares with others. */
+    interface Round {
+        void run(int caller, LockTemplate locks) throws Exception;
+    }
+
+    /**
+     * 8 callers on threads of their own, caller i on template i % {@code templates} (each with a client of its own,
+     * as processes would have), each running {@code round} {@code rounds} times; waits for all, failing on the
+     * first failure or after 90 s.
+     */
+    private void race(int templates, int rounds, Round round) throws Exception {
+        List<LockTemplate> locks = new ArrayList<>();
+        for (int i = 0; i < templates; i++) {
+            locks.add(fixture.template());
+        }
+        List<Future<?>> callers = new ArrayList<>();
+        for (int caller = 0; caller < 8; caller++) {
+            int id = caller;
+            callers.add(threads.submit(() -> {
+                for (int i = 0; i < rounds; i++) {
+                    round.run(id, locks.get(id % templates));
+                }
+                return null;
+            }));
+        }
+        for (Future<?> caller : callers) {
+            caller.get(90, TimeUnit.SECONDS);
+        }
     }
 
     private void awaitQueue(String entity, int length) throws InterruptedException {

@@ -232,8 +232,11 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
         if (lock.isValid()) {
             return;
         }
-        LockLostException ex = new LockLostException("The lease of the lock of " + lock.fencingTokens()
-                + " (entity=fencing token) in namespace '" + lock.namespace() + "' was lost while "
+        // Every entity and token of a lock of several entities: any lost part is a lost whole.
+        LockLostException ex = new LockLostException("The lease of lock entity='"
+                + String.join("', '", lock.fencingTokens().keySet()) + "' namespace='" + lock.namespace()
+                + "' (fencing token" + (lock.parts().size() == 1 ? " " + lock.fencingToken()
+                : "s " + lock.fencingTokens()) + ") was lost while "
                 + locked.description() + " ran: its work was not protected by the lock from then on");
         if (failure != null) {
             failure.addSuppressed(ex);

@@ -105,8 +105,9 @@ public class ReactiveLockTemplate implements ReactiveLockOperations {
     }
 
     private static LockLostException lost(LockHandle lock) {
-        return new LockLostException("The lease of the lock of " + lock.fencingTokens() + " (entity=fencing token) in"
-                + " namespace '" + lock.namespace() + "' was lost while its reactive body ran: its work was not"
-                + " protected by the lock from then on");
+        return new LockLostException("The lease of lock entity='" + String.join("', '", lock.fencingTokens().keySet())
+                + "' namespace='" + lock.namespace() + "' (fencing token" + (lock.parts().size() == 1 ? " "
+                + lock.fencingToken() : "s " + lock.fencingTokens()) + ") was lost while its reactive body ran: its"
+                + " work was not protected by the lock from then on");
     }
 }

@@ -6,9 +6,10 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Same-JVM handoff: every queue state this JVM learns from a write that removed
- * entries goes to this JVM's waiters of that lock at once. Entries ahead of a ticket
- * can only disappear, so a waiter that sees itself first in any such state holds the
- * lock without another request.
+ * entries goes to every one of this JVM's waiters of that lock at once, so a release lets in all
+ * that may now hold (several readers behind a writer, several entries of a semaphore). Entries ahead
+ * of a ticket can only disappear and the grant rule is monotone ({@link QueueState}), so a waiter that
+ * may hold in any such state holds the lock without another request.
  */
 final class Handoff {
 

@@ -183,6 +183,32 @@ final class QueueState {
         return new Blockers(ahead, ahead.size() - (permits() - 1));
     }
 
+    /**
+     * How many rounds of grants come before {@code self}'s, for pacing its polls: the entries ahead in ticket order,
+     * a run of shared entries counting as one round (they hold together), and N exclusive entries of an item of N
+     * permits as one; {@code self} joins the last round if it may hold beside it. 0 exactly when it holds. A writer
+     * behind eight readers is one round away, not eight: they leave together.
+     */
+    int roundsAhead(Entry self) {
+        int rounds = 0;
+        int inGroup = 0;
+        boolean sharedRun = false;
+        for (Entry entry : ahead(self.ticket())) {
+            if (entry.shared()) {
+                rounds += sharedRun ? 0 : 1;
+                sharedRun = true;
+                inGroup = 0;
+            }
+            else {
+                rounds += inGroup == 0 ? 1 : 0;
+                inGroup = (inGroup + 1) % permits();
+                sharedRun = false;
+            }
+        }
+        boolean joinsLast = self.shared() ? sharedRun : inGroup != 0;
+        return joinsLast ? rounds - 1 : rounds;
+    }
+
     /** Whether {@code self} holds the lock in this state. */
     boolean holds(Entry self) {
         return blockers(self).hold();

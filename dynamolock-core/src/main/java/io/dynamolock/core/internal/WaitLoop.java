@@ -17,7 +17,8 @@ import java.util.List;
  * only ever counts as live. After a failed request we do not purge, we wait a whole poll interval.</li>
  * <li>Otherwise give up if the deadline has passed, else wait: until a same-JVM release or a heartbeat
  * hands us a fresh state, or until the next poll. The poll interval grows with our position (the minimum
- * times the number of entries ahead, capped at the maximum), so one waiter never polls more often than the
+ * times the rounds of grants ahead, {@link QueueState#roundsAhead}: an entry per exclusive lock, a run of shared entries
+ * as one, N entries of a semaphore as one; capped at the maximum), so one waiter never polls more often than the
  * minimum allows, whatever the queue's length; and it never waits past the moment the entries ahead would
  * all have expired, so a dead holder is taken over one lease after its last heartbeat. Inside that schedule a
  * poll may come earlier, never more often, when the item's release history predicts the release that lets us
@@ -86,7 +87,8 @@ final class WaitLoop {
             List<QueueState.Entry> ahead = state.ahead(self.ticket());
             return new GiveUp(new GaveUp(ahead.size(), ahead.stream().map(QueueState.Entry::owner).toList(), failure));
         }
-        long delay = pollDelay(blockers.mustLeave()).toNanos();
+        // Paced by the rounds of grants ahead, not the entries: readers ahead of a writer leave together.
+        long delay = pollDelay(state.roundsAhead(self)).toNanos();
         // Look again as soon as enough of what keeps us out would have expired: a dead holder is taken over one
         // lease after its last heartbeat. After a failed request, wait a whole poll before the next. A
         // fail-closed entry never expires: if too few others can, poll at the usual pace.
@@ -101,12 +103,13 @@ final class WaitLoop {
 
     /**
      * When the waiter of entry {@code id} polls next, in its {@code slot} of the schedule above: early, when the
-     * release history in {@code state} predicts the release that lets it hold ({@link PredictivePolling}), else when
-     * the slot is due. Never later than today's schedule, never more often.
+     * release history in {@code state} predicts the release that lets it hold ({@link PredictivePolling}; its
+     * position counted in rounds of grants, as the schedule counts it), else when the slot is due. Never later
+     * than today's schedule, never more often.
      */
     long nextPoll(PredictivePolling.Slot slot, QueueState state, String id, long nowMillis, long nowNanos) {
         QueueState.Entry self = state.entry(id);
-        int position = self == null ? 0 : state.ahead(self.ticket()).size();
+        int position = self == null ? 0 : state.roundsAhead(self);
         return PredictivePolling.nextPoll(slot, state.history(), position, nowMillis, nowNanos);
     }
 

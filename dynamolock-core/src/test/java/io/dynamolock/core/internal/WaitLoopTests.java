@@ -99,20 +99,27 @@ class WaitLoopTests {
         // Entries ahead of a ticket only disappear: a grant read from any state must survive every removal.
         List<QueueState.Entry> ahead = List.of(shared("a", 1, NOW_MILLIS + 60_000), shared("b", 2, NOW_MILLIS + 60_000),
                 entry("c", 3, NOW_MILLIS + 60_000), shared("d", 4, NOW_MILLIS + 60_000));
+        List<QueueState.Entry> exclusiveOnly = ahead.stream()
+                .map(e -> new QueueState.Entry(e.id(), e.owner(), e.ticket(), e.expiresAtMillis(), 0)).toList();
         for (int permits = 1; permits <= 4; permits++) {
+            // Shared entries exist only on items of one permit: a request for both is refused.
+            List<QueueState.Entry> pool = permits == 1 ? ahead : exclusiveOnly;
             for (boolean selfShared : new boolean[] {false, true}) {
                 if (selfShared && permits > 1) {
                     continue;
                 }
                 QueueState.Entry me = selfShared ? shared("me", 9, NOW_MILLIS + 60_000) : entry("me", 9, NOW_MILLIS + 60_000);
-                for (int mask = 0; mask < 1 << ahead.size(); mask++) {
-                    List<QueueState.Entry> subset = subset(ahead, mask);
-                    if (!(decide(semaphore(permits, subset, me), null) instanceof WaitLoop.Grant)) {
+                for (int mask = 0; mask < 1 << pool.size(); mask++) {
+                    List<QueueState.Entry> subset = subset(pool, mask);
+                    QueueState state = semaphore(permits, subset, me);
+                    assertThat(state.roundsAhead(me) == 0).as("the pacing agrees with the rule: %s", state)
+                            .isEqualTo(state.holds(me));
+                    if (!(decide(state, null) instanceof WaitLoop.Grant)) {
                         continue;
                     }
-                    for (int fewer = 0; fewer < 1 << ahead.size(); fewer++) {
+                    for (int fewer = 0; fewer < 1 << pool.size(); fewer++) {
                         if ((fewer & ~mask) == 0) {
-                            assertThat(decide(semaphore(permits, subset(ahead, fewer), me), null))
+                            assertThat(decide(semaphore(permits, subset(pool, fewer), me), null))
                                     .as("permits %d, shared %s: %s holds, so does %s", permits, selfShared, mask, fewer)
                                     .isInstanceOf(WaitLoop.Grant.class);
                         }
@@ -151,6 +158,23 @@ class WaitLoopTests {
         assertThat(decide(semaphore(2, ahead, entry("me", 9, NOW_MILLIS + 60_000)), null))
                 .as("2 of 3 must go: the second expiry, 20 ms, not the last")
                 .isEqualTo(new WaitLoop.Wait(Duration.ofMillis(21).toNanos()));
+    }
+
+    @Test
+    void pollsPacedByTheRoundsOfGrantsAheadNotByTheEntries() {
+        QueueState.Entry r1 = shared("r1", 1, NOW_MILLIS + 60_000);
+        QueueState.Entry r2 = shared("r2", 2, NOW_MILLIS + 60_000);
+        QueueState.Entry r3 = shared("r3", 3, NOW_MILLIS + 60_000);
+        assertThat(decide(queue(r1, r2, r3, entry("me", 9, NOW_MILLIS + 60_000)), null))
+                .as("a writer behind three readers: they leave together, one round")
+                .isEqualTo(new WaitLoop.Wait(Duration.ofMillis(50).toNanos()));
+        assertThat(decide(queue(r1, entry("w", 4, NOW_MILLIS + 60_000), r2, shared("me", 9, NOW_MILLIS + 60_000)), null))
+                .as("a reader behind a reader, a writer and a reader: two rounds (the last reader's is its own)")
+                .isEqualTo(new WaitLoop.Wait(Duration.ofMillis(100).toNanos()));
+        assertThat(decide(semaphore(2, List.of(entry("a", 1, NOW_MILLIS + 60_000), entry("b", 2, NOW_MILLIS + 60_000),
+                entry("c", 3, NOW_MILLIS + 60_000), entry("d", 4, NOW_MILLIS + 60_000)),
+                entry("me", 9, NOW_MILLIS + 60_000)), null))
+                .as("4 ahead of 2 permits: two rounds").isEqualTo(new WaitLoop.Wait(Duration.ofMillis(100).toNanos()));
     }
 
     private static List<QueueState.Entry> subset(List<QueueState.Entry> entries, int mask) {
