@@ -186,6 +186,26 @@ class SuspendQueueLockedTests {
     }
 
     @Test
+    fun cancellingASuspendFunctionWhileItHoldsTheLockReleasesIt() {
+        contextRunner.run { context ->
+            val counters = context.getBean(CounterService::class.java)
+            val locks = context.getBean(LockOperations::class.java)
+            val inside = CompletableDeferred<Unit>()
+            runBlocking(Dispatchers.Default) {
+                val holding = launch { counters.holdUntilCancelled("order-13", inside) }
+                withTimeout(30_000) { inside.await() }
+                assertThat(locks.tryAcquire("order-13")).`as`("held while the body runs").isEmpty()
+                holding.cancelAndJoin()
+            }
+            // The release is made after the cancellation, off the cancelling thread: wait for it, not a lease.
+            Await.until(Duration.ofSeconds(10), "the cancelled body's lock to be released") {
+                locks.queue("order-13", null).entries().isEmpty()
+            }
+            assertThat(locks.tryAcquire("order-13")).hasValueSatisfying { it.release() }
+        }
+    }
+
+    @Test
     fun aLeaseLostWhileTheBlockRunsCancelsItWithLockLostException() {
         contextRunner.run { context ->
             val locks = context.getBean(LockTemplate::class.java)
@@ -348,6 +368,12 @@ class SuspendQueueLockedTests {
             val outer = locks.queue(orderId, null).entries().single().ticket()
             val inner = locks.withLock(orderId, wait = Duration.ZERO) { it.fencingToken() }
             return outer to inner
+        }
+
+        @QueueLocked(entity = "#orderId", maxWait = "10s")
+        suspend fun holdUntilCancelled(orderId: String, inside: CompletableDeferred<Unit>) {
+            inside.complete(Unit)
+            awaitCancellation()
         }
 
         @QueueLocked(entity = "#orderId", maxWait = "10s")
