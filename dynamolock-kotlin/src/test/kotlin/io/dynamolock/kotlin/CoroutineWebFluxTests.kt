@@ -1,9 +1,14 @@
 package io.dynamolock.kotlin
 
 import io.dynamolock.annotation.QueueLocked
+import io.dynamolock.core.LockOperations
+import io.dynamolock.core.test.Await
 import io.dynamolock.core.test.DynamoDbLocal
 import io.dynamolock.core.test.EventLoopProbe
+import java.time.Duration
+import java.util.concurrent.CompletableFuture
 import java.util.concurrent.ConcurrentHashMap
+import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicInteger
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.async
@@ -30,8 +35,8 @@ import org.springframework.web.bind.annotation.RestController
 /**
  * A WebFlux application on Netty whose `suspend fun` handler calls a `@QueueLocked suspend fun`, by many clients
  * at once: the counter is exact, one body runs at a time, and no event-loop thread is ever parked (the
- * [EventLoopProbe]; `ReactiveQueueLockedWebFluxTests.detectsTheBlockingVariant` shows that it catches a blocking
- * handler).
+ * [EventLoopProbe]; [theProbeCatchesACoroutineHandlerThatBlocksItsEventLoop] shows that it catches a blocking
+ * coroutine handler).
  */
 @SpringBootTest(classes = [CoroutineWebFluxTests.App::class], webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 @AutoConfigureWebTestClient(timeout = "PT30S")
@@ -39,7 +44,7 @@ class CoroutineWebFluxTests {
 
     @SpringBootConfiguration
     @EnableAutoConfiguration
-    @Import(Counter::class, CounterController::class)
+    @Import(Counter::class, CounterController::class, BlockingCounterController::class)
     class App
 
     @Autowired
@@ -68,11 +73,40 @@ class CoroutineWebFluxTests {
         }
     }
 
+    @Autowired
+    lateinit var locks: LockOperations
+
+    @Test
+    fun theProbeCatchesACoroutineHandlerThatBlocksItsEventLoop() {
+        client.post().uri("/counters/warm-up-2").exchange().expectStatus().isOk
+        EventLoopProbe().use { probe ->
+            val holder = locks.acquire("web-kt-2", Duration.ofSeconds(5))
+            val request = CompletableFuture.runAsync {
+                client.post().uri("/blocking/web-kt-2").exchange().expectStatus().isOk
+            }
+            // Held until the probe has seen the handler's event loop parked in runBlocking, waiting for the lock.
+            Await.until(Duration.ofSeconds(20), "the blocking handler to be seen parked on its event loop") {
+                probe.blocked().any { it.contains("BlockingCounterController.increment") }
+            }
+            holder.release()
+            request.get(30, TimeUnit.SECONDS)
+            assertThat(counter.value("web-kt-2")).isEqualTo(1)
+        }
+    }
+
     @RestController
     class CounterController(private val counter: Counter) {
 
         @PostMapping("/counters/{id}")
         suspend fun increment(@PathVariable id: String): Int = counter.increment(id)
+    }
+
+    /** The mistake the probe must catch: blocking the handler's thread, an event loop, until the lock is granted. */
+    @RestController
+    class BlockingCounterController(private val counter: Counter) {
+
+        @PostMapping("/blocking/{id}")
+        suspend fun increment(@PathVariable id: String): Int = runBlocking { counter.increment(id) }
     }
 
     @Service

@@ -1,6 +1,9 @@
 package io.dynamolock.kotlin
 
 import io.dynamolock.annotation.QueueLocked
+import io.dynamolock.annotation.QueueLockedConfigurationException
+import io.dynamolock.annotation.QueueLockedSkippedEvent
+import io.dynamolock.annotation.WaitTimeoutPolicy
 import io.dynamolock.autoconfigure.DynamoLockAutoConfiguration
 import io.dynamolock.core.LockLostException
 import io.dynamolock.core.LockOperations
@@ -11,9 +14,11 @@ import io.dynamolock.core.test.Await
 import io.dynamolock.core.test.DynamoDbLocal
 import java.time.Duration
 import java.util.UUID
+import java.util.concurrent.CopyOnWriteArrayList
 import java.util.concurrent.atomic.AtomicInteger
 import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.Deferred
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.async
 import kotlinx.coroutines.awaitAll
@@ -32,6 +37,7 @@ import org.junit.jupiter.api.Test
 import org.springframework.boot.autoconfigure.AutoConfigurations
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration
 import org.springframework.boot.test.context.runner.ApplicationContextRunner
+import org.springframework.context.event.EventListener
 import org.springframework.stereotype.Service
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue
@@ -180,6 +186,26 @@ class SuspendQueueLockedTests {
     }
 
     @Test
+    fun cancellingASuspendFunctionWhileItHoldsTheLockReleasesIt() {
+        contextRunner.run { context ->
+            val counters = context.getBean(CounterService::class.java)
+            val locks = context.getBean(LockOperations::class.java)
+            val inside = CompletableDeferred<Unit>()
+            runBlocking(Dispatchers.Default) {
+                val holding = launch { counters.holdUntilCancelled("order-13", inside) }
+                withTimeout(30_000) { inside.await() }
+                assertThat(locks.tryAcquire("order-13")).`as`("held while the body runs").isEmpty()
+                holding.cancelAndJoin()
+            }
+            // The release is made after the cancellation, off the cancelling thread: wait for it, not a lease.
+            Await.until(Duration.ofSeconds(10), "the cancelled body's lock to be released") {
+                locks.queue("order-13", null).entries().isEmpty()
+            }
+            assertThat(locks.tryAcquire("order-13")).hasValueSatisfying { it.release() }
+        }
+    }
+
+    @Test
     fun aLeaseLostWhileTheBlockRunsCancelsItWithLockLostException() {
         contextRunner.run { context ->
             val locks = context.getBean(LockTemplate::class.java)
@@ -231,6 +257,81 @@ class SuspendQueueLockedTests {
         }
     }
 
+    @Test
+    fun skipOnWaitTimeoutReturnsFromASuspendFunctionWithoutRunningItsBody() {
+        contextRunner.withBean(Skips::class.java).run { context ->
+            val counters = context.getBean(CounterService::class.java)
+            val locks = context.getBean(LockOperations::class.java)
+            val holder = locks.acquire("order-11", Duration.ofSeconds(5))
+            runBlocking(Dispatchers.Default) { withTimeout(30_000) { counters.incrementUnlessBusy("order-11") } }
+            assertThat(counters.read("order-11")).`as`("the skipped body never ran").isEqualTo(0)
+            assertThat(context.getBean(Skips::class.java).events.map { it.entity() }).containsExactly("order-11")
+            holder.release()
+            runBlocking(Dispatchers.Default) { withTimeout(30_000) { counters.incrementUnlessBusy("order-11") } }
+            assertThat(counters.read("order-11")).`as`("a free lock runs the body").isEqualTo(1)
+        }
+    }
+
+    @Test
+    fun skipOnASuspendFunctionReturningAValueIsRefusedAtStartUp() {
+        contextRunner.withBean(SkipWithResult::class.java).run { context ->
+            assertThat(context.startupFailure).isInstanceOf(QueueLockedConfigurationException::class.java)
+                .hasMessageContaining("@QueueLocked on ${SkipWithResult::class.java.name}.next(String, Continuation):"
+                    + " onWaitTimeout = SKIP needs a method returning void, Void or a future of Void (or a suspend"
+                    + " function returning Unit): a skipped call has no value to return, and this method returns"
+                    + " java.lang.Integer (suspend function)")
+        }
+    }
+
+    @Test
+    fun minHoldKeepsTheLockAfterASuspendFunctionReturnsWithoutKeepingTheCallerWaiting() {
+        contextRunner.run { context ->
+            val counters = context.getBean(CounterService::class.java)
+            val locks = context.getBean(LockOperations::class.java)
+            val started = System.nanoTime()
+            runBlocking(Dispatchers.Default) { withTimeout(30_000) { counters.incrementHeldAtLeast3s("order-12") } }
+            // Returned at once (the minimum hold is 3 s), and the lock is still held after the body.
+            assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(2))
+            assertThat(locks.tryAcquire("order-12")).isEmpty()
+            Await.until(Duration.ofSeconds(20), "the release after the minimum hold") {
+                locks.queue("order-12", null).entries().isEmpty()
+            }
+            assertThat(counters.read("order-12")).isEqualTo(1)
+        }
+    }
+
+    @Test
+    fun aDeferredReturnTypeIsRefusedAtStartUpNamingTheMethodAndWhatIsSupported() {
+        contextRunner.withBean(ReturnsDeferred::class.java).run { context ->
+            assertThat(context.startupFailure).isInstanceOf(QueueLockedConfigurationException::class.java)
+                .hasMessageContaining("@QueueLocked on ${ReturnsDeferred::class.java.name}.later(String): returns"
+                    + " kotlinx.coroutines.Deferred, whose work goes on after the method returns")
+                .hasMessageContaining("Supported are plain values, CompletableFuture and CompletionStage")
+                .hasMessageContaining("Kotlin suspend functions and Kotlin Flow")
+        }
+    }
+
+    class Skips {
+        val events = CopyOnWriteArrayList<QueueLockedSkippedEvent>()
+
+        @EventListener
+        fun on(event: QueueLockedSkippedEvent) {
+            events.add(event)
+        }
+    }
+
+    @Service
+    class SkipWithResult {
+        @QueueLocked(entity = ["#orderId"], maxWait = "0s", onWaitTimeout = WaitTimeoutPolicy.SKIP)
+        suspend fun next(orderId: String): Int = 1
+    }
+
+    @Service
+    class ReturnsDeferred {
+        @QueueLocked(entity = ["#orderId"])
+        fun later(orderId: String): Deferred<Int> = CompletableDeferred(1)
+    }
+
     @Service
     class CounterService(private val dynamoDb: DynamoDbClient, private val locks: LockTemplate) {
 
@@ -251,12 +352,28 @@ class SuspendQueueLockedTests {
             write(orderId, read(orderId) + 1)
         }
 
+        @QueueLocked(entity = ["#orderId"], maxWait = "200ms", onWaitTimeout = WaitTimeoutPolicy.SKIP)
+        suspend fun incrementUnlessBusy(orderId: String) {
+            write(orderId, read(orderId) + 1)
+        }
+
+        @QueueLocked(entity = ["#orderId"], minHold = "3s")
+        suspend fun incrementHeldAtLeast3s(orderId: String) {
+            write(orderId, read(orderId) + 1)
+        }
+
         /** The fencing tokens of this method's lock and of a `withLock` nested in it. */
         @QueueLocked(entity = ["#orderId"], maxWait = "10s")
         suspend fun tokensInside(orderId: String): Pair<Long, Long> {
             val outer = locks.queue(orderId, null).entries().single().ticket()
             val inner = locks.withLock(orderId, wait = Duration.ZERO) { it.fencingToken() }
             return outer to inner
+        }
+
+        @QueueLocked(entity = ["#orderId"], maxWait = "10s")
+        suspend fun holdUntilCancelled(orderId: String, inside: CompletableDeferred<Unit>) {
+            inside.complete(Unit)
+            awaitCancellation()
         }
 
         @QueueLocked(entity = ["#orderId"], maxWait = "10s")

@@ -109,7 +109,8 @@ public @interface QueueLocked {
     /**
      * What a call does when the wait runs out: {@link WaitTimeoutPolicy#FAIL} (the default) throws
      * {@code LockWaitTimeoutException}; {@link WaitTimeoutPolicy#SKIP} returns without running the method,
-     * for jobs that one instance at a time should run ({@code void} methods only).
+     * for jobs that one instance at a time should run: on methods that return nothing ({@code void}, a
+     * future, {@code Mono} or {@code Flux} of {@code Void}, or a Kotlin suspend function returning {@code Unit}).
      */
     WaitTimeoutPolicy onWaitTimeout() default WaitTimeoutPolicy.FAIL;
 
@@ -117,7 +118,9 @@ public @interface QueueLocked {
      * The least time the lock is held from its grant, e.g. {@code 30s}: a method that returns sooner keeps
      * the lock (renewed as usual) until then, and is released in the background. For scheduled jobs, so
      * that an instance whose clock or schedule runs a little behind does not run a job that another has
-     * just finished (like ShedLock's {@code lockAtLeastFor}). {@code ${...}} placeholders are resolved.
+     * just finished (like ShedLock's {@code lockAtLeastFor}). On {@code Mono}, {@code Flux}, {@code Flow} and
+     * suspend functions the result is signalled at once and the release follows on a timer, holding no thread.
+     * {@code ${...}} placeholders are resolved.
      * Empty for none.
      */
     String minHold() default "";

@@ -4,6 +4,9 @@ import io.dynamolock.core.LockOptionException;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTemplate;
 import java.lang.reflect.Method;
+import java.lang.reflect.ParameterizedType;
+import java.lang.reflect.Type;
+import java.lang.reflect.WildcardType;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
@@ -116,16 +119,10 @@ final class QueueLockedMethods {
             throw invalid(description, "minHold '" + annotation.minHold() + "' must be a positive duration, e.g. 30s;"
                     + " leave it empty for none");
         }
-        if (minHold != null && returns.reactive()) {
-            throw invalid(description, "minHold is not supported on Mono, Flux, Flow and suspend functions yet; leave it"
-                    + " empty, or return CompletableFuture");
-        }
         if (annotation.onWaitTimeout() == WaitTimeoutPolicy.SKIP && !returnsNothing(method, returns)) {
-            throw invalid(description, "onWaitTimeout = SKIP needs a method returning void, Void or a future of Void:"
-                    + " a skipped call has no value to return, and this method returns "
-                    + method.getGenericReturnType().getTypeName() + ". Use FAIL and handle LockWaitTimeoutException,"
-                    + " or return nothing" + (returns == LockedMethod.Returns.MONO && method.getReturnType() == Object.class
-                    ? " (suspend functions are not supported with SKIP yet)" : ""));
+            throw invalid(description, "onWaitTimeout = SKIP needs a method returning void, Void or a future of Void"
+                    + " (or a suspend function returning Unit): a skipped call has no value to return, and this method"
+                    + " returns " + resultName(method) + ". Use FAIL and handle LockWaitTimeoutException, or return nothing");
         }
         if (maxWait != null && maxWait.isNegative()) {
             throw invalid(description, "maxWait '" + annotation.maxWait() + "' is negative; use 0 for no wait,"
@@ -145,11 +142,36 @@ final class QueueLockedMethods {
     }
 
     private static boolean returnsNothing(Method method, LockedMethod.Returns returns) {
+        if (KotlinDetector.isSuspendingFunction(method)) {
+            // Compared by name, so that this class needs no Kotlin.
+            Type result = suspendResult(method);
+            return result != null && (result.getTypeName().equals("kotlin.Unit") || result == Void.class);
+        }
         if (returns == LockedMethod.Returns.VALUE) {
             return method.getReturnType() == void.class || method.getReturnType() == Void.class;
         }
-        return method.getGenericReturnType() instanceof java.lang.reflect.ParameterizedType type
+        return method.getGenericReturnType() instanceof ParameterizedType type
                 && type.getActualTypeArguments()[0] == Void.class;
+    }
+
+    private static String resultName(Method method) {
+        Type result = KotlinDetector.isSuspendingFunction(method) ? suspendResult(method) : null;
+        return result != null ? result.getTypeName() + " (suspend function)"
+                : method.getGenericReturnType().getTypeName();
+    }
+
+    /**
+     * What a suspend function returns: {@code T} of its last parameter, {@code Continuation<? super T>}, or
+     * {@code null} if that cannot be read.
+     */
+    private static Type suspendResult(Method method) {
+        Type[] parameters = method.getGenericParameterTypes();
+        if (!(parameters[parameters.length - 1] instanceof ParameterizedType continuation)) {
+            return null;
+        }
+        Type result = continuation.getActualTypeArguments()[0];
+        return result instanceof WildcardType wildcard && wildcard.getLowerBounds().length == 1
+                ? wildcard.getLowerBounds()[0] : result;
     }
 
     private Expression parseEntity(String source, Method method, Class<?> targetClass, String description) {

@@ -24,7 +24,8 @@ import reactor.core.publisher.Mono;
  * {@link ReactiveLockTemplate} and only then calls the method (a clone of the invocation, so re-subscribing calls
  * it again through the rest of the advice chain): what the method does at assembly time is inside the lock too.
  * A wait that runs out before the grant fails the publisher with {@link LockWaitTimeoutException}, or with
- * {@link WaitTimeoutPolicy#SKIP} completes it empty.
+ * {@link WaitTimeoutPolicy#SKIP} completes it empty (a skipped suspend function returns without running). With a
+ * {@code minHold}, the lock outlives a shorter body until then, released on a timer, the caller not kept waiting.
  */
 final class ReactiveQueueLockedInvocation {
 
@@ -48,7 +49,7 @@ final class ReactiveQueueLockedInvocation {
         }
         Flux<Object> locked$ = Flux.defer(() -> {
             AtomicBoolean granted = new AtomicBoolean();
-            return template().executeMany(request, lock -> {
+            return template().executeMany(request, locked.minHold(), lock -> {
                 granted.set(true);
                 return body(proxied, lock, locked);
             }).onErrorResume(failure -> failure instanceof LockWaitTimeoutException && !granted.get()

@@ -5,6 +5,7 @@ import io.dynamolock.core.LockLostException;
 import io.dynamolock.core.LockOperations;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockScope;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.function.Function;
 import org.reactivestreams.Publisher;
@@ -64,18 +65,37 @@ public class ReactiveLockTemplate implements ReactiveLockOperations {
 
     @Override
     public <T> Flux<T> executeMany(LockRequest request, Function<? super LockHandle, ? extends Publisher<T>> body) {
+        return executeMany(request, null, body);
+    }
+
+    /**
+     * As {@link #executeMany(LockRequest, Function)}, but the lock is held at least {@code minHold} from its grant
+     * (what {@code @QueueLocked(minHold = ...)} asks for): a body that ends sooner, however it ends, has its signal
+     * passed on at once, and the lock stays held (renewed as usual) until then and is released in the background,
+     * on a timer: no thread waits. If the application stops first, the entry expires with its lease.
+     *
+     * @param minHold the least time the lock is held from its grant, or {@code null} for none
+     */
+    public <T> Flux<T> executeMany(LockRequest request, Duration minHold,
+            Function<? super LockHandle, ? extends Publisher<T>> body) {
         Objects.requireNonNull(request, "request must not be null");
         Objects.requireNonNull(body, "body must not be null");
         return Flux.deferContextual(context -> {
             LockScope scope = ReactiveLockOperations.scope(context);
-            Mono<LockHandle> acquire = Mono.fromFuture(() -> locks.acquireAsync(request, scope), false)
-                    .publishOn(bodies);
+            Mono<Held> acquire = Mono.fromFuture(() -> locks.acquireAsync(request, scope), false)
+                    .publishOn(bodies)
+                    .map(lock -> new Held(lock, System.nanoTime()));
             return Flux.usingWhen(acquire,
-                    lock -> guarded(lock, body).contextWrite(inner -> inner.put(LockScope.class, scope.with(lock))),
-                    this::releaseOnComplete,
-                    (lock, failure) -> release(lock),
-                    this::release);
+                    held -> guarded(held.lock(), body)
+                            .contextWrite(inner -> inner.put(LockScope.class, scope.with(held.lock()))),
+                    held -> releaseOnComplete(held, minHold),
+                    (held, failure) -> release(held, minHold),
+                    held -> release(held, minHold));
         });
+    }
+
+    /** A granted lock and when it was granted (for a minimum hold). */
+    private record Held(LockHandle lock, long grantedAt) {
     }
 
     private <T> Flux<T> guarded(LockHandle lock, Function<? super LockHandle, ? extends Publisher<T>> body) {
@@ -92,16 +112,29 @@ public class ReactiveLockTemplate implements ReactiveLockOperations {
     }
 
     /** Releases, then fails the completion if the lease turned out lost meanwhile. */
-    private Mono<Void> releaseOnComplete(LockHandle lock) {
+    private Mono<Void> releaseOnComplete(Held held, Duration minHold) {
         return Mono.defer(() -> {
+            LockHandle lock = held.lock();
             boolean valid = lock.isValid();
-            Mono<Void> released = release(lock);
+            Mono<Void> released = release(held, minHold);
             return valid || !failOnLostLease ? released : released.then(Mono.error(lost(lock)));
         });
     }
 
-    private Mono<Void> release(LockHandle lock) {
-        return Mono.<Void>fromRunnable(lock::release).subscribeOn(releases);
+    /** Releases now, or, within a minimum hold, schedules the release and completes at once. */
+    private Mono<Void> release(Held held, Duration minHold) {
+        LockHandle lock = held.lock();
+        return Mono.defer(() -> {
+            long remaining = minHold == null ? 0 : held.grantedAt() + minHold.toNanos() - System.nanoTime();
+            if (remaining > 0 && lock.isValid()) {
+                // Not part of the subscriber's pipeline: the caller gets its signal now, the lock is kept till then.
+                Mono.delay(Duration.ofNanos(remaining), releases).subscribe(ignored -> lock.release(),
+                        failure -> log.warn("Releasing lock entity='{}' after its minimum hold failed; it expires"
+                                + " with its lease", lock.entity(), failure));
+                return Mono.<Void>empty();
+            }
+            return Mono.<Void>fromRunnable(lock::release).subscribeOn(releases);
+        });
     }
 
     private static LockLostException lost(LockHandle lock) {

@@ -95,8 +95,9 @@ class QueueLockedValidationTests {
     @Test
     void failsOnSkipForAMethodThatReturnsAValue() {
         assertFails(SkipWithResult.class, SkipWithResult.class.getName() + ".run(String): onWaitTimeout = SKIP needs"
-                + " a method returning void, Void or a future of Void: a skipped call has no value to return, and this"
-                + " method returns java.util.concurrent.CompletableFuture<java.lang.String>");
+                + " a method returning void, Void or a future of Void (or a suspend function returning Unit): a skipped"
+                + " call has no value to return, and this method returns"
+                + " java.util.concurrent.CompletableFuture<java.lang.String>");
     }
 
     @Test
@@ -142,12 +143,6 @@ class QueueLockedValidationTests {
                 + " java.util.concurrent.Flow$Publisher, whose work goes on after the method returns");
         assertFails(ReturnsStreamsPublisher.class, ReturnsStreamsPublisher.class.getName() + ".run(String): returns"
                 + " org.reactivestreams.Publisher, whose work goes on after the method returns");
-    }
-
-    @Test
-    void failsOnMinHoldOnMono() {
-        assertFails(MonoWithMinHold.class, MonoWithMinHold.class.getName() + ".run(String): minHold is not"
-                + " supported on Mono, Flux, Flow and suspend functions yet");
     }
 
     @Test
@@ -315,14 +310,6 @@ class QueueLockedValidationTests {
         @QueueLocked(entity = "#id")
         public Future<String> run(String id) {
             return CompletableFuture.completedFuture(id);
-        }
-    }
-
-    public static class MonoWithMinHold {
-
-        @QueueLocked(entity = "#id", minHold = "1s")
-        public Mono<String> run(String id) {
-            return Mono.just(id);
         }
     }
 

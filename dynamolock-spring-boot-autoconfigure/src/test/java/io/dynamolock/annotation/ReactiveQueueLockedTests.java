@@ -181,6 +181,29 @@ class ReactiveQueueLockedTests {
     }
 
     @Test
+    void minHoldKeepsTheLockAfterAShortBodyWithoutHoldingBackItsSignal() {
+        contextRunner.run(context -> {
+            Locked locked = context.getBean(Locked.class);
+            LockTemplate template = context.getBean(LockTemplate.class);
+            Duration completed = StepVerifier.create(locked.heldAtLeast3s("min-hold-1", Mono.just("done")))
+                    .expectNext("done").verifyComplete();
+            Duration failed = StepVerifier.create(locked.heldAtLeast3s("min-hold-2", Mono.error(new
+                    IllegalStateException("boom")))).expectErrorMessage("boom").verify(TIMEOUT);
+            // The signals came at once (the minimum hold is 3 s), and both locks are still held after their bodies.
+            assertThat(completed).isLessThan(Duration.ofSeconds(2));
+            assertThat(failed).isLessThan(Duration.ofSeconds(2));
+            StepVerifier.create(locked.noWait("min-hold-1")).expectError(LockWaitTimeoutException.class)
+                    .verify(TIMEOUT);
+            StepVerifier.create(locked.noWait("min-hold-2")).expectError(LockWaitTimeoutException.class)
+                    .verify(TIMEOUT);
+            // ...and released in the background once it is over, with nobody subscribed any more.
+            await().atMost(TIMEOUT).until(() -> template.queue("min-hold-1", null).entries().isEmpty()
+                    && template.queue("min-hold-2", null).entries().isEmpty());
+            StepVerifier.create(locked.noWait("min-hold-1")).expectNext("ran").verifyComplete();
+        });
+    }
+
+    @Test
     void aNestedCallInTheBodysContextJoinsTheLock() {
         contextRunner.run(context -> {
             Locked locked = context.getBean(Locked.class);
@@ -286,6 +309,11 @@ class ReactiveQueueLockedTests {
         @QueueLocked(entity = "#id", maxWait = "200ms")
         public Mono<String> shortWait(String id) {
             return Mono.just("ran");
+        }
+
+        @QueueLocked(entity = "#id", minHold = "3s")
+        public Mono<String> heldAtLeast3s(String id, Mono<String> body) {
+            return body;
         }
 
         @QueueLocked(entity = "#id", maxWait = "200ms", onWaitTimeout = WaitTimeoutPolicy.SKIP)
