@@ -66,9 +66,14 @@ class MultiProcessLockTests extends SharedTablesTestSupport {
     }
 
     List<WorkerProcess> startScripted(String... ids) {
+        return startScriptedWithHints("off", ids);
+    }
+
+    /** Scripted workers with wake-up hints {@code off}, {@code plain} or {@code authenticated}. */
+    List<WorkerProcess> startScriptedWithHints(String wakeUp, String... ids) {
         List<WorkerProcess> started = new ArrayList<>();
         for (String id : ids) {
-            started.add(start(id, Map.of("mode", "script")));
+            started.add(start(id, Map.of("mode", "script", "wakeUp", wakeUp)));
         }
         started.forEach(w -> w.await("READY", START));
         return started;
@@ -192,8 +197,9 @@ class MultiProcessLockTests extends SharedTablesTestSupport {
      * Workers {@code holderName}, "a" and "b": the holder takes the lock ({@code holderOptions}, e.g. " fail-closed")
      * and hangs in its critical section; "a" then "b" queue behind it, waiting up to {@code waitMs}.
      */
-    private List<WorkerProcess> twoWaitersBehindAHungHolder(String holderName, String holderOptions, long waitMs) {
-        List<WorkerProcess> started = startScripted(holderName, "a", "b");
+    private List<WorkerProcess> twoWaitersBehindAHungHolder(String wakeUp, String holderName, String holderOptions,
+            long waitMs) {
+        List<WorkerProcess> started = startScriptedWithHints(wakeUp, holderName, "a", "b");
         WorkerProcess holder = started.get(0);
         holder.send("ACQUIRE " + entity + " 30000" + holderOptions);
         holder.await("READ ", STEP);
@@ -206,9 +212,11 @@ class MultiProcessLockTests extends SharedTablesTestSupport {
         return started;
     }
 
-    @Test
-    void killedHolderIsReplacedByTheNextWaiterOneLeaseAfterItsLastHeartbeat() {
-        List<WorkerProcess> started = twoWaitersBehindAHungHolder("k", "", 30000);
+    /** With hints too: a crash must not be hidden or hurried by them (polls are rarer with hints on). */
+    @ParameterizedTest(name = "wake-up hints {0}")
+    @ValueSource(strings = {"off", "authenticated"})
+    void killedHolderIsReplacedByTheNextWaiterOneLeaseAfterItsLastHeartbeat(String wakeUp) {
+        List<WorkerProcess> started = twoWaitersBehindAHungHolder(wakeUp, "k", "", 30000);
         WorkerProcess holder = started.get(0);
         WorkerProcess first = started.get(1);
         WorkerProcess second = started.get(2);
@@ -237,7 +245,7 @@ class MultiProcessLockTests extends SharedTablesTestSupport {
 
     @Test
     void killedFailClosedHolderKeepsTheLockUntilBrokenByTicket() throws Exception {
-        List<WorkerProcess> started = twoWaitersBehindAHungHolder("f", " fail-closed", 60000);
+        List<WorkerProcess> started = twoWaitersBehindAHungHolder("off", "f", " fail-closed", 60000);
         WorkerProcess holder = started.get(0);
         WorkerProcess first = started.get(1);
         WorkerProcess second = started.get(2);
@@ -327,9 +335,10 @@ class MultiProcessLockTests extends SharedTablesTestSupport {
         assertThat(item().entries()).isEmpty();
     }
 
-    @Test
-    void pausedHolderLearnsItsLeaseIsLostAndItsStaleWriteIsFenced() {
-        List<WorkerProcess> started = startScripted("p", "n");
+    @ParameterizedTest(name = "wake-up hints {0}")
+    @ValueSource(strings = {"off", "authenticated"})
+    void pausedHolderLearnsItsLeaseIsLostAndItsStaleWriteIsFenced(String wakeUp) {
+        List<WorkerProcess> started = startScriptedWithHints(wakeUp, "p", "n");
         WorkerProcess paused = started.get(0);
         WorkerProcess next = started.get(1);
         paused.send("ACQUIRE " + entity + " 30000");
