@@ -18,11 +18,13 @@ final class ContendedScenario {
      * @param handoffsPerSecond  grants per second in the measured window: each grant is a handoff
      * @param handoffsAcrossJvms how many handoffs went from one JVM to another, of which
      *                           {@code handoffCrossJvmP50} is the median
+     * @param releaseCrossJvmP50 of those handoffs, the median of the release's own request
+     * @param answerToGrantCrossJvmP50 of those handoffs, the median from the release's answer to the next grant
      */
     record Row(CompetitorKind kind, int contenders, int grants, double handoffsPerSecond, double utilisation,
             double waitP50, double waitP99, double waitMax, double maxWaitInCycles, double jain, int overtakes,
             int tokenOrderViolations, double handoffSameJvmP50, double handoffCrossJvmP50, int handoffsAcrossJvms,
-            double requestsPerGrant, Meter meter, int failures, int overlaps, double[] waitsMillis) {
+            double releaseCrossJvmP50, double answerToGrantCrossJvmP50, double requestsPerGrant, Meter meter, int failures, int overlaps, double[] waitsMillis) {
     }
 
     /** Handoff latencies and utilisation of the same-JVM pair run and of the cross-JVM pair run. */
@@ -89,6 +91,7 @@ final class ContendedScenario {
         double cycleMillis = window.isEmpty() ? 0 : seconds * 1000 / window.size();
         double maxWait = Stats.percentile(waits, 100);
         double[] acrossJvms = Stats.handoffMillis(run.grants(), false);
+        double[][] acrossParts = Stats.handoffPartsMillis(run.grants(), false);
         return new Row(run.kind(), run.contenders(), window.size(), window.size() / seconds,
                 Stats.utilisation(run.grants(), run.from(), run.to()),
                 Stats.percentile(waits, 50), Stats.percentile(waits, 99), maxWait,
@@ -97,6 +100,7 @@ final class ContendedScenario {
                 Stats.overtakes(run.grants(), slackNanos), Stats.tokenOrderViolations(run.grants()),
                 Stats.percentile(Stats.handoffMillis(run.grants(), true), 50),
                 Stats.percentile(acrossJvms, 50), acrossJvms.length,
+                Stats.percentile(acrossParts[0], 50), Stats.percentile(acrossParts[1], 50),
                 (double) run.meter().total() / Math.max(1, run.grants().size()), run.meter(),
                 run.failures(), Stats.overlaps(run.grants()), waits);
     }

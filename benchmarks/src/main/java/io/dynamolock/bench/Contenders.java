@@ -74,7 +74,7 @@ final class Contenders {
             catch (Exception ex) {
                 failures.incrementAndGet();
             }
-            grants.add(new Grant(contender, jvm, waitStart, granted, released, lock.token()));
+            grants.add(new Grant(contender, jvm, waitStart, granted, released, System.nanoTime(), lock.token()));
         }
     }
 

@@ -9,21 +9,22 @@ package io.dynamolock.bench;
  * @param waitStart  when it called acquire
  * @param granted    when acquire returned
  * @param released   when it called release: the end of its critical section
+ * @param answered   when release returned: its request's answer was back
  * @param token      the lock's fencing token, -1 if it has none
  */
-record Grant(String contender, int jvm, long waitStart, long granted, long released, long token) {
+record Grant(String contender, int jvm, long waitStart, long granted, long released, long answered, long token) {
 
     long waitNanos() {
         return granted - waitStart;
     }
 
     String encode() {
-        return contender + " " + jvm + " " + waitStart + " " + granted + " " + released + " " + token;
+        return contender + " " + jvm + " " + waitStart + " " + granted + " " + released + " " + answered + " " + token;
     }
 
     static Grant decode(String line) {
         String[] p = line.trim().split(" ");
         return new Grant(p[0], Integer.parseInt(p[1]), Long.parseLong(p[2]), Long.parseLong(p[3]), Long.parseLong(p[4]),
-                Long.parseLong(p[5]));
+                Long.parseLong(p[5]), Long.parseLong(p[6]));
     }
 }

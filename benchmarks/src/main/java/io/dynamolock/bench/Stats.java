@@ -5,6 +5,7 @@ import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
+import java.util.function.ToLongBiFunction;
 import java.util.Map;
 
 /** The figures computed from a run's grants: pure functions. */
@@ -88,6 +89,19 @@ final class Stats {
      * across JVMs (false).
      */
     static double[] handoffMillis(List<Grant> grants, boolean sameJvm) {
+        return handoffs(grants, sameJvm, (from, to) -> to.granted() - from.released());
+    }
+
+    /**
+     * The handoffs of {@link #handoffMillis} split in two: the release's own request (from its call to its
+     * answer), and the rest (from the release's answer to the next grant: how the next waiter learns of it).
+     */
+    static double[][] handoffPartsMillis(List<Grant> grants, boolean sameJvm) {
+        return new double[][] {handoffs(grants, sameJvm, (from, to) -> from.answered() - from.released()),
+            handoffs(grants, sameJvm, (from, to) -> to.granted() - from.answered())};
+    }
+
+    private static double[] handoffs(List<Grant> grants, boolean sameJvm, ToLongBiFunction<Grant, Grant> nanos) {
         List<Grant> byGrant = new ArrayList<>(grants);
         byGrant.sort(Comparator.comparingLong(Grant::granted));
         List<Double> gaps = new ArrayList<>();
@@ -96,7 +110,7 @@ final class Stats {
             Grant to = byGrant.get(i + 1);
             if (!to.contender().equals(from.contender()) && to.waitStart() < from.released()
                     && (from.jvm() == to.jvm()) == sameJvm && to.granted() >= from.released()) {
-                gaps.add((to.granted() - from.released()) / 1e6);
+                gaps.add(nanos.applyAsLong(from, to) / 1e6);
             }
         }
         return gaps.stream().mapToDouble(Double::doubleValue).toArray();

@@ -14,7 +14,7 @@ class StatsTests {
 
     /** A grant with times in ms. */
     private static Grant grant(String contender, int jvm, long waitStart, long granted, long released) {
-        return new Grant(contender, jvm, waitStart * MS, granted * MS, released * MS, -1);
+        return new Grant(contender, jvm, waitStart * MS, granted * MS, released * MS, released * MS, -1);
     }
 
     @Test
@@ -80,10 +80,10 @@ class StatsTests {
 
     @Test
     void tokenOrderViolationsCountsGrantsBelowAnEarlierToken() {
-        List<Grant> inOrder = List.of(new Grant("a", 0, 0, 1, 2, 5), new Grant("b", 0, 0, 3, 4, 6));
+        List<Grant> inOrder = List.of(new Grant("a", 0, 0, 1, 2, 2, 5), new Grant("b", 0, 0, 3, 4, 4, 6));
         assertThat(Stats.tokenOrderViolations(inOrder)).isZero();
-        List<Grant> outOfOrder = List.of(new Grant("a", 0, 0, 1, 2, 6), new Grant("b", 0, 0, 3, 4, 5),
-                new Grant("c", 0, 0, 5, 6, 7));
+        List<Grant> outOfOrder = List.of(new Grant("a", 0, 0, 1, 2, 2, 6), new Grant("b", 0, 0, 3, 4, 4, 5),
+                new Grant("c", 0, 0, 5, 6, 6, 7));
         assertThat(Stats.tokenOrderViolations(outOfOrder)).isEqualTo(1);
         assertThat(Stats.tokenOrderViolations(List.of(grant("a", 0, 0, 1, 2), grant("b", 0, 0, 3, 4)))).isZero();
     }
@@ -96,7 +96,7 @@ class StatsTests {
 
     @Test
     void workerLinesRoundTrip() {
-        Grant grant = new Grant("1-7", 1, 123, 456, 789, 42);
+        Grant grant = new Grant("1-7", 1, 123, 456, 789, 790, 42);
         assertThat(Grant.decode(grant.encode())).isEqualTo(grant);
         Meter meter = new Meter(Map.of("GetItem", 3L, "UpdateItem", 2L), 1.5, 2.0, 1);
         assertThat(Meter.decode(meter.encode())).isEqualTo(meter);
