@@ -258,10 +258,18 @@ final class Acquisition {
      * not hide it (the waiter would then wait for a poll instead of taking the lock).
      */
     void offer(QueueState state) {
-        if (phase.get() == Phase.WAITING) {
-            offered.accumulateAndGet(state, (held, fresh) -> isNewer(fresh, held) ? fresh : held);
+        if (keepOffered(state)) {
             wake();
         }
+    }
+
+    /** As {@link #offer} without waking the waiter: the caller takes its next step itself. */
+    boolean keepOffered(QueueState state) {
+        if (phase.get() != Phase.WAITING) {
+            return false;
+        }
+        offered.accumulateAndGet(state, (held, fresh) -> isNewer(fresh, held) ? fresh : held);
+        return true;
     }
 
     /**

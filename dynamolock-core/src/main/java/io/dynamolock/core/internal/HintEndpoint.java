@@ -8,7 +8,10 @@ import java.net.SocketAddress;
 import java.net.StandardProtocolFamily;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.DatagramChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -16,22 +19,28 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One process's UDP endpoint for wake-up hints: it receives hints on one daemon thread and sends them from
- * another, through one bound {@link DatagramChannel} (so replies come from the port others are told about).
+ * One process's UDP endpoint for wake-up hints: it receives hints on one daemon thread and sends them through
+ * one bound, non-blocking {@link DatagramChannel} (so hints come from the port others are told about).
  *
- * <p>Sending is fire-and-forget: {@link #send} only puts the hint in a bounded queue and returns at once, never
- * blocking or throwing on the protocol's path (a release, a purge); a full queue drops the hint, which costs the
- * addressee a poll, never safety. Encoding, the HMAC, name resolution and the system call happen on the sender
- * thread. The receiver decodes and verifies every datagram ({@link HintCodec}) and hands a valid hint to the
- * consumer; nothing a datagram or the consumer does ends its loop, only {@link #close()} does.
+ * <p>Sending is fire-and-forget and never blocks or throws on the protocol's path (a release, a purge). A hint
+ * to an IP address goes out at once on the caller's thread: encoding and the HMAC take microseconds, and the
+ * non-blocking system call drops the datagram if the socket's buffer is full; a hand-over to another thread
+ * would cost the handoff more than that, on a busy machine a millisecond or more. A hint to a host name goes to
+ * a bounded queue and a sender thread, which does the name resolution that may block; a full queue drops the
+ * hint. A dropped hint costs the addressee a poll, never safety. The receiver decodes and verifies every
+ * datagram ({@link HintCodec}) and hands a valid hint to the consumer; nothing a datagram or the consumer does
+ * ends its loop, only {@link #close()} does.
  */
 final class HintEndpoint implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(HintEndpoint.class);
+
+    private static final Pattern IPV4 = Pattern.compile("\\d{1,3}(\\.\\d{1,3}){3}");
 
     /** Hints waiting to be sent at most; more are dropped. */
     static final int SEND_QUEUE = 1024;
@@ -40,6 +49,7 @@ final class HintEndpoint implements AutoCloseable {
     }
 
     private final DatagramChannel channel;
+    private final Selector readable;
     private final HintCodec codec;
     private final Consumer<WakeUpHint> consumer;
     private final String advertised;
@@ -72,6 +82,9 @@ final class HintEndpoint implements AutoCloseable {
             this.channel = bind.getAddress() instanceof java.net.Inet6Address
                     ? DatagramChannel.open(StandardProtocolFamily.INET6) : DatagramChannel.open();
             this.channel.bind(bind);
+            this.channel.configureBlocking(false);
+            this.readable = Selector.open();
+            this.channel.register(readable, SelectionKey.OP_READ);
             this.advertised = advertisedAddress(advertised, (InetSocketAddress) channel.getLocalAddress());
         }
         catch (IOException ex) {
@@ -99,13 +112,27 @@ final class HintEndpoint implements AutoCloseable {
     }
 
     /**
-     * Sends {@code hint} to the endpoint at {@code address} ({@code host:port}), later, on the sender thread.
-     * Never blocks and never throws: a hint that cannot go out is dropped.
+     * Sends {@code hint} to the endpoint at {@code address} ({@code host:port}): at once if the host is an IP
+     * address, else later, on the sender thread. Never blocks and never throws: a hint that cannot go out is
+     * dropped.
      */
     void send(String address, WakeUpHint hint) {
-        if (closed || address == null || !outgoing.offer(new Outgoing(address, hint))) {
+        if (closed || address == null) {
             dropped.incrementAndGet();
         }
+        else if (isIpLiteral(address)) {
+            transmit(new Outgoing(address, hint));
+        }
+        else if (!outgoing.offer(new Outgoing(address, hint))) {
+            dropped.incrementAndGet();
+        }
+    }
+
+    /** Whether the host of {@code host:port} is an IPv4 address or a bracketed IPv6 one: no name to resolve. */
+    static boolean isIpLiteral(String address) {
+        int colon = address.lastIndexOf(':');
+        String host = colon < 0 ? address : address.substring(0, colon);
+        return host.startsWith("[") || IPV4.matcher(host).matches();
     }
 
     /** Datagrams sent. */
@@ -142,22 +169,15 @@ final class HintEndpoint implements AutoCloseable {
         ByteBuffer buffer = ByteBuffer.allocate(HintCodec.MAX_DATAGRAM_BYTES + 1);
         while (!closed) {
             try {
+                readable.select();
+                readable.selectedKeys().clear();
                 buffer.clear();
-                SocketAddress from = channel.receive(buffer);
-                if (from == null) {
-                    continue;
+                for (SocketAddress from = channel.receive(buffer); from != null; from = channel.receive(buffer)) {
+                    accept(from, buffer);
+                    buffer.clear();
                 }
-                received.incrementAndGet();
-                HintCodec.Decoded decoded = codec.decode(buffer.array(), buffer.position());
-                if (decoded.rejection() != null) {
-                    rejected.get(decoded.rejection()).incrementAndGet();
-                    log.debug("Rejected a wake-up datagram from {}: {}", from, decoded.rejection());
-                    continue;
-                }
-                accepted.incrementAndGet();
-                consumer.accept(decoded.hint());
             }
-            catch (ClosedChannelException closing) {
+            catch (ClosedChannelException | ClosedSelectorException closing) {
                 return;
             }
             catch (IOException | RuntimeException ex) {
@@ -172,6 +192,23 @@ final class HintEndpoint implements AutoCloseable {
         }
     }
 
+    private void accept(SocketAddress from, ByteBuffer buffer) {
+        received.incrementAndGet();
+        HintCodec.Decoded decoded = codec.decode(buffer.array(), buffer.position());
+        if (decoded.rejection() != null) {
+            rejected.get(decoded.rejection()).incrementAndGet();
+            log.debug("Rejected a wake-up datagram from {}: {}", from, decoded.rejection());
+            return;
+        }
+        accepted.incrementAndGet();
+        try {
+            consumer.accept(decoded.hint());
+        }
+        catch (RuntimeException ex) {
+            log.debug("Handling a wake-up hint failed", ex);
+        }
+    }
+
     private void sendQueued() {
         while (!closed) {
             Outgoing next;
@@ -181,23 +218,26 @@ final class HintEndpoint implements AutoCloseable {
             catch (InterruptedException closing) {
                 return;
             }
-            if (next == null) {
-                continue;
+            if (next != null) {
+                transmit(next);
             }
-            try {
-                byte[] datagram = codec.encode(next.hint());
-                if (datagram == null) {
-                    dropped.incrementAndGet();
-                    continue;
-                }
-                channel.send(ByteBuffer.wrap(datagram), socketAddress(next.address()));
+        }
+    }
+
+    /** Encodes and sends one hint without blocking; counts it as sent or dropped. */
+    private void transmit(Outgoing next) {
+        try {
+            byte[] datagram = codec.encode(next.hint());
+            if (datagram != null && channel.send(ByteBuffer.wrap(datagram), socketAddress(next.address())) > 0) {
                 sent.incrementAndGet();
             }
-            catch (ClosedChannelException closing) {
-                return;
+            else {
+                dropped.incrementAndGet(); // too long for a datagram, or no room in the socket's buffer
             }
-            catch (IOException | RuntimeException ex) {
-                dropped.incrementAndGet();
+        }
+        catch (IOException | RuntimeException ex) {
+            dropped.incrementAndGet();
+            if (!closed) {
                 log.debug("Sending a wake-up hint to {} failed", next.address(), ex);
             }
         }
@@ -255,6 +295,7 @@ final class HintEndpoint implements AutoCloseable {
         closed = true;
         try {
             channel.close();
+            readable.close(); // wakes the receiver out of its select
         }
         catch (IOException ex) {
             log.debug("Closing the wake-up endpoint failed", ex);

@@ -82,7 +82,15 @@ final class Waiter implements WakeUps.Addressee {
     @Override
     public void wokenWith(QueueState hinted) {
         hintedState = hinted;
-        entry.offer(hinted); // as a same-JVM release's: kept only if it holds our entry and is no older
+        QueueState.Entry self = hinted.entry(entry.id());
+        if (self == null || !hinted.blockers(self).hold() || abandonedBy.get() != null) {
+            entry.offer(hinted); // as a same-JVM release's: kept only if it holds our entry and is no older
+        }
+        else if (entry.keepOffered(hinted) && pending.getAndIncrement() == 0) {
+            // A state that grants us needs no request: the grant step runs here, on the receiver's thread, one
+            // hand-over between threads less on the handoff's path. (If a step is running, it takes the state.)
+            drain();
+        }
     }
 
     @Override

@@ -70,6 +70,25 @@ class HintEndpointTests {
     }
 
     @Test
+    void aHintToAnIpAddressGoesOutOnTheCallersThreadAndOneToAHostNameOnTheSenderThread() throws Exception {
+        HintEndpoint a = endpoint(SECRET, hint -> { });
+        HintEndpoint b = endpoint(SECRET, arrived::add);
+        WakeUpHint hint = new WakeUpHint(KEY, "abc", NOW, null);
+
+        a.send("127.0.0.1:" + b.boundAddress().getPort(), hint);
+        assertThat(a.sent()).as("sent before send returned: no hand-over to another thread").isEqualTo(1);
+        assertThat(next()).isEqualTo(hint);
+
+        a.send("localhost:" + b.boundAddress().getPort(), hint); // may need a name lookup: never on the caller
+        assertThat(next()).isEqualTo(hint);
+
+        assertThat(HintEndpoint.isIpLiteral("10.0.12.7:7070")).isTrue();
+        assertThat(HintEndpoint.isIpLiteral("[fd00::1]:7070")).isTrue();
+        assertThat(HintEndpoint.isIpLiteral("orders-7f9c.orders.svc.cluster.local:7070")).isFalse();
+        assertThat(HintEndpoint.isIpLiteral("10.0.12.7.nip.io:7070")).isFalse();
+    }
+
+    @Test
     void duplicatedAndReorderedHintsArriveAsSentAndTheWaiterSortsThemOut() throws Exception {
         HintEndpoint a = endpoint(SECRET, hint -> { });
         HintEndpoint b = endpoint(SECRET, arrived::add);
