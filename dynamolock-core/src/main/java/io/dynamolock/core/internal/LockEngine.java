@@ -82,7 +82,7 @@ public final class LockEngine {
             Duration rarer = minPoll.multipliedBy(HINTED_POLL_FACTOR);
             minPoll = rarer.compareTo(settings.maxPollInterval()) > 0 ? settings.maxPollInterval() : rarer;
         }
-        this.waitLoop = new WaitLoop(minPoll, settings.maxPollInterval());
+        this.waitLoop = new WaitLoop(minPoll, settings.maxPollInterval(), wakeUps == null);
     }
 
     private static WakeUps openWakeUps(WakeUpOptions wakeUp, LockSettings settings) {

@@ -4,8 +4,8 @@ import java.util.Map;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
 /**
- * Predictive polling: a waiter reads when the lock is likely free instead of only on a fixed schedule, without
- * polling more often than the fixed schedule allows. Pure rules; {@link Waiter} applies them.
+ * Predictive polling: a waiter reads when the lock is likely free instead of only on a fixed schedule. Pure rules;
+ * {@link Waiter} applies them.
  *
  * <h2>What the item remembers</h2>
  * A release writes the item anyway, so in the same request it records, at no extra cost:
@@ -21,21 +21,34 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  * next waiters poll late for a long time, and the average still follows a lasting change within a few releases.
  *
  * <h2>When a waiter polls</h2>
- * {@link Slot}: today's schedule (the minimum interval times the position, capped, and never past the moment
- * everything ahead would have expired) gives each poll a slot that ends when the poll is due. A poll may come
- * earlier inside its slot, when the history predicts the release that lets the waiter hold ({@code lr + position
- * * ri}, plus a small margin); it then uses up that slot, and the next is due one interval after the end of this
- * one. (A plain wake-up hint adds at most one read per slot besides, without moving the schedule: see
- * {@link Waiter}; with hints on, the slots are four times longer.) So polls never come more often than one per slot, the
- * slots are today's, and a waiter sends at most one request more than today's schedule in any stretch of time.
- * A prediction in the past (the holder holds longer than its history) or past the slot's end changes nothing:
- * the waiter polls on today's schedule. Nothing here decides a grant, and no poll comes later than today's, so
- * a holder that holds far longer than its history keeps its lease and the queue its order.
+ * Today's schedule stays: a poll is due one interval after the last (the minimum interval times the position,
+ * capped, and never past the moment everything ahead would have expired). On top of it, the history predicts the
+ * release that lets the waiter hold, {@code lr + position * ri} plus a small margin ({@link Prediction}). The
+ * waiter reads then, if that is before the schedule's poll; if the lock is still held (the read came a little
+ * early, the holder is a little late), it reads again a few times at short steps ({@link #FOLLOW_UPS}, an eighth
+ * of the interval apart), then goes back to the schedule. A read at a prediction restarts the schedule, so the
+ * schedule's polls never come more often than today's. The prediction's reads are the extra ones: at most
+ * {@code 1 + FOLLOW_UPS} per prediction ({@link Budget}), and a new prediction needs a new history or a new
+ * place in the queue, i.e. a release or an entry ahead leaving. So while the queue does not move (one holder
+ * keeps the lock), a waiter sends at most {@code 1 + FOLLOW_UPS} requests more than today's schedule in all;
+ * in a queue that moves, most waiters read once or twice, when their turn comes, instead of on every interval
+ * of the schedule.
+ *
+ * <p>Nothing here decides a grant, and no poll comes later than today's schedule: a holder that holds far longer
+ * than its history keeps its lease and the queue its order, and its waiters are back on today's schedule once the
+ * prediction is an interval overdue. (Letting a waiter further back skip a schedule's poll to wait for its
+ * predicted turn was tried and is worse: a late prediction makes the lock idle, which lengthens the measured
+ * release interval, which makes the next predictions later still.)
+ *
+ * <p>With wake-up hints on, the hint says when to read (or grants outright), so predictions are not used there.
  */
 final class PredictivePolling {
 
     static final String LAST_RELEASE = "lr";
     static final String RELEASE_INTERVAL = "ri";
+
+    /** Reads after a predicted one that found the lock still held, before the waiter goes back to the schedule. */
+    static final int FOLLOW_UPS = 3;
 
     private PredictivePolling() {
     }
@@ -78,15 +91,15 @@ final class PredictivePolling {
         }
 
         /**
-         * When the waiter {@code position} entries behind the holder can expect to hold, in epoch ms, or 0 if the
-         * history has nothing to say (none yet, or the expected time has passed: the holder is late).
+         * When the waiter {@code position} rounds of grants behind the holder can expect to hold, or {@code null}
+         * if the history has nothing to say (none yet).
          */
-        long predictedMillis(int position, long nowMillis) {
+        Prediction prediction(int position) {
             if (lastReleaseMillis == 0 || intervalMillis == 0 || position < 1) {
-                return 0;
+                return null;
             }
-            long predicted = lastReleaseMillis + (long) position * intervalMillis + margin();
-            return predicted > nowMillis ? predicted : 0;
+            return new Prediction(lastReleaseMillis + (long) position * intervalMillis + margin(),
+                    Math.max(1, intervalMillis / 8), intervalMillis);
         }
 
         /** A little after the predicted release, so that the read more likely follows the release's write. */
@@ -96,53 +109,51 @@ final class PredictivePolling {
     }
 
     /**
-     * A poll's slot, on the {@link System#nanoTime()} scale: the poll is due at {@code dueAt} and may come
-     * earlier, but after {@code opensAt}.
+     * A predicted release: read at {@code atMillis} (epoch ms); if the lock is still held, again every
+     * {@code stepMillis}, while less than {@code lateMillis} late; within the {@link Budget}.
      */
-    record Slot(long opensAt, long dueAt) {
+    record Prediction(long atMillis, long stepMillis, long lateMillis) {
+    }
 
-        /** The first slot after a request at {@code sentAt}: due one interval later, as today. */
-        static Slot first(long sentAt, long delayNanos) {
-            return new Slot(sentAt, sentAt + delayNanos);
+    /** How many reads a waiter has spent on its current prediction: at most {@code 1 + FOLLOW_UPS}. */
+    static final class Budget {
+
+        private long prediction;
+        private int spent;
+
+        boolean allows(long predictedAtMillis) {
+            return predictedAtMillis != prediction || spent <= FOLLOW_UPS;
         }
 
-        /**
-         * The slot after a poll at {@code polledAt}: one interval after this slot's end if the poll came early
-         * (it used up this slot), else one interval after the poll, as today.
-         */
-        Slot after(long polledAt, long delayNanos) {
-            return polledAt - dueAt >= 0 ? new Slot(polledAt, polledAt + delayNanos)
-                    : new Slot(dueAt, dueAt + delayNanos);
-        }
-
-        /** This slot due no later than {@code latest}: a fresh state may bring today's next poll forward. */
-        Slot dueNoLaterThan(long latest) {
-            return latest - dueAt < 0 ? new Slot(Math.min(opensAt, latest), latest) : this;
-        }
-
-        /**
-         * When to poll if the waiter would like to at {@code wanted} (a predicted release):
-         * then, if inside the slot; at the slot's opening if earlier (never two polls in one slot); when due if
-         * later.
-         */
-        long pollAt(long wanted) {
-            if (wanted - dueAt >= 0) {
-                return dueAt;
+        void spend(long predictedAtMillis) {
+            if (predictedAtMillis != prediction) {
+                prediction = predictedAtMillis;
+                spent = 0;
             }
-            return wanted - opensAt > 0 ? wanted : opensAt + 1;
+            spent++;
         }
     }
 
+    /** The next poll, at {@code atNanos}; {@code forPrediction} is the prediction it serves, 0 for the schedule. */
+    record Poll(long atNanos, long forPrediction) {
+    }
+
     /**
-     * When to poll next: early in the slot for a predicted release, else when due. {@code nowMillis} and
+     * When to poll next: at the predicted release, or a step after it while the holder is a little late, if the
+     * budget allows and that is before the schedule's poll at {@code dueAt}; else when due. {@code nowMillis} and
      * {@code nowNanos} are the same instant on the wall clock and the monotonic one.
      */
-    static long nextPoll(Slot slot, History history, int position, long nowMillis, long nowNanos) {
-        long predicted = history.predictedMillis(position, nowMillis);
-        if (predicted == 0) {
-            return slot.dueAt();
+    static Poll nextPoll(long dueAt, History history, int position, Budget budget, long nowMillis, long nowNanos) {
+        Prediction predicted = history.prediction(position);
+        if (predicted != null && budget.allows(predicted.atMillis())
+                && nowMillis - predicted.atMillis() < predicted.lateMillis()) {
+            long waitMillis = predicted.atMillis() > nowMillis ? predicted.atMillis() - nowMillis
+                    : predicted.stepMillis();
+            long at = nowNanos + waitMillis * 1_000_000;
+            if (at - dueAt < 0) {
+                return new Poll(at, predicted.atMillis());
+            }
         }
-        long wanted = nowNanos + (predicted - nowMillis) * 1_000_000;
-        return Math.max(nowNanos, slot.pollAt(wanted));
+        return new Poll(dueAt, 0);
     }
 }

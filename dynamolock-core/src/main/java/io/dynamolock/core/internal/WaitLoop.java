@@ -20,9 +20,10 @@ import java.util.List;
  * times the rounds of grants ahead, {@link QueueState#roundsAhead}: an entry per exclusive lock, a run of shared entries
  * as one, N entries of a semaphore as one; capped at the maximum), so one waiter never polls more often than the
  * minimum allows, whatever the queue's length; and it never waits past the moment the entries ahead would
- * all have expired, so a dead holder is taken over one lease after its last heartbeat. Inside that schedule a
- * poll may come earlier, never more often, when the item's release history predicts the release that lets us
- * hold ({@link #nextPoll}, {@link PredictivePolling}); a plain wake-up hint adds at most one read per slot.</li>
+ * all have expired, so a dead holder is taken over one lease after its last heartbeat. A poll may come earlier
+ * when the item's release history predicts the release that lets us hold, within a small budget of reads per
+ * prediction ({@link #nextPoll}, {@link PredictivePolling}); a plain wake-up hint adds at most one read per
+ * interval of the schedule.</li>
  * </ol>
  * The waiter removes our entry on every way out but a grant.
  */
@@ -58,10 +59,17 @@ final class WaitLoop {
 
     private final Duration minPoll;
     private final Duration maxPoll;
+    private final boolean predictive;
 
     WaitLoop(Duration minPoll, Duration maxPoll) {
+        this(minPoll, maxPoll, true);
+    }
+
+    /** @param predictive whether polls follow the release history (off when wake-up hints say when to read) */
+    WaitLoop(Duration minPoll, Duration maxPoll, boolean predictive) {
         this.minPoll = minPoll;
         this.maxPoll = maxPoll;
+        this.predictive = predictive;
     }
 
     /**
@@ -102,15 +110,19 @@ final class WaitLoop {
     }
 
     /**
-     * When the waiter of entry {@code id} polls next, in its {@code slot} of the schedule above: early, when the
-     * release history in {@code state} predicts the release that lets it hold ({@link PredictivePolling}; its
-     * position counted in rounds of grants, as the schedule counts it), else when the slot is due. Never later
-     * than today's schedule, never more often.
+     * When the waiter of entry {@code id} polls next, the schedule's poll being due at {@code dueAt}: earlier, when
+     * the release history in {@code state} predicts the release that lets it hold ({@link PredictivePolling}; its
+     * position counted in rounds of grants, as the schedule counts it) and the waiter's {@code budget} allows, else
+     * when due. Never later than the schedule.
      */
-    long nextPoll(PredictivePolling.Slot slot, QueueState state, String id, long nowMillis, long nowNanos) {
+    PredictivePolling.Poll nextPoll(long dueAt, QueueState state, String id, PredictivePolling.Budget budget,
+            long nowMillis, long nowNanos) {
         QueueState.Entry self = state.entry(id);
-        int position = self == null ? 0 : state.roundsAhead(self);
-        return PredictivePolling.nextPoll(slot, state.history(), position, nowMillis, nowNanos);
+        if (!predictive || self == null) {
+            return new PredictivePolling.Poll(dueAt, 0);
+        }
+        return PredictivePolling.nextPoll(dueAt, state.history(), state.roundsAhead(self), budget, nowMillis,
+                nowNanos);
     }
 
     /** The pause between polls at {@code position} (entries ahead). */

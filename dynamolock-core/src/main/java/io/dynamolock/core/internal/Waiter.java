@@ -19,8 +19,8 @@ import org.slf4j.LoggerFactory;
  * and holds no thread in between: the enqueue's answer, a state offered by a same-JVM release or a heartbeat
  * ({@link Acquisition#offer}), the timer (a poll or the deadline is due), a lost lease, the template closing,
  * or the caller {@linkplain #abandon abandoning} the wait, a wake-up hint from another process ({@link WakeUps}:
- * an authenticated one's state counts as a same-JVM release's, a plain one makes it read at once, once per slot
- * of the poll schedule). {@link WaitLoop} says what each step does.
+ * an authenticated one's state counts as a same-JVM release's, a plain one makes it read at once, once per
+ * interval of the poll schedule). {@link WaitLoop} says what each step does.
  *
  * <p>Steps run one at a time: an event only counts itself in {@link #pending}; the event that finds nothing
  * pending hands a drain to a step thread, and the drain takes steps until none is pending. So an event that
@@ -48,17 +48,21 @@ final class Waiter implements WakeUps.Addressee {
     private QueueState state;
     private boolean queued;
     private RuntimeException failure;
+    /** When the next poll goes out, and the prediction it serves (0: the schedule's poll). */
     private long nextPollAt;
+    private long nextPollFor;
+    /** When the schedule's poll is due: one poll interval after the last poll. */
+    private long dueAt;
     private boolean polled = true;
-    private PredictivePolling.Slot slot;
+    private final PredictivePolling.Budget predictions = new PredictivePolling.Budget();
     /** A plain wake-up hint arrived since the last step. */
     private final AtomicBoolean hinted = new AtomicBoolean();
     /** The state of the last authenticated hint, to tell a grant it made from others. */
     private volatile QueueState hintedState;
     /** Whether {@link #state} came from an authenticated hint (then a grant on it counts as useful). */
     private boolean stateFromHint;
-    /** Whether a plain hint made us read in the current slot already. */
-    private boolean hintReadInSlot;
+    /** Whether a plain hint made us read since the last poll already. */
+    private boolean hintReadSincePoll;
     private ScheduledFuture<?> timer;
     private boolean finished;
 
@@ -210,17 +214,20 @@ final class Waiter implements WakeUps.Addressee {
             return;
         }
         long now = System.nanoTime();
-        // A plain hint: read now, once per slot of the poll schedule, without moving the schedule. So hints add at
-        // most one read per slot, whatever arrives (forged, duplicated), and never delay the scheduled poll.
-        boolean forHint = hinted.getAndSet(false) && !hintReadInSlot && now - nextPollAt < 0;
+        // A plain hint: read now, once per interval of the poll schedule, without moving the schedule. So hints add
+        // at most one read per interval, whatever arrives (forged, duplicated), and never delay the scheduled poll.
+        boolean forHint = hinted.getAndSet(false) && !hintReadSincePoll && now - nextPollAt < 0;
         if ((forHint || now - nextPollAt >= 0) && entry.isLive()) {
             attempt(() -> engine.table.read(entry.key()));
             if (forHint) {
-                hintReadInSlot = true;
+                hintReadSincePoll = true;
                 engine.wakeUps.countUseful();
             }
             else {
                 polled = true;
+                if (nextPollFor != 0) {
+                    predictions.spend(nextPollFor);
+                }
             }
         }
     }
@@ -284,20 +291,24 @@ final class Waiter implements WakeUps.Addressee {
     }
 
     /**
-     * Until the next poll or the deadline, whichever is first, unless an event comes sooner. The poll is due one
-     * interval after the last (a fresh state may bring it forward, as today), and may come earlier in its slot
-     * for a predicted release ({@link WaitLoop#nextPoll}).
+     * Until the next poll or the deadline, whichever is first, unless an event comes sooner. The schedule's poll
+     * is due one interval after the last poll (a fresh state may bring it forward, as today); a predicted release
+     * may bring the next poll further forward ({@link WaitLoop#nextPoll}).
      */
     private void sleep(long now, long delayNanos) {
         if (polled) {
-            slot = slot == null ? PredictivePolling.Slot.first(now, delayNanos) : slot.after(now, delayNanos);
-            hintReadInSlot = false;
+            dueAt = now + delayNanos;
+            hintReadSincePoll = false;
         }
         else {
-            slot = slot.dueNoLaterThan(now + delayNanos);
+            dueAt = Waits.earlier(dueAt, now + delayNanos);
         }
-        long at = engine.waitLoop.nextPoll(slot, state, entry.id(), engine.settings.clock().millis(), now);
-        nextPollAt = polled ? at : Waits.earlier(nextPollAt, at);
+        PredictivePolling.Poll poll = engine.waitLoop.nextPoll(dueAt, state, entry.id(), predictions,
+                engine.settings.clock().millis(), now);
+        if (polled || poll.atNanos() - nextPollAt < 0) {
+            nextPollAt = poll.atNanos();
+            nextPollFor = poll.forPrediction();
+        }
         polled = false;
         cancelTimer();
         timer = engine.workers.schedule(this::signal, Waits.earlier(nextPollAt, deadlineNanos) - now);

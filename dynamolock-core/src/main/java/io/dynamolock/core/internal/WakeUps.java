@@ -19,9 +19,9 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  *
  * <p>What a hint may do to a waiter, and why that is safe whatever the network does:
  * <ul>
- * <li>A plain hint only makes the waiter read the queue, at most once per slot of its poll schedule
- * ({@link PredictivePolling.Slot}): a lost one costs the poll interval, forged or duplicated ones at most one read
- * per slot.</li>
+ * <li>A plain hint only makes the waiter read the queue, at most once per interval of its poll schedule (once
+ * between two of its polls): a lost one costs the poll interval, forged or duplicated ones at most one read per
+ * interval.</li>
  * <li>An authenticated hint's item is offered to the waiter exactly as a same-JVM release's state is
  * ({@link Acquisition#offer}): it is a linearizable read of the item, and entries ahead of a ticket only ever
  * disappear, so a state that shows nothing live ahead of the waiter's entry proves the lock free whenever it
@@ -43,7 +43,7 @@ final class WakeUps implements AutoCloseable {
         /** An authenticated hint's state: treat as a same-JVM release's. */
         void wokenWith(QueueState state);
 
-        /** A plain hint: read the queue now, unless a hint made it read in this slot of its schedule already. */
+        /** A plain hint: read the queue now, unless a hint made it read since its last poll already. */
         void woken();
     }
 

@@ -50,68 +50,114 @@ class PredictivePollingTests {
     }
 
     @Test
-    void predictsTheReleaseThatLetsAWaiterHoldAndNothingOnceItIsOverdue() {
-        PredictivePolling.History history = new PredictivePolling.History(NOW_MILLIS - 10, 30);
-        assertThat(history.predictedMillis(1, NOW_MILLIS)).as("20 ms from now, plus a tenth of the interval")
-                .isEqualTo(NOW_MILLIS + 23);
-        assertThat(history.predictedMillis(2, NOW_MILLIS)).isEqualTo(NOW_MILLIS + 53);
-        assertThat(history.predictedMillis(1, NOW_MILLIS + 23)).as("overdue: the holder holds longer").isZero();
-        assertThat(PredictivePolling.History.NONE.predictedMillis(1, NOW_MILLIS)).isZero();
+    void predictsTheReleaseThatLetsAWaiterHold() {
+        PredictivePolling.History history = new PredictivePolling.History(NOW_MILLIS - 10, 32);
+        assertThat(history.prediction(1)).as("22 ms from now plus a tenth of the interval; steps of an eighth")
+                .isEqualTo(new PredictivePolling.Prediction(NOW_MILLIS + 25, 4, 32));
+        assertThat(history.prediction(2).atMillis()).isEqualTo(NOW_MILLIS + 57);
+        assertThat(PredictivePolling.History.NONE.prediction(1)).isNull();
+        assertThat(history.prediction(0)).as("no one ahead: nothing to predict").isNull();
     }
 
     @Test
-    void pollsEarlyInsideTheSlotForAPredictedReleaseAndNeverLater() {
-        PredictivePolling.Slot slot = PredictivePolling.Slot.first(NOW, 50 * MS);
-        PredictivePolling.History history = new PredictivePolling.History(NOW_MILLIS - 10, 30);
-        assertThat(PredictivePolling.nextPoll(slot, history, 1, NOW_MILLIS, NOW)).isEqualTo(NOW + 23 * MS);
-        assertThat(PredictivePolling.nextPoll(slot, history, 3, NOW_MILLIS, NOW))
-                .as("predicted past the slot: when due, as today").isEqualTo(NOW + 50 * MS);
-        assertThat(PredictivePolling.nextPoll(slot, new PredictivePolling.History(NOW_MILLIS - 100, 30), 1,
-                NOW_MILLIS, NOW)).as("overdue: when due, as today").isEqualTo(NOW + 50 * MS);
-        assertThat(PredictivePolling.nextPoll(slot, PredictivePolling.History.NONE, 1, NOW_MILLIS, NOW))
-                .isEqualTo(NOW + 50 * MS);
+    void readsAtThePredictedReleaseThenAFewTimesMoreWhileTheHolderIsLateThenOnTheSchedule() {
+        PredictivePolling.History history = new PredictivePolling.History(NOW_MILLIS - 10, 32);
+        PredictivePolling.Budget budget = new PredictivePolling.Budget();
+        long due = NOW + 50 * MS;
+        PredictivePolling.Poll first = PredictivePolling.nextPoll(due, history, 1, budget, NOW_MILLIS, NOW);
+        assertThat(first).isEqualTo(new PredictivePolling.Poll(NOW + 25 * MS, NOW_MILLIS + 25));
+
+        long millis = NOW_MILLIS + 25;
+        long nanos = NOW + 25 * MS;
+        budget.spend(first.forPrediction());
+        for (int followUp = 1; followUp <= PredictivePolling.FOLLOW_UPS; followUp++) {
+            PredictivePolling.Poll next = PredictivePolling.nextPoll(nanos + 50 * MS, history, 1, budget,
+                    millis, nanos);
+            assertThat(next).as("follow-up %d: a step later", followUp)
+                    .isEqualTo(new PredictivePolling.Poll(nanos + 4 * MS, NOW_MILLIS + 25));
+            budget.spend(next.forPrediction());
+            millis += 4;
+            nanos += 4 * MS;
+        }
+        assertThat(PredictivePolling.nextPoll(nanos + 50 * MS, history, 1, budget, millis, nanos))
+                .as("budget spent: the schedule").isEqualTo(new PredictivePolling.Poll(nanos + 50 * MS, 0));
+
+        PredictivePolling.History released = new PredictivePolling.History(millis, 32);
+        assertThat(PredictivePolling.nextPoll(nanos + 50 * MS, released, 1, budget, millis, nanos).forPrediction())
+                .as("a release since: a new prediction, a new budget").isEqualTo(millis + 35);
     }
 
     @Test
-    void anEarlyPollUsesUpItsSlot() {
-        PredictivePolling.Slot slot = PredictivePolling.Slot.first(NOW, 50 * MS);
-        PredictivePolling.Slot afterEarly = slot.after(NOW + 10 * MS, 50 * MS);
-        assertThat(afterEarly).isEqualTo(new PredictivePolling.Slot(NOW + 50 * MS, NOW + 100 * MS));
-        assertThat(afterEarly.pollAt(NOW + 11 * MS)).as("a second wish in the same stretch waits for the next slot")
-                .isEqualTo(NOW + 50 * MS + 1);
-        assertThat(slot.after(NOW + 60 * MS, 50 * MS)).as("on time or late: as today")
-                .isEqualTo(new PredictivePolling.Slot(NOW + 60 * MS, NOW + 110 * MS));
-        assertThat(slot.dueNoLaterThan(NOW + 20 * MS).dueAt()).isEqualTo(NOW + 20 * MS);
-        assertThat(slot.dueNoLaterThan(NOW + 70 * MS)).isSameAs(slot);
+    void notLaterThanTheScheduleAndNothingForAHolderFarPastItsHistory() {
+        PredictivePolling.Budget budget = new PredictivePolling.Budget();
+        long due = NOW + 50 * MS;
+        assertThat(PredictivePolling.nextPoll(due, new PredictivePolling.History(NOW_MILLIS - 10, 30), 3,
+                budget, NOW_MILLIS, NOW)).as("predicted past the schedule's poll: when due")
+                .isEqualTo(new PredictivePolling.Poll(due, 0));
+        assertThat(PredictivePolling.nextPoll(due, new PredictivePolling.History(NOW_MILLIS - 100, 30), 1,
+                budget, NOW_MILLIS, NOW)).as("late by more than an interval: as today")
+                .isEqualTo(new PredictivePolling.Poll(due, 0));
+        assertThat(PredictivePolling.nextPoll(due, PredictivePolling.History.NONE, 1, budget, NOW_MILLIS, NOW))
+                .isEqualTo(new PredictivePolling.Poll(due, 0));
+
+        // The holder h released 10 ms ago by its history; w waits behind it.
+        QueueState queue = QueueState.of(Map.of("next", AttributeValue.fromN("3"),
+                "t#h", AttributeValue.fromN("1"), "e#h", AttributeValue.fromN(Long.toString(NOW_MILLIS + 60_000)),
+                "t#w", AttributeValue.fromN("2"), "e#w", AttributeValue.fromN(Long.toString(NOW_MILLIS + 60_000)),
+                "lr", AttributeValue.fromN(Long.toString(NOW_MILLIS - 10)), "ri", AttributeValue.fromN("30")));
+        assertThat(today.nextPoll(due, queue, "w", budget, NOW_MILLIS, NOW))
+                .isEqualTo(new PredictivePolling.Poll(NOW + 23 * MS, NOW_MILLIS + 23));
+        assertThat(new WaitLoop(Duration.ofMillis(50), Duration.ofSeconds(1), false).nextPoll(due, queue,
+                "w", budget, NOW_MILLIS, NOW)).as("with wake-up hints on, no prediction")
+                .isEqualTo(new PredictivePolling.Poll(due, 0));
     }
 
     /**
-     * A waiter at {@code position} for ten seconds, with a wish to poll early (a prediction, a hint, a flood of
-     * forged ones) at random moments, sometimes many per millisecond: it never polls more than once more than
-     * today's schedule would in that time, at queues of 1, 10 and 100.
+     * A waiter at {@code position} for ten seconds behind a holder that keeps the lock, with a recent release
+     * history, woken at random moments (a flood of wake-ups, sometimes many per millisecond): it never polls more
+     * than the budget of one prediction more than today's schedule would in that time, at queues of 1, 10 and
+     * 100.
      */
     @ParameterizedTest
     @ValueSource(ints = {1, 10, 100})
-    void neverPollsMoreOftenThanTodaysSchedule(int position) {
+    void neverPollsMoreThanOnePredictionsBudgetMoreThanTodaysScheduleWhileTheQueueDoesNotMove(int position) {
         long delay = today.pollDelay(position).toNanos();
         long span = Duration.ofSeconds(10).toNanos();
         long todays = span / delay;
         Random random = new Random(position);
         for (int run = 0; run < 50; run++) {
+            PredictivePolling.History history = new PredictivePolling.History(NOW_MILLIS - random.nextInt(40),
+                    1 + random.nextInt(60));
+            PredictivePolling.Budget budget = new PredictivePolling.Budget();
             long now = NOW;
-            PredictivePolling.Slot slot = PredictivePolling.Slot.first(now, delay);
+            long dueAt = now + delay;
+            PredictivePolling.Poll next = PredictivePolling.nextPoll(dueAt, history, position, budget, NOW_MILLIS, now);
             int polls = 0;
             while (true) {
-                long wish = run % 5 == 0 ? now : now + (long) (random.nextDouble() * 2 * delay);
-                long pollAt = Math.max(now, slot.pollAt(wish));
-                if (pollAt - NOW > span) {
+                // Woken before the poll, now and then several times (a flood of events): each takes a fresh look.
+                for (int wakeUp = random.nextInt(run % 5 == 0 ? 20 : 3); wakeUp > 0; wakeUp--) {
+                    long woken = now + (long) (random.nextDouble() * (next.atNanos() - now));
+                    PredictivePolling.Poll again = PredictivePolling.nextPoll(dueAt, history,
+                            position, budget, NOW_MILLIS + (woken - NOW) / MS, woken);
+                    if (again.atNanos() - next.atNanos() < 0) {
+                        next = again;
+                    }
+                    now = woken;
+                }
+                if (next.atNanos() - NOW > span) {
                     break;
                 }
                 polls++;
-                now = pollAt;
-                slot = slot.after(now, delay);
+                now = next.atNanos();
+                if (next.forPrediction() != 0) {
+                    budget.spend(next.forPrediction());
+                }
+                dueAt = now + delay;
+                next = PredictivePolling.nextPoll(dueAt, history, position, budget,
+                        NOW_MILLIS + (now - NOW) / MS, now);
             }
-            assertThat(polls).as("run %d at position %d", run, position).isLessThanOrEqualTo((int) todays + 1);
+            assertThat(polls).as("run %d at position %d", run, position)
+                    .isLessThanOrEqualTo((int) todays + 1 + PredictivePolling.FOLLOW_UPS);
         }
     }
 }
