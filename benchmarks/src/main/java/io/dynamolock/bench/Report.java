@@ -57,6 +57,9 @@ final class Report {
             charts.addAll(List.of(contendedChart(kinds, results, "Handoffs per second (20 ms holds, 2 JVMs)",
                     "handoffs/s", ContendedScenario.Row::handoffsPerSecond), utilisation, waitChart(kinds, results)));
         }
+        if (!results.processes().isEmpty()) {
+            charts.addAll(processesCharts(kinds, results.processes()));
+        }
         if (!results.waitingCost().isEmpty()) {
             charts.add(waitingCostChart(kinds, results));
         }
@@ -276,6 +279,33 @@ final class Report {
                     });
         }
         return chart;
+    }
+
+    /**
+     * Scenario 7: handoffs per second, and each competitor's handoff p50 split into the release's own request and
+     * the time from its answer to the next grant (how the next process learns of the release).
+     */
+    private static List<Chart<?, ?>> processesCharts(List<CompetitorKind> kinds, List<ContendedScenario.Row> rows) {
+        List<ContendedScenario.Row> charted = kinds.stream()
+                .flatMap(kind -> rows.stream().filter(row -> row.kind() == kind)).toList();
+        List<String> labels = charted.stream().map(row -> row.kind().label).toList();
+        CategoryChart throughput = categoryChart("T=" + ProcessesScenario.PROCESSES
+                + " contenders in separate processes: handoffs per second (20 ms holds)", "", "handoffs/s");
+        throughput.getStyler().setLegendVisible(false);
+        throughput.addSeries("handoffs/s", labels,
+                charted.stream().map(row -> (Number) row.handoffsPerSecond()).toList());
+        CategoryChart handoff = categoryChart("T=" + ProcessesScenario.PROCESSES
+                + " in separate processes: handoff p50, release call to the next grant", "", "ms");
+        handoff.getStyler().setStacked(true);
+        handoff.getStyler().setLegendPosition(Styler.LegendPosition.InsideNE);
+        handoff.addSeries("the release's own request", labels,
+                charted.stream().map(row -> (Number) row.releaseCrossJvmP50()).toList());
+        handoff.addSeries("from its answer to the next grant", labels,
+                charted.stream().map(row -> (Number) Math.max(0, row.answerToGrantCrossJvmP50())).toList());
+        for (CategoryChart chart : List.of(throughput, handoff)) {
+            chart.getStyler().setXAxisLabelRotation(15);
+        }
+        return List.of(throughput, handoff);
     }
 
     private static CategoryChart waitingCostChart(List<CompetitorKind> kinds, Results r) {
