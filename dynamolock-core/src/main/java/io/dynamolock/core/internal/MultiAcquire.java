@@ -127,7 +127,9 @@ final class MultiAcquire {
                             ? ex.getCause() : ex);
                 }
                 else if (!add(lock)) {
-                    lock.release(); // granted after the caller gave up
+                    // Granted after the caller gave up. Release is a blocking request: not on this thread, which
+                    // may be a step thread or the wake-up receiver.
+                    engine.workers.requestsOrCaller().execute(lock::release);
                 }
                 else if (index + 1 < parts.size()) {
                     next(index + 1);
@@ -162,12 +164,18 @@ final class MultiAcquire {
             if (waiting != null) {
                 waiting.cancel(false);
             }
-            try {
-                MultiHold.releaseAll(release);
+            if (release.isEmpty()) {
+                return;
             }
-            catch (RuntimeException ex) {
-                // Nobody to tell: the entries left behind expire after their lease.
-            }
+            // Blocking requests, and the caller may be cancelling on an event loop: on a request thread.
+            engine.workers.requestsOrCaller().execute(() -> {
+                try {
+                    MultiHold.releaseAll(release);
+                }
+                catch (RuntimeException ex) {
+                    // Nobody to tell: the entries left behind expire after their lease.
+                }
+            });
         }
     }
 }
