@@ -206,10 +206,11 @@ final class Waiter implements WakeUps.Addressee {
         if (offered != null) {
             // Only a state that holds our entry counts (one handed over by another thread may predate our enqueue),
             // and only if no older than what we know: states of one lock arrive from several threads out of order.
+            // A state handed to us is not a request of ours that succeeded: the last one's failure stands (it is
+            // what a time-out reports, e.g. reads refused while heartbeats pass), and so does its pause.
             if (offered.entry(entry.id()) != null && entry.isNewer(offered, state)) {
                 state = offered;
                 stateFromHint = offered == hintedState;
-                failure = null;
             }
             return;
         }

@@ -242,6 +242,31 @@ class InjectedFaultTests extends LockTableTestSupport {
         assertThat(item().entries()).isEmpty();
     }
 
+    /**
+     * Reads refused while writes pass (an IAM policy without {@code dynamodb:GetItem}, say): the waiter's
+     * heartbeats bring it fresh states, but those are not its polls, so the time-out still names the refusal.
+     * Polls a second apart, heartbeats every 200 ms: heartbeats land between the last failed poll and the deadline.
+     */
+    @Test
+    void aTimeOutNamesTheRefusedPollsEvenWhenHeartbeatsSucceedAfterTheLastOne() throws Exception {
+        LockHandle holder = clean.acquire(entity, LONG);
+        faults.failAlways(Step.READ, Fault.THROTTLE_BEFORE);
+        CountDownLatch polled = faults.awaitAttempts(Step.READ, ATTEMPTS);
+        try (LockTemplate slowPolls = LockTemplate.builder(faultyClient).tableName(table).ownerName(faultyOwner)
+                .leaseDuration(LEASE).heartbeatInterval(Duration.ofMillis(200))
+                .pollInterval(Duration.ofSeconds(1), Duration.ofSeconds(1)).build()) {
+            CompletableFuture<LockHandle> waiter = CompletableFuture.supplyAsync(
+                    () -> slowPolls.acquire(entity, Duration.ofMillis(1700)));
+            assertThat(polled.await(30, TimeUnit.SECONDS)).isTrue();
+            CountDownLatch renewed = faults.awaitAttempts(Step.RENEW, 1);
+            assertThat(renewed.await(30, TimeUnit.SECONDS)).as("a heartbeat after the failed poll").isTrue();
+            assertThatThrownBy(() -> waiter.get(30, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
+                    .cause().isInstanceOf(LockWaitTimeoutException.class)
+                    .cause().isInstanceOf(SdkException.class);
+        }
+        holder.release();
+    }
+
     @Test
     void waiterWhosePurgesKeepFailingTimesOutCleanlyAndTheNextOneTakesOver() {
         LockTemplate crashed = template(client, "crashed", LEASE);
