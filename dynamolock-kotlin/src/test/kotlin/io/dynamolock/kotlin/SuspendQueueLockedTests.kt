@@ -112,7 +112,6 @@ class SuspendQueueLockedTests {
         }
     }
 
-
     @Test
     fun aQueueLockedSuspendFunctionCalledInsideWithLockJoinsIt() {
         contextRunner.run { context ->
