@@ -288,23 +288,20 @@ final class Report {
     private static List<Chart<?, ?>> processesCharts(List<CompetitorKind> kinds, List<ContendedScenario.Row> rows) {
         List<ContendedScenario.Row> charted = kinds.stream()
                 .flatMap(kind -> rows.stream().filter(row -> row.kind() == kind)).toList();
-        List<String> labels = charted.stream().map(row -> row.kind().label).toList();
+        List<String> labels = charted.stream().map(row -> row.kind().id).toList();
         CategoryChart throughput = categoryChart("T=" + ProcessesScenario.PROCESSES
                 + " contenders in separate processes: handoffs per second (20 ms holds)", "", "handoffs/s");
         throughput.getStyler().setLegendVisible(false);
         throughput.addSeries("handoffs/s", labels,
                 charted.stream().map(row -> (Number) row.handoffsPerSecond()).toList());
         CategoryChart handoff = categoryChart("T=" + ProcessesScenario.PROCESSES
-                + " in separate processes: handoff p50, release call to the next grant", "", "ms");
+                + " in separate processes: handoff, release call to the next grant (p50 of each part)", "", "ms");
         handoff.getStyler().setStacked(true);
         handoff.getStyler().setLegendPosition(Styler.LegendPosition.InsideNE);
         handoff.addSeries("the release's own request", labels,
                 charted.stream().map(row -> (Number) row.releaseCrossJvmP50()).toList());
         handoff.addSeries("from its answer to the next grant", labels,
                 charted.stream().map(row -> (Number) Math.max(0, row.answerToGrantCrossJvmP50())).toList());
-        for (CategoryChart chart : List.of(throughput, handoff)) {
-            chart.getStyler().setXAxisLabelRotation(15);
-        }
         return List.of(throughput, handoff);
     }
 
