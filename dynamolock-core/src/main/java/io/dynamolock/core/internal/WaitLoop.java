@@ -75,8 +75,7 @@ final class WaitLoop {
     /**
      * The next step of the waiter of entry {@code id}.
      *
-     * @param failure the failure of the waiter's last poll or purge, or {@code null} if it succeeded (states handed
-     *                over by others do not clear it)
+     * @param failure the last poll's or purge's failure since the last good state, or {@code null}
      */
     Next decide(QueueState state, String id, RuntimeException failure, long nowMillis, long nowNanos,
             long deadlineNanos) {

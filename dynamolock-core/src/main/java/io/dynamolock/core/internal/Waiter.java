@@ -47,7 +47,10 @@ final class Waiter implements WakeUps.Addressee {
     private final AtomicInteger pending = new AtomicInteger();
     private QueueState state;
     private boolean queued;
+    /** The last request's failure since a good state (ours or handed over): no purge, a whole poll's pause. */
     private RuntimeException failure;
+    /** The failure of our own last request, until one succeeds: what a time-out reports as its cause. */
+    private RuntimeException lastFailure;
     /** When the next poll goes out, and the prediction it serves (0: the schedule's poll). */
     private long nextPollAt;
     private long nextPollFor;
@@ -87,12 +90,15 @@ final class Waiter implements WakeUps.Addressee {
     public void wokenWith(QueueState hinted) {
         hintedState = hinted;
         QueueState.Entry self = hinted.entry(entry.id());
-        if (self == null || !hinted.blockers(self).hold() || abandonedBy.get() != null) {
+        if (self == null || !hinted.blockers(self).hold() || abandonedBy.get() != null || engine.isClosed()
+                || entry.phase() != Acquisition.Phase.WAITING) {
             entry.offer(hinted); // as a same-JVM release's: kept only if it holds our entry and is no older
         }
         else if (entry.keepOffered(hinted) && pending.getAndIncrement() == 0) {
             // A state that grants us needs no request: the grant step runs here, on the receiver's thread, one
             // hand-over between threads less on the handoff's path. (If a step is running, it takes the state.)
+            // Every way out that sends a request (abandoned, lost, closed) was ruled out just above; one that
+            // begins in between, or a lease that ends at the grant, costs other hints that request's time.
             drain();
         }
     }
@@ -206,11 +212,12 @@ final class Waiter implements WakeUps.Addressee {
         if (offered != null) {
             // Only a state that holds our entry counts (one handed over by another thread may predate our enqueue),
             // and only if no older than what we know: states of one lock arrive from several threads out of order.
-            // A state handed to us is not a request of ours that succeeded: the last one's failure stands (it is
-            // what a time-out reports, e.g. reads refused while heartbeats pass), and so does its pause.
+            // A good state ends the pause after a failure (a purge, a write, may pass where reads are refused), but
+            // it is not a request of ours that succeeded: a time-out still names our last failure.
             if (offered.entry(entry.id()) != null && entry.isNewer(offered, state)) {
                 state = offered;
                 stateFromHint = offered == hintedState;
+                failure = null;
             }
             return;
         }
@@ -261,7 +268,8 @@ final class Waiter implements WakeUps.Addressee {
             }
             if (next instanceof WaitLoop.GiveUp giveUp) {
                 engine.leave(entry);
-                settle(null, giveUp.gaveUp(), null);
+                WaitLoop.GaveUp gaveUp = giveUp.gaveUp();
+                settle(null, new WaitLoop.GaveUp(gaveUp.position(), gaveUp.ownersAhead(), lastFailure), null);
                 return;
             }
             if (next instanceof WaitLoop.Purge purge) {
@@ -328,6 +336,7 @@ final class Waiter implements WakeUps.Addressee {
             state = request.get();
             stateFromHint = false;
             failure = null;
+            lastFailure = null;
             return true;
         }
         catch (LockTableException ex) {
@@ -336,6 +345,7 @@ final class Waiter implements WakeUps.Addressee {
         catch (RuntimeException ex) {
             log.warn("Waiting for {}: a request failed; trying again after a poll interval", entry, ex);
             failure = ex;
+            lastFailure = ex;
             return false;
         }
     }

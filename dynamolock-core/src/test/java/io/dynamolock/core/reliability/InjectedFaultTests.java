@@ -267,6 +267,25 @@ class InjectedFaultTests extends LockTableTestSupport {
         holder.release();
     }
 
+    /**
+     * Reads refused while writes pass (reads and writes are throttled separately): the waiter's heartbeats show it
+     * the dead holder's expired entry, and the purge, a write, takes the lock over. Its own polls never succeed.
+     */
+    @Test
+    void aWaiterWhoseReadsAreRefusedStillTakesOverFromADeadHolderThroughItsHeartbeats() {
+        LockTemplate crashed = template(client, "crashed", LEASE);
+        crashed.acquire(entity, LONG);
+        crashed.close(); // stops heartbeating, as a crash does; its entry expires after the lease
+        faults.failAlways(Step.READ, Fault.THROTTLE_BEFORE);
+        try (LockTemplate readsRefused = LockTemplate.builder(faultyClient).tableName(table).ownerName(faultyOwner)
+                .leaseDuration(LEASE).heartbeatInterval(Duration.ofMillis(200))
+                .pollInterval(Duration.ofMillis(50), Duration.ofSeconds(1)).build();
+                LockHandle lock = readsRefused.acquire(entity, LONG)) {
+            assertThat(item().entries()).hasSize(1);
+            assertThat(faults.attempts(Step.PURGE)).isPositive();
+        }
+    }
+
     @Test
     void waiterWhosePurgesKeepFailingTimesOutCleanlyAndTheNextOneTakesOver() {
         LockTemplate crashed = template(client, "crashed", LEASE);
