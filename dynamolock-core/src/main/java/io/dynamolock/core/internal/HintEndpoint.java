@@ -18,6 +18,7 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -40,7 +41,9 @@ final class HintEndpoint implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(HintEndpoint.class);
 
-    private static final Pattern IPV4 = Pattern.compile("\\d{1,3}(\\.\\d{1,3}){3}");
+    private static final String OCTET = "(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)";
+    /** Hosts that the JDK turns into an address without asking a resolver: IPv4, and IPv6 in brackets. */
+    private static final Pattern IP_LITERAL = Pattern.compile(OCTET + "(\\." + OCTET + "){3}|\\[[0-9A-Fa-f:.]+\\]");
 
     /** Hints waiting to be sent at most; more are dropped. */
     static final int SEND_QUEUE = 1024;
@@ -78,18 +81,28 @@ final class HintEndpoint implements AutoCloseable {
         for (HintCodec.Rejection why : HintCodec.Rejection.values()) {
             rejected.put(why, new AtomicLong());
         }
+        DatagramChannel opened = null;
+        Selector selector = null;
         try {
-            this.channel = bind.getAddress() instanceof java.net.Inet6Address
+            opened = bind.getAddress() instanceof java.net.Inet6Address
                     ? DatagramChannel.open(StandardProtocolFamily.INET6) : DatagramChannel.open();
-            this.channel.bind(bind);
-            this.channel.configureBlocking(false);
-            this.readable = Selector.open();
-            this.channel.register(readable, SelectionKey.OP_READ);
-            this.advertised = advertisedAddress(advertised, (InetSocketAddress) channel.getLocalAddress());
+            opened.bind(bind);
+            opened.configureBlocking(false);
+            selector = Selector.open();
+            opened.register(selector, SelectionKey.OP_READ);
+            this.advertised = advertisedAddress(advertised, (InetSocketAddress) opened.getLocalAddress());
         }
-        catch (IOException ex) {
-            throw new UncheckedIOException("Cannot bind the wake-up endpoint to " + bind + ": " + ex.getMessage(), ex);
+        catch (IOException | RuntimeException ex) {
+            closeQuietly(opened);
+            closeQuietly(selector);
+            if (ex instanceof IOException io) {
+                throw new UncheckedIOException("Cannot bind the wake-up endpoint to " + bind + ": " + io.getMessage(),
+                        io);
+            }
+            throw (RuntimeException) ex;
         }
+        this.channel = opened;
+        this.readable = selector;
         this.receiver = Workers.daemonThreads("dynamolock-wake-up-receiver-").newThread(this::receive);
         this.sender = Workers.daemonThreads("dynamolock-wake-up-sender-").newThread(this::sendQueued);
         receiver.start();
@@ -128,11 +141,15 @@ final class HintEndpoint implements AutoCloseable {
         }
     }
 
-    /** Whether the host of {@code host:port} is an IPv4 address or a bracketed IPv6 one: no name to resolve. */
+    /**
+     * Whether the host of {@code host:port} is an IPv4 address or a bracketed IPv6 one, so that sending needs no
+     * name lookup, which could block. The address comes from the item, which anyone with write access can shape:
+     * what only looks like an address ({@code 999.1.1.1}, {@code [name]}) goes the slow way.
+     */
     static boolean isIpLiteral(String address) {
         int colon = address.lastIndexOf(':');
         String host = colon < 0 ? address : address.substring(0, colon);
-        return host.startsWith("[") || IPV4.matcher(host).matches();
+        return IP_LITERAL.matcher(host).matches();
     }
 
     /** Datagrams sent. */
@@ -181,9 +198,11 @@ final class HintEndpoint implements AutoCloseable {
                 return;
             }
             catch (IOException | RuntimeException ex) {
-                // A hint is only ever a shortcut: whatever went wrong, the waiters still poll.
+                // A hint is only ever a shortcut: whatever went wrong, the waiters still poll. A pause, so that a
+                // failure that repeats (a broken selector) does not spin this thread.
                 if (!closed) {
                     log.debug("Receiving a wake-up hint failed", ex);
+                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
                 }
             }
             catch (Error ex) {
@@ -293,13 +312,8 @@ final class HintEndpoint implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
-        try {
-            channel.close();
-            readable.close(); // wakes the receiver out of its select
-        }
-        catch (IOException ex) {
-            log.debug("Closing the wake-up endpoint failed", ex);
-        }
+        closeQuietly(channel);
+        closeQuietly(readable); // wakes the receiver out of its select
         sender.interrupt();
         try {
             receiver.join(1000);
@@ -313,6 +327,18 @@ final class HintEndpoint implements AutoCloseable {
     /** Whether either thread still runs: after {@link #close()}, neither. */
     boolean isRunning() {
         return receiver.isAlive() || sender.isAlive();
+    }
+
+    private static void closeQuietly(java.io.Closeable closeable) {
+        if (closeable == null) {
+            return;
+        }
+        try {
+            closeable.close();
+        }
+        catch (IOException ex) {
+            log.debug("Closing the wake-up endpoint failed", ex);
+        }
     }
 
     @Override

@@ -86,6 +86,9 @@ class HintEndpointTests {
         assertThat(HintEndpoint.isIpLiteral("[fd00::1]:7070")).isTrue();
         assertThat(HintEndpoint.isIpLiteral("orders-7f9c.orders.svc.cluster.local:7070")).isFalse();
         assertThat(HintEndpoint.isIpLiteral("10.0.12.7.nip.io:7070")).isFalse();
+        assertThat(HintEndpoint.isIpLiteral("999.1.1.1:7070")).as("looks like one, would go to a resolver").isFalse();
+        assertThat(HintEndpoint.isIpLiteral("[orders.internal]:7070")).isFalse();
+        assertThat(HintEndpoint.isIpLiteral("255.255.255.255:7070")).isTrue();
     }
 
     @Test
