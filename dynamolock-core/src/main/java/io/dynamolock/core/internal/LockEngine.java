@@ -313,7 +313,8 @@ public final class LockEngine {
             throw new LockEntryNotFoundException("No entry with ticket " + ticket + " in the queue of " + key
                     + " in table '" + settings.tableName() + "'; the queue holds " + now.entries().stream()
                     .map(e -> e.ticket() + " (" + e.owner() + ")").toList() + ". It was released or broken"
-                    + " meanwhile, or the ticket is wrong; nothing was removed");
+                    + " meanwhile, or the ticket is wrong; nothing was removed by this answer (if the request was"
+                    + " retried after a lost answer, its first attempt may have removed it: check the queue)");
         }
         published(key, broken.state());
         live.stream().filter(own -> own.id().equals(entry.id())).findFirst().ifPresent(own -> {

@@ -3,6 +3,7 @@ package io.dynamolock.core.reliability;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.dynamolock.core.LockEntryNotFoundException;
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockListener;
 import io.dynamolock.core.LockLostException;
@@ -284,6 +285,27 @@ class InjectedFaultTests extends LockTableTestSupport {
             assertThat(item().entries()).hasSize(1);
             assertThat(faults.attempts(Step.PURGE)).isPositive();
         }
+    }
+
+    /**
+     * A break whose first attempt lands but whose answer is lost: the SDK's retry finds the entry gone. The operator
+     * is told that, and that the first attempt may have done it; the entry is gone and the lock free.
+     */
+    @Test
+    void aBreakRetriedAfterALostAnswerSaysTheFirstAttemptMayHaveRemovedTheEntry() {
+        LockTemplate stuck = template(client, "stuck", LONG);
+        LockHandle held = stuck.acquire(entity, LONG);
+        faults.fail(Step.BREAK, Fault.LOST_RESPONSE, 1);
+
+        assertThatThrownBy(() -> faulty.breakLock(entity, "default", held.fencingToken()))
+                .isInstanceOf(LockEntryNotFoundException.class)
+                .hasMessageContaining("first attempt may have removed it");
+        assertThat(faults.attempts(Step.BREAK)).isEqualTo(2);
+        assertThat(item().entries()).as("removed by the first attempt").isEmpty();
+        try (LockHandle next = clean.acquire(entity, Duration.ZERO)) {
+            assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
+        }
+        stuck.close();
     }
 
     @Test
