@@ -90,6 +90,19 @@ class InjectedFaultTests extends LockTableTestSupport {
         return builder.build();
     }
 
+    /** A holder of {@code entity} that stops heartbeating, as a crash does: its entry expires after the lease. */
+    void holderThatCrashed() {
+        LockTemplate crashed = template(client, "crashed", LEASE);
+        crashed.acquire(entity, LONG);
+        crashed.close();
+    }
+
+    /** The faulty client's owner, heartbeating every 200 ms and polling at least every {@code minPoll}. */
+    LockTemplate faultyWithFrequentHeartbeats(Duration minPoll) {
+        return LockTemplate.builder(faultyClient).tableName(table).ownerName(faultyOwner).leaseDuration(LEASE)
+                .heartbeatInterval(Duration.ofMillis(200)).pollInterval(minPoll, Duration.ofSeconds(1)).build();
+    }
+
     LockItems.Item item() {
         return items.read(entity, "default");
     }
@@ -253,9 +266,7 @@ class InjectedFaultTests extends LockTableTestSupport {
         LockHandle holder = clean.acquire(entity, LONG);
         faults.failAlways(Step.READ, Fault.THROTTLE_BEFORE);
         CountDownLatch polled = faults.awaitAttempts(Step.READ, ATTEMPTS);
-        try (LockTemplate slowPolls = LockTemplate.builder(faultyClient).tableName(table).ownerName(faultyOwner)
-                .leaseDuration(LEASE).heartbeatInterval(Duration.ofMillis(200))
-                .pollInterval(Duration.ofSeconds(1), Duration.ofSeconds(1)).build()) {
+        try (LockTemplate slowPolls = faultyWithFrequentHeartbeats(Duration.ofSeconds(1))) {
             CompletableFuture<LockHandle> waiter = CompletableFuture.supplyAsync(
                     () -> slowPolls.acquire(entity, Duration.ofMillis(1700)));
             assertThat(polled.await(30, TimeUnit.SECONDS)).isTrue();
@@ -274,13 +285,9 @@ class InjectedFaultTests extends LockTableTestSupport {
      */
     @Test
     void aWaiterWhoseReadsAreRefusedStillTakesOverFromADeadHolderThroughItsHeartbeats() {
-        LockTemplate crashed = template(client, "crashed", LEASE);
-        crashed.acquire(entity, LONG);
-        crashed.close(); // stops heartbeating, as a crash does; its entry expires after the lease
+        holderThatCrashed();
         faults.failAlways(Step.READ, Fault.THROTTLE_BEFORE);
-        try (LockTemplate readsRefused = LockTemplate.builder(faultyClient).tableName(table).ownerName(faultyOwner)
-                .leaseDuration(LEASE).heartbeatInterval(Duration.ofMillis(200))
-                .pollInterval(Duration.ofMillis(50), Duration.ofSeconds(1)).build();
+        try (LockTemplate readsRefused = faultyWithFrequentHeartbeats(Duration.ofMillis(50));
                 LockHandle lock = readsRefused.acquire(entity, LONG)) {
             assertThat(item().entries()).hasSize(1);
             assertThat(faults.attempts(Step.PURGE)).isPositive();
@@ -310,9 +317,7 @@ class InjectedFaultTests extends LockTableTestSupport {
 
     @Test
     void waiterWhosePurgesKeepFailingTimesOutCleanlyAndTheNextOneTakesOver() {
-        LockTemplate crashed = template(client, "crashed", LEASE);
-        crashed.acquire(entity, LONG);
-        crashed.close(); // stops heartbeating, as a crash does; its entry expires after the lease
+        holderThatCrashed();
         faults.failAlways(Step.PURGE, Fault.THROTTLE_BEFORE);
 
         assertThatThrownBy(() -> faulty.acquire(entity, SHORT)).isInstanceOf(LockWaitTimeoutException.class)
@@ -329,9 +334,7 @@ class InjectedFaultTests extends LockTableTestSupport {
     @ParameterizedTest
     @EnumSource(value = Fault.class, names = {"THROTTLE_BEFORE", "LOST_RESPONSE", "SERVER_ERROR_AFTER"})
     void purgeThatFailsFewerTimesThanTheSdkRetriesStillTakesOver(Fault fault) {
-        LockTemplate crashed = template(client, "crashed", LEASE);
-        crashed.acquire(entity, LONG);
-        crashed.close();
+        holderThatCrashed();
         faults.fail(Step.PURGE, fault, 1);
 
         try (LockHandle lock = faulty.acquire(entity, LONG)) {
