@@ -72,11 +72,22 @@ final class Summary {
                 rows, kind).map(row -> Report.f1(row.releaseCrossJvmP50()) + " / "
                         + Report.f1(row.answerToGrantCrossJvmP50())));
         line(md, kinds, "lock utilisation", kind -> of(rows, kind).map(row -> Report.f2(row.utilisation())));
+        // Nobody learns of a release before its write has landed and an answer has come back from DynamoDB: at best
+        // as the releaser learns it, one round trip after the call. The release's own request bounds every lock.
+        line(md, kinds, "bound if the handoff cost only the release's request: utilisation / handoffs/s (x AWS)",
+                kind -> of(rows, kind).map(row -> bound(row, aws)));
         line(md, kinds, "requests per grant", kind -> of(rows, kind).map(row -> Report.f2(row.requestsPerGrant())));
         line(md, kinds, "Jain index / FIFO overtakes (share of grants)", kind -> of(rows, kind)
                 .map(row -> Report.f3(row.jain()) + " / "
                         + Report.f0(100.0 * row.overtakes() / Math.max(1, row.waitsMillis().length)) + "%"));
         return md.toString();
+    }
+
+    private static String bound(ContendedScenario.Row row, double aws) {
+        double hold = ContendedRun.HOLD.toNanos() / 1e6;
+        double cycle = hold + row.releaseCrossJvmP50();
+        return Report.f2(hold / cycle) + " / " + Report.f1(1000 / cycle)
+                + (aws > 0 ? " (" + Report.f2(1000 / cycle / aws) + "x)" : "");
     }
 
     private static Stream<ContendedScenario.Row> of(List<ContendedScenario.Row> rows, CompetitorKind kind) {
