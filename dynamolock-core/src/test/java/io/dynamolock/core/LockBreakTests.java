@@ -17,6 +17,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.core.interceptor.Context;
 import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
 import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
@@ -58,6 +59,39 @@ class LockBreakTests {
         long count(ProtocolStep step) {
             return sent.stream().filter(step::equals).count();
         }
+    }
+
+    /** Cuts its client off the network on demand: every request from then on fails, as from a dead process. */
+    static final class Cut implements ExecutionInterceptor {
+
+        volatile boolean off;
+
+        @Override
+        public void beforeExecution(Context.BeforeExecution context, ExecutionAttributes attributes) {
+            if (off) {
+                throw SdkClientException.create("cut off");
+            }
+        }
+    }
+
+    /**
+     * A fail-closed waiter whose process is gone, queued behind a live holder: its entry cannot leave by itself.
+     * Returns its queue entry once its lease has run out.
+     */
+    private QueueSnapshot.Entry deadFailClosedWaiterBehind(String entity, LockHandle holder) throws Exception {
+        Cut cut = new Cut();
+        LockTemplate doomed = fixture.template(b -> { }, cut);
+        CompletableFuture<LockHandle> dead = CompletableFuture.supplyAsync(() -> doomed.acquire(
+                LockRequest.builder(entity).wait(Duration.ofSeconds(30)).failClosed(true).build()));
+        fixture.awaitQueueLength(entity, 2);
+        cut.off = true;
+        assertThatThrownBy(() -> dead.get(10, TimeUnit.SECONDS)).as("its lease ran out while it waited")
+                .hasCauseInstanceOf(DynamoLockException.class);
+        QueueSnapshot.Entry entry = fixture.queue(entity).get(1);
+        assertThat(entry.failClosed()).isTrue();
+        assertThat(entry.leaseExpiresAt()).isBefore(Instant.now());
+        assertThat(holder.isValid()).isTrue();
+        return entry;
     }
 
     @Test
@@ -194,5 +228,59 @@ class LockBreakTests {
             assertThat(holder.isValid()).isTrue();
         }
         assertThat(fixture.queue("waiting")).isEmpty();
+    }
+
+    /**
+     * A fail-closed waiter that died before its turn never held: the waiter behind it removes it once its lease
+     * has run out, while the live holder ahead still keeps it out, and takes the lock after that holder.
+     */
+    @Test
+    void aFailClosedWaiterThatDiedBeforeItsTurnIsRemovedByTheWaiterBehindIt() throws Exception {
+        LockTemplate locks = fixture.template();
+        Steps behindSteps = new Steps();
+        LockTemplate behind = fixture.template(b -> { }, behindSteps);
+        LockHandle holder = locks.acquire("died-waiting", Duration.ZERO);
+        QueueSnapshot.Entry dead = deadFailClosedWaiterBehind("died-waiting", holder);
+        CompletableFuture<LockHandle> next = CompletableFuture.supplyAsync(
+                () -> behind.acquire("died-waiting", Duration.ofSeconds(20)));
+
+        Await.until(Duration.ofSeconds(10), "the dead waiter's entry to be removed", () -> fixture.queue("died-waiting")
+                .stream().noneMatch(e -> e.entryId().equals(dead.entryId())));
+        assertThat(holder.isValid()).as("removed while the holder ahead of it still held").isTrue();
+        assertThat(next).isNotDone();
+        assertThat(behindSteps.count(ProtocolStep.PURGE)).isPositive();
+        holder.release();
+        try (LockHandle taken = next.get(10, TimeUnit.SECONDS)) {
+            assertThat(taken.fencingToken()).isGreaterThan(dead.ticket());
+        }
+        assertThat(fixture.queue("died-waiting")).isEmpty();
+    }
+
+    /**
+     * The holder ahead leaves between the read that showed the dead fail-closed waiter kept out and the removal:
+     * the waiter was let in at that release and may have held, as far as anyone can tell, so it stays until broken.
+     */
+    @Test
+    void aFailClosedWaiterLetInBeforeTheRemovalLandsStaysUntilBroken() throws Exception {
+        LockTemplate locks = fixture.template();
+        LockHandle holder = locks.acquire("let-in", Duration.ZERO);
+        QueueSnapshot.Entry dead = deadFailClosedWaiterBehind("let-in", holder);
+        Steps behindSteps = new Steps();
+        ExecutionInterceptor releaseFirst = new ExecutionInterceptor() {
+            @Override
+            public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {
+                if (attributes.getAttribute(ProtocolStep.ATTRIBUTE) == ProtocolStep.PURGE && holder.isValid()) {
+                    holder.release();
+                }
+            }
+        };
+        LockTemplate behind = fixture.template(b -> { }, releaseFirst, behindSteps);
+
+        assertThatThrownBy(() -> behind.acquire("let-in", Duration.ofSeconds(3)))
+                .isInstanceOf(LockWaitTimeoutException.class);
+        assertThat(behindSteps.count(ProtocolStep.PURGE)).as("the removal was tried").isPositive();
+        assertThat(fixture.queue("let-in")).extracting(QueueSnapshot.Entry::entryId).containsExactly(dead.entryId());
+        assertThat(locks.breakLock("let-in", null, dead.ticket()).entry().failClosed()).isTrue();
+        assertThat(fixture.queue("let-in")).isEmpty();
     }
 }

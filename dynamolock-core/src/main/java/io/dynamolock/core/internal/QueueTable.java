@@ -78,7 +78,10 @@ import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
  * <li><b>Purge</b>: {@code REMOVE t#x, e#x, o#x, m#x, w#x, ...} for expired entries ahead of the caller that keep
  * it from holding, when removing them lets it hold, if each
  * {@code e#x} still equals the value the caller saw expire and the caller's own entry exists. An entry
- * renewed in the meantime is never purged, nor is a fail-closed one.</li>
+ * renewed in the meantime is never purged, nor is a fail-closed one, but for one case: a fail-closed entry whose
+ * lease ran out while entries ahead of it kept it out never held, and is removed (with the {@code fc} count and
+ * TTL of a fail-closed removal) if its ticket and {@code e#x} are as seen, the caller's entry exists, and enough
+ * of the entries ahead to keep it out still have their tickets ({@link #purgeNeverHeld}).</li>
  * <li><b>Raise TTL</b>: {@code SET expiresAt = :ttl} if {@code expiresAt < :ttl}, when the item a write
  * returned holds an entry that expires later than the TTL allows. It never sets "never". With one lease for
  * everyone the latest writer's expiry is the latest, so this request is not needed (R9).</li>
@@ -284,8 +287,8 @@ final class QueueTable {
      * removal settles it.
      */
     QueueState remove(LockKey key, String id, boolean failClosed, long nowMillis, PredictivePolling.History released) {
-        QueueState state = removeEntry(key, id, ProtocolStep.REMOVE, "", Map.of(), failClosed, nowMillis, released)
-                .state();
+        QueueState state = removeEntry(key, id, ProtocolStep.REMOVE, "", Map.of(), Map.of(), failClosed, nowMillis,
+                released).state();
         if (failClosed) {
             settleTtl(key, state, nowMillis);
         }
@@ -297,12 +300,36 @@ final class QueueTable {
      * item after the break, or as it stood when nothing was removed.
      */
     Written breakEntry(LockKey key, QueueState.Entry entry, long nowMillis) {
-        Written broken = removeEntry(key, entry.id(), ProtocolStep.BREAK, " AND #t = :ticket",
+        Written broken = removeEntry(key, entry.id(), ProtocolStep.BREAK, " AND #t = :ticket", Map.of(),
                 Map.of(":ticket", number(entry.ticket())), entry.failClosed(), nowMillis, null);
         if (broken.applied() && entry.failClosed()) {
             keepTtl(key, broken.state(), nowMillis);
         }
         return broken;
+    }
+
+    /**
+     * Request 5, for a fail-closed entry: removes {@code dead}, whose lease ran out while it was kept from holding,
+     * if it still has the ticket and lease end the caller saw, the caller's own entry exists, and each of
+     * {@code keepers} (entries ahead of it, enough of them to keep it out by the grant rule) still has its ticket.
+     * Then {@code dead} is kept out at this write, and since entries ahead of a ticket only ever leave (tickets are
+     * never reused, newcomers queue behind), it was kept out at every moment before: it never held, so nothing it
+     * protects can be half-done. The state is the item after the removal, or as it stood if nothing was removed.
+     */
+    QueueState purgeNeverHeld(LockKey key, String self, QueueState.Entry dead, List<QueueState.Entry> keepers,
+            long nowMillis) {
+        StringBuilder condition = new StringBuilder(" AND attribute_exists(#self) AND #t = :ticket AND #e = :expiry");
+        Map<String, String> names = new HashMap<>(Map.of("#self", ticket(self)));
+        Map<String, AttributeValue> values = new HashMap<>(Map.of(":ticket", number(dead.ticket()),
+                ":expiry", number(dead.expiresAtMillis())));
+        for (int i = 0; i < keepers.size(); i++) {
+            condition.append(" AND #keeper").append(i).append(" = :keeper").append(i);
+            names.put("#keeper" + i, ticket(keepers.get(i).id()));
+            values.put(":keeper" + i, number(keepers.get(i).ticket()));
+        }
+        Written purged = removeEntry(key, dead.id(), ProtocolStep.PURGE, condition.toString(), names, values, true,
+                nowMillis, null);
+        return purged.applied() ? keepTtl(key, purged.state(), nowMillis) : purged.state();
     }
 
     /**
@@ -312,9 +339,11 @@ final class QueueTable {
      * TTL stays "never".
      */
     private Written removeEntry(LockKey key, String id, ProtocolStep step, String condition,
-            Map<String, AttributeValue> values, boolean failClosed, long nowMillis, PredictivePolling.History released) {
+            Map<String, String> conditionNames, Map<String, AttributeValue> values, boolean failClosed, long nowMillis,
+            PredictivePolling.History released) {
         Map<String, String> names = new HashMap<>(Map.of("#t", ticket(id), "#e", expiry(id), "#o", owner(id),
                 "#k", failClosed(id), "#m", mode(id), "#w", address(id)));
+        names.putAll(conditionNames);
         values = new HashMap<>(values);
         String remove = "REMOVE #t, #e, #o, #k, #m, #w";
         String set = "";

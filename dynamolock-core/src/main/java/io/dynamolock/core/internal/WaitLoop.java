@@ -14,7 +14,9 @@ import java.util.List;
  * <li>If enough of the entries that keep us out have expired by our clock that purging them lets us hold,
  * purge them (each only if not renewed since) and look again at the state the purge returns; never
  * otherwise, so nothing is purged that would not change our answer. A fail-closed entry never expires: it
- * only ever counts as live. After a failed request we do not purge, we wait a whole poll interval.</li>
+ * only ever counts as live. The one exception: a fail-closed entry ahead of ours whose lease has run out while
+ * the entries ahead of it keep it out never held, so we remove it on condition that they still do
+ * ({@link #neverHeld}). After a failed request we do not purge, we wait a whole poll interval.</li>
  * <li>Otherwise give up if the deadline has passed, else wait: until a same-JVM release or a heartbeat
  * hands us a fresh state, or until the next poll. The poll interval grows with our position (the minimum
  * times the rounds of grants ahead, {@link QueueState#roundsAhead}: an entry per exclusive lock, a run of shared entries
@@ -47,6 +49,13 @@ final class WaitLoop {
 
     /** Enough of what keeps us out has expired that removing it lets us hold: remove it. */
     record Purge(List<QueueState.Entry> stale) implements Next {
+    }
+
+    /**
+     * A fail-closed entry ahead of ours lost its lease while {@code keepers} kept it out: it never held, and its
+     * process is gone or cut off. Remove it if they still keep it out.
+     */
+    record PurgeNeverHeld(QueueState.Entry dead, List<QueueState.Entry> keepers) implements Next {
     }
 
     /** The deadline has passed with entries ahead. */
@@ -87,6 +96,11 @@ final class WaitLoop {
         if (blockers.hold()) {
             return new Grant();
         }
+        // First, so that no purge lets a dead fail-closed entry in first: it would then stay until broken.
+        PurgeNeverHeld neverHeld = failure == null ? neverHeld(state, self, nowMillis) : null;
+        if (neverHeld != null) {
+            return neverHeld;
+        }
         List<QueueState.Entry> expired = blockers.entries().stream().filter(e -> e.isExpiredAt(nowMillis)).toList();
         if (failure == null && expired.size() >= blockers.mustLeave()) {
             return new Purge(expired);
@@ -107,6 +121,27 @@ final class WaitLoop {
             delay = Math.min(delay, Duration.ofMillis(Math.max(1, enoughExpired - nowMillis + 1)).toNanos());
         }
         return new Wait(delay);
+    }
+
+    /**
+     * The first fail-closed entry ahead of {@code self} whose lease has run out while the entries ahead of it keep it
+     * out, with the fewest of those that keep it out by themselves: the last ones, which leave last. A fail-closed
+     * entry that may have held (none ahead keeps it out) is never chosen, whatever its lease; nor one that needs
+     * more keepers than one condition may name ({@link QueueTable#MAX_PURGE}, a semaphore of that many permits).
+     */
+    static PurgeNeverHeld neverHeld(QueueState state, QueueState.Entry self, long nowMillis) {
+        for (QueueState.Entry entry : state.ahead(self.ticket())) {
+            if (!entry.failClosed() || entry.expiresAtMillis() > nowMillis) {
+                continue;
+            }
+            QueueState.Blockers blockers = state.blockers(entry);
+            if (!blockers.hold() && blockers.entries().size() - blockers.mustLeave() < QueueTable.MAX_PURGE) {
+                // It holds once mustLeave of its blockers have left: while any size - mustLeave + 1 remain, it cannot.
+                List<QueueState.Entry> keep = blockers.entries();
+                return new PurgeNeverHeld(entry, keep.subList(blockers.mustLeave() - 1, keep.size()));
+            }
+        }
+        return null;
     }
 
     /**

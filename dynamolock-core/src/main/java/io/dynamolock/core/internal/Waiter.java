@@ -273,12 +273,12 @@ final class Waiter implements WakeUps.Addressee {
                 return;
             }
             if (next instanceof WaitLoop.Purge purge) {
-                if (attempt(() -> engine.table.purge(entry.key(), entry.id(), purge.stale()))) {
-                    engine.published(entry.key(), state);
-                }
-                else {
-                    polled = true;
-                }
+                purged(() -> engine.table.purge(entry.key(), entry.id(), purge.stale()));
+                continue;
+            }
+            if (next instanceof WaitLoop.PurgeNeverHeld neverHeld) {
+                purged(() -> engine.table.purgeNeverHeld(entry.key(), entry.id(), neverHeld.dead(),
+                        neverHeld.keepers(), engine.settings.clock().millis()));
                 continue;
             }
             sleep(now, ((WaitLoop.Wait) next).delayNanos());
@@ -323,6 +323,16 @@ final class Waiter implements WakeUps.Addressee {
         timer = engine.workers.schedule(this::signal, Waits.earlier(nextPollAt, deadlineNanos) - now);
         if (timer == null) {
             signal(); // the timer has shut down, so the template is closed: the next step ends the wait
+        }
+    }
+
+    /** A purge; its state goes to this JVM's other waiters and, with hints on, to the processes it may let in. */
+    private void purged(Supplier<QueueState> purge) {
+        if (attempt(purge)) {
+            engine.published(entry.key(), state);
+        }
+        else {
+            polled = true;
         }
     }
 

@@ -148,7 +148,47 @@ class WaitLoopTests {
                 .as("2 permits, 2 live ahead: purging the dead one is not enough").isInstanceOf(WaitLoop.Wait.class);
         QueueState.Entry failClosedWriter = new QueueState.Entry("k", "pod", 2, NOW_MILLIS - 1, 60_000);
         assertThat(decide(queue(deadReader, failClosedWriter, shared("me", 9, NOW_MILLIS + 60_000)), null))
-                .as("a fail-closed writer is never purged").isInstanceOf(WaitLoop.Wait.class);
+                .as("a fail-closed writer is never purged as expired; kept out by the dead reader, it never held")
+                .isEqualTo(new WaitLoop.PurgeNeverHeld(failClosedWriter, List.of(deadReader)));
+    }
+
+    @Test
+    void removesAFailClosedEntryWhoseLeaseRanOutOnlyWhileEntriesAheadOfItKeepItOut() {
+        QueueState.Entry holder = entry("h", 1, NOW_MILLIS + 60_000);
+        QueueState.Entry deadFailClosed = new QueueState.Entry("k", "pod", 2, NOW_MILLIS, 60_000);
+        QueueState.Entry me = entry("me", 9, NOW_MILLIS + 60_000);
+        assertThat(decide(queue(holder, deadFailClosed, me), null))
+                .as("kept out by the live holder").isEqualTo(new WaitLoop.PurgeNeverHeld(deadFailClosed, List.of(holder)));
+        assertThat(decide(queue(deadFailClosed, me), null)).as("nothing ahead of it: it may have held")
+                .isInstanceOf(WaitLoop.Wait.class);
+        QueueState.Entry renewing = new QueueState.Entry("k", "pod", 2, NOW_MILLIS + 1, 60_000);
+        assertThat(decide(queue(holder, renewing, me), null)).as("its lease has not run out")
+                .isInstanceOf(WaitLoop.Wait.class);
+        assertThat(decide(queue(holder, deadFailClosed, me), THROTTLED)).as("not right after a failed request")
+                .isInstanceOf(WaitLoop.Wait.class);
+        QueueState.Entry a = entry("a", 1, NOW_MILLIS + 60_000);
+        QueueState.Entry b = entry("b", 2, NOW_MILLIS + 60_000);
+        QueueState.Entry c = entry("c", 3, NOW_MILLIS + 60_000);
+        QueueState.Entry deadOfThree = new QueueState.Entry("k", "pod", 4, NOW_MILLIS, 60_000);
+        assertThat(decide(semaphore(2, List.of(a, b, c, deadOfThree), me), null))
+                .as("2 permits, 3 ahead of it: while the last 2 stay, it cannot hold")
+                .isEqualTo(new WaitLoop.PurgeNeverHeld(deadOfThree, List.of(b, c)));
+        assertThat(decide(semaphore(2, List.of(a, deadOfThree), me), null))
+                .as("2 permits, 1 ahead of it: it may have held").isInstanceOf(WaitLoop.Wait.class);
+    }
+
+    /** Purging what keeps a dead fail-closed entry out would let it in, and it would stay until broken. */
+    @Test
+    void removesADeadFailClosedEntryBeforePurgingWhatKeepsItOut() {
+        QueueState.Entry deadWriter = entry("dw", 1, NOW_MILLIS);
+        QueueState.Entry deadFailClosedReader = new QueueState.Entry("k", "pod", 2, NOW_MILLIS, 60_000, true);
+        assertThat(decide(queue(deadWriter, deadFailClosedReader, shared("me", 9, NOW_MILLIS + 60_000)), null))
+                .isEqualTo(new WaitLoop.PurgeNeverHeld(deadFailClosedReader, List.of(deadWriter)));
+        QueueState.Entry dead1 = entry("d1", 1, NOW_MILLIS);
+        QueueState.Entry dead2 = entry("d2", 2, NOW_MILLIS);
+        QueueState.Entry deadFailClosed = new QueueState.Entry("k", "pod", 3, NOW_MILLIS, 60_000);
+        assertThat(decide(semaphore(2, List.of(dead1, dead2, deadFailClosed), entry("me", 9, NOW_MILLIS + 60_000)),
+                null)).isEqualTo(new WaitLoop.PurgeNeverHeld(deadFailClosed, List.of(dead1, dead2)));
     }
 
     @Test
