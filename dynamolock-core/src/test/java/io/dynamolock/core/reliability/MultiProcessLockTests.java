@@ -335,6 +335,53 @@ class MultiProcessLockTests extends SharedTablesTestSupport {
         assertThat(item().entries()).isEmpty();
     }
 
+    /**
+     * A fail-closed waiter killed before its turn never held: the waiter behind it removes it once its lease has run
+     * out, while the live holder ahead still holds, and is granted after that holder.
+     */
+    @Test
+    void killedFailClosedWaiterIsRemovedWhileTheHolderAheadStillKeepsItOut() {
+        List<WorkerProcess> started = startScripted("h", "c", "w");
+        WorkerProcess holder = started.get(0);
+        WorkerProcess dying = started.get(1);
+        WorkerProcess waiter = started.get(2);
+        holder.send("ACQUIRE " + entity + " 30000");
+        holder.await("READ ", STEP);
+        dying.send("ACQUIRE " + entity + " 30000 fail-closed");
+        awaitEntries(2);
+        waiter.send("ACQUIRE " + entity + " 30000");
+        awaitEntries(3);
+
+        dying.kill();
+        long killSeq = seq();
+        LockItems.Entry dead = item().of("wc-").get(0);
+        Await.until(STEP, "the dead fail-closed waiter's entry to be removed", () -> item().of("wc-").isEmpty());
+        long removedWall = System.currentTimeMillis();
+        assertThat(removedWall).as("not before its lease ran out").isGreaterThanOrEqualTo(dead.expiresAtMillis());
+        assertThat(holder.events()).as("the holder ahead still holds").noneMatch(e -> e.startsWith("RELEASED"));
+        assertThat(waiter.events()).noneMatch(e -> e.startsWith("ACQUIRED"));
+        System.out.printf("killed fail-closed waiter: removed %d ms after its lease ran out%n",
+                removedWall - dead.expiresAtMillis());
+
+        holder.send("WRITE " + entity);
+        holder.send("RELEASE " + entity);
+        holder.await("RELEASED ", STEP);
+        assertThat(field(waiter.await("ACQUIRED ", STEP), "token")).isGreaterThan(dead.ticket());
+        waiter.send("WRITE " + entity);
+        waiter.send("RELEASE " + entity);
+        waiter.await("RELEASED ", STEP);
+        exitAll();
+
+        LockHistory history = history();
+        history.killed("c", killSeq);
+        LockHistory.Report report = history.check(counters(entity));
+        assertThat(report.violations()).isEmpty();
+        assertThat(history.sections(entity)).extracting(s -> s.worker).containsExactly("h", "w");
+        assertThat(item().entries()).isEmpty();
+        assertThat(item().ttlEpochSeconds()).as("the item may expire again")
+                .isLessThan(Instant.now().plus(Duration.ofHours(2)).getEpochSecond());
+    }
+
     @ParameterizedTest(name = "wake-up hints {0}")
     @ValueSource(strings = {"off", "authenticated"})
     void pausedHolderLearnsItsLeaseIsLostAndItsStaleWriteIsFenced(String wakeUp) {
