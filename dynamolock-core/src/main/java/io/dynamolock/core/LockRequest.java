@@ -120,7 +120,9 @@ public final class LockRequest {
      * expires by lease: if its process dies, the lock stays taken (waiters wait, or time out, behind it; the
      * table's TTL never removes it) until someone {@linkplain LockTemplate#breakLock breaks} it. For work that
      * must not be done twice or resumed blindly, e.g. a payment run. Its holder still renews the lease, so the
-     * queue shows whether it is alive, and its own handle still turns invalid when its renewals fail.
+     * queue shows whether it is alive, and its own handle still turns invalid when its renewals fail. A fail-closed
+     * entry whose process dies while entries ahead still keep it out never held: a waiter behind it removes it
+     * once its lease has run out.
      */
     public boolean failClosed() {
         return failClosed;
