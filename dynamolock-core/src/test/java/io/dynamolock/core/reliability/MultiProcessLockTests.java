@@ -153,6 +153,43 @@ class MultiProcessLockTests extends SharedTablesTestSupport {
         return history;
     }
 
+    /** A live holder "h", a waiter killed in the queue behind it, and the waiter "w" behind that one. */
+    record KilledWaiter(WorkerProcess holder, WorkerProcess waiter, String killed, long killSeq, LockItems.Entry dead) {
+    }
+
+    /** Queues {@code id} ({@code options}, e.g. " fail-closed") between "h", holding, and "w", then kills it. */
+    KilledWaiter waiterKilledBehindAHolder(String id, String options) {
+        List<WorkerProcess> started = startScripted("h", id, "w");
+        WorkerProcess holder = started.get(0);
+        holder.send("ACQUIRE " + entity + " 30000");
+        holder.await("READ ", STEP);
+        started.get(1).send("ACQUIRE " + entity + " 30000" + options);
+        awaitEntries(2);
+        started.get(2).send("ACQUIRE " + entity + " 30000");
+        awaitEntries(3);
+        started.get(1).kill();
+        long killSeq = seq();
+        return new KilledWaiter(holder, started.get(2), id, killSeq, item().of("w" + id + "-").get(0));
+    }
+
+    /** Once the holder has released and the waiter holds: its section, then the whole history checked. */
+    LockHistory finishAfterKilledWaiter(KilledWaiter killed, String scenario) {
+        killed.waiter().send("WRITE " + entity);
+        killed.waiter().send("RELEASE " + entity);
+        killed.waiter().await("RELEASED ", STEP);
+        exitAll();
+
+        LockHistory history = history();
+        history.killed(killed.killed(), killed.killSeq());
+        LockHistory.Report report = history.check(counters(entity));
+        System.out.println(scenario + ": " + report.summary());
+        assertThat(report.violations()).isEmpty();
+        assertThat(report.completed()).isEqualTo(2);
+        assertThat(counters(entity).get(entity)).containsExactly(2, 2);
+        assertThat(item().entries()).isEmpty();
+        return history;
+    }
+
     /** With wake-up hints off, plain and authenticated: hints may only make handoffs faster, never unsafe. */
     @ParameterizedTest(name = "wake-up hints {0}")
     @ValueSource(strings = {"off", "plain", "authenticated"})
@@ -294,20 +331,10 @@ class MultiProcessLockTests extends SharedTablesTestSupport {
 
     @Test
     void killedWaiterIsSkippedOnceItsLeaseRunsOut() {
-        List<WorkerProcess> started = startScripted("h", "d", "w");
-        WorkerProcess holder = started.get(0);
-        WorkerProcess dying = started.get(1);
-        WorkerProcess waiter = started.get(2);
-        holder.send("ACQUIRE " + entity + " 30000");
-        holder.await("READ ", STEP);
-        dying.send("ACQUIRE " + entity + " 30000");
-        awaitEntries(2);
-        waiter.send("ACQUIRE " + entity + " 30000");
-        awaitEntries(3);
-
-        dying.kill();
-        long killSeq = seq();
-        LockItems.Entry dead = item().of("wd-").get(0);
+        KilledWaiter killed = waiterKilledBehindAHolder("d", "");
+        WorkerProcess holder = killed.holder();
+        WorkerProcess waiter = killed.waiter();
+        LockItems.Entry dead = killed.dead();
         holder.send("WRITE " + entity);
         holder.send("RELEASE " + entity);
         long releaseWall = field(holder.await("RELEASED ", STEP), "wall");
@@ -320,19 +347,7 @@ class MultiProcessLockTests extends SharedTablesTestSupport {
         assertThat(grantWall - due).isLessThan(MAX_POLL_MS + MARGIN_MS);
         assertThat(item().of("wd-")).as("the dead waiter's entry was purged").isEmpty();
 
-        waiter.send("WRITE " + entity);
-        waiter.send("RELEASE " + entity);
-        waiter.await("RELEASED ", STEP);
-        exitAll();
-
-        LockHistory history = history();
-        history.killed("d", killSeq);
-        LockHistory.Report report = history.check(counters(entity));
-        System.out.println("killed waiter: " + report.summary());
-        assertThat(report.violations()).isEmpty();
-        assertThat(report.completed()).isEqualTo(2);
-        assertThat(counters(entity).get(entity)).containsExactly(2, 2);
-        assertThat(item().entries()).isEmpty();
+        finishAfterKilledWaiter(killed, "killed waiter");
     }
 
     /**
@@ -341,20 +356,10 @@ class MultiProcessLockTests extends SharedTablesTestSupport {
      */
     @Test
     void killedFailClosedWaiterIsRemovedWhileTheHolderAheadStillKeepsItOut() {
-        List<WorkerProcess> started = startScripted("h", "c", "w");
-        WorkerProcess holder = started.get(0);
-        WorkerProcess dying = started.get(1);
-        WorkerProcess waiter = started.get(2);
-        holder.send("ACQUIRE " + entity + " 30000");
-        holder.await("READ ", STEP);
-        dying.send("ACQUIRE " + entity + " 30000 fail-closed");
-        awaitEntries(2);
-        waiter.send("ACQUIRE " + entity + " 30000");
-        awaitEntries(3);
-
-        dying.kill();
-        long killSeq = seq();
-        LockItems.Entry dead = item().of("wc-").get(0);
+        KilledWaiter killed = waiterKilledBehindAHolder("c", " fail-closed");
+        WorkerProcess holder = killed.holder();
+        WorkerProcess waiter = killed.waiter();
+        LockItems.Entry dead = killed.dead();
         Await.until(STEP, "the dead fail-closed waiter's entry to be removed", () -> item().of("wc-").isEmpty());
         long removedWall = System.currentTimeMillis();
         assertThat(removedWall).as("not before its lease ran out").isGreaterThanOrEqualTo(dead.expiresAtMillis());
@@ -367,17 +372,9 @@ class MultiProcessLockTests extends SharedTablesTestSupport {
         holder.send("RELEASE " + entity);
         holder.await("RELEASED ", STEP);
         assertThat(field(waiter.await("ACQUIRED ", STEP), "token")).isGreaterThan(dead.ticket());
-        waiter.send("WRITE " + entity);
-        waiter.send("RELEASE " + entity);
-        waiter.await("RELEASED ", STEP);
-        exitAll();
 
-        LockHistory history = history();
-        history.killed("c", killSeq);
-        LockHistory.Report report = history.check(counters(entity));
-        assertThat(report.violations()).isEmpty();
+        LockHistory history = finishAfterKilledWaiter(killed, "killed fail-closed waiter");
         assertThat(history.sections(entity)).extracting(s -> s.worker).containsExactly("h", "w");
-        assertThat(item().entries()).isEmpty();
         assertThat(item().ttlEpochSeconds()).as("the item may expire again")
                 .isLessThan(Instant.now().plus(Duration.ofHours(2)).getEpochSecond());
     }
