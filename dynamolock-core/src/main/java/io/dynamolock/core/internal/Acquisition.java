@@ -35,6 +35,7 @@ final class Acquisition {
     private volatile Runnable waker = () -> { };
     private final AtomicReference<Phase> phase = new AtomicReference<>(Phase.WAITING);
     private final AtomicReference<QueueState> offered = new AtomicReference<>();
+    private final AtomicReference<QueueState> known = new AtomicReference<>();
     private final AtomicInteger holds = new AtomicInteger();
     private final List<Consumer<Acquisition>> lostCallbacks = new ArrayList<>();
     private volatile long ticket;
@@ -144,9 +145,28 @@ final class Acquisition {
         this.enqueuedAtMillis = millis;
     }
 
-    /** The release history the state that granted this entry carried. */
-    void grantedWith(PredictivePolling.History history) {
-        this.history = history;
+    /** The state that granted this entry: the first it knows of as a holder. */
+    void grantedWith(QueueState state) {
+        this.history = state.history();
+        this.known.set(state);
+    }
+
+    /**
+     * A state of the lock reached this entry while it holds (a renewal's answer, a hint). It keeps the one that
+     * knows the most entries behind it, by the ticket counter, which only grows: with it, a hand-over can name
+     * the waiters that enqueued after this entry's grant.
+     */
+    void learned(QueueState state) {
+        if (state.entry(id) == null || phase.get() != Phase.HELD) {
+            return; // predates our enqueue, or follows a removal of our entry: says nothing of who is behind us
+        }
+        known.accumulateAndGet(state,
+                (held, fresh) -> held == null || fresh.nextTicket() >= held.nextTicket() ? fresh : held);
+    }
+
+    /** The newest state of the lock this entry knows of since its grant, or {@code null} if it never held. */
+    QueueState known() {
+        return known.get();
     }
 
     /**

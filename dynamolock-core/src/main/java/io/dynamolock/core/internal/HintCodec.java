@@ -93,7 +93,8 @@ final class HintCodec {
 
     /**
      * The datagram of {@code hint}: with its item only if a secret is set and it fits {@link #MAX_DATAGRAM_BYTES},
-     * else plain. {@code null} if even the plain hint does not fit (a very long entity).
+     * else plain, unless the hint is {@linkplain WakeUpHint#itemOnly item-only}. {@code null} if it cannot go out
+     * (an item-only hint without its item, or even the plain hint does not fit: a very long entity).
      */
     byte[] encode(WakeUpHint hint) {
         if (hint.item() != null && secret != null) {
@@ -101,6 +102,9 @@ final class HintCodec {
             if (full != null && full.length <= MAX_DATAGRAM_BYTES) {
                 return full;
             }
+        }
+        if (hint.itemOnly()) {
+            return null;
         }
         byte[] plain = write(hint, false);
         return plain != null && plain.length <= MAX_DATAGRAM_BYTES ? plain : null;

@@ -167,6 +167,7 @@ final class Leases {
                 return;
             }
             entry.renewed(sentAt);
+            entry.learned(state);
             // A free look at the queue for this JVM's waiters of the lock, this entry among them.
             handoff.publish(entry.key(), state);
             scheduleRenewal(entry, nextRenewal(entry));

@@ -515,6 +515,12 @@ public final class LockEngine {
         leases.stop(entry);
         handoff.unregister(entry);
         live.remove(entry);
+        if (wakeUps != null) {
+            wakeUps.unregister(entry.id());
+            if (previous == Acquisition.Phase.HELD) {
+                wakeUps.handOver(entry.key(), entry.known(), entry.id());
+            }
+        }
         boolean interrupted = Thread.interrupted();
         PredictivePolling.History released = entry.releaseHistory(previous, settings.clock().millis());
         try {

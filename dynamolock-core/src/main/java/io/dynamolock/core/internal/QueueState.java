@@ -5,6 +5,7 @@ import io.dynamolock.core.QueueSnapshot;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
@@ -45,6 +46,9 @@ final class QueueState {
     static final String ADDRESS_PREFIX = "w#";
     /** How many fail-closed entries the item holds: what a request's condition can test, unlike a prefix. */
     static final String FAIL_CLOSED_COUNT = "fc";
+    /** The attributes of one entry, each this prefix and the entry's id: what its removal removes. */
+    static final List<String> ENTRY_PREFIXES = List.of(TICKET_PREFIX, EXPIRY_PREFIX, OWNER_PREFIX,
+            FAIL_CLOSED_PREFIX, MODE_PREFIX, ADDRESS_PREFIX);
 
     /**
      * A queue entry: {@code id} names one acquisition, {@code owner} is the label of its template for people,
@@ -221,6 +225,19 @@ final class QueueState {
             }
         }
         return null;
+    }
+
+    /**
+     * This state without entry {@code id}, in its entries and in its item: what a holder that is done says the item
+     * will be once its release lands ({@link WakeUps#handOver}).
+     */
+    QueueState without(String id) {
+        Map<String, AttributeValue> rest = new HashMap<>(item);
+        for (String prefix : ENTRY_PREFIXES) {
+            rest.remove(prefix + id);
+        }
+        return new QueueState(nextTicket, ttlEpochSeconds, storedPermits,
+                entries.stream().filter(entry -> !entry.id().equals(id)).toList(), Map.copyOf(rest));
     }
 
     /** The entries with a lower ticket, the holder first. Only ever shrinks for a given ticket. */

@@ -88,6 +88,7 @@ final class Waiter implements WakeUps.Addressee {
 
     @Override
     public void wokenWith(QueueState hinted) {
+        entry.learned(hinted); // held already: who is behind us, for our hand-over
         hintedState = hinted;
         QueueState.Entry self = hinted.entry(entry.id());
         if (self == null || !hinted.blockers(self).hold() || abandonedBy.get() != null || engine.isClosed()
@@ -290,7 +291,7 @@ final class Waiter implements WakeUps.Addressee {
         if (stateFromHint && engine.wakeUps != null) {
             engine.wakeUps.countUseful(); // taken on a hint's state, without a read
         }
-        entry.grantedWith(state.history());
+        entry.grantedWith(state);
         if (!entry.granted()) {
             engine.leave(entry);
             throw new LockLostException("The lease of " + entry.key() + " ran out before the lock could be handed"
@@ -364,8 +365,8 @@ final class Waiter implements WakeUps.Addressee {
         finished = true;
         cancelTimer();
         engine.handoff.unregister(entry);
-        if (engine.wakeUps != null) {
-            engine.wakeUps.unregister(entry.id());
+        if (engine.wakeUps != null && granted == null) {
+            engine.wakeUps.unregister(entry.id()); // a holder stays, to learn who is behind it, until it leaves
         }
         settled.complete(new Outcome(granted, gaveUp, failed, Duration.ofNanos(System.nanoTime() - startNanos)));
     }

@@ -16,11 +16,18 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  *                     handoff, since the returned item is a linearizable read and entries ahead of a ticket only
  *                     disappear. Without the lock's key attributes ({@code pk}, {@code sk}): {@code key} says
  *                     which lock it is, under the same HMAC
+ * @param itemOnly     whether the hint is worth sending only with its item: a hand-over's, sent before the release
+ *                     lands, which a plain hint would only make read a queue that still shows the releaser
  */
-record WakeUpHint(LockKey key, String entryId, long sentAtMillis, Map<String, AttributeValue> item) {
+record WakeUpHint(LockKey key, String entryId, long sentAtMillis, Map<String, AttributeValue> item,
+        boolean itemOnly) {
 
     WakeUpHint {
         item = item == null ? null : Map.copyOf(item);
+    }
+
+    WakeUpHint(LockKey key, String entryId, long sentAtMillis, Map<String, AttributeValue> item) {
+        this(key, entryId, sentAtMillis, item, false);
     }
 
     /** The same hint without the item: what is sent when the item does not fit a datagram. */

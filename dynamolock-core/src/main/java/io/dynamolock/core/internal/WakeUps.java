@@ -101,13 +101,39 @@ final class WakeUps implements AutoCloseable {
         if (item == null || item.isEmpty()) {
             return;
         }
-        QueueState state = QueueState.of(item);
+        send(key, QueueState.of(item), sendItems ? item : null, false);
+    }
+
+    /**
+     * A hand-over: holder {@code leaving} of {@code key} is done, and its release is about to be sent. With
+     * authenticated hints, the processes of the entries that may hold once it has left hear it now, with
+     * {@code known} (the newest state the holder knows) without the holder's entry, instead of one round trip
+     * later with the item its release returns.
+     *
+     * <p>Why the receiver may grant on it as on a returned item: the holder has stopped using the lock, so it no
+     * longer counts, whatever the item says until its release lands; and for every entry in {@code known}, the
+     * entries ahead of it now are a subset of those {@code known} shows (entries ahead of a ticket only ever
+     * disappear). So the state over-approximates who is ahead of each of its entries, and the grant rule is
+     * monotone. A receiver that is not in the state (it enqueued later) ignores it and waits for the release's own
+     * hint. The holder's word that it is done is the trust the shared secret already stands for: a process with
+     * the secret could send any item. Plain hints are never sent here: they would make the receiver read a queue
+     * that still shows the holder. Never blocks and never throws.
+     */
+    void handOver(LockKey key, QueueState known, String leaving) {
+        if (!sendItems || known == null || known.entry(leaving) == null) {
+            return;
+        }
+        QueueState after = known.without(leaving);
+        send(key, after, after.item(), true);
+    }
+
+    private void send(LockKey key, QueueState state, Map<String, AttributeValue> item, boolean itemOnly) {
         long now = clock.millis();
         String self = endpoint.advertisedAddress();
         for (QueueState.Entry entry : mayHold(state, now)) {
-            AttributeValue address = item.get(QueueState.ADDRESS_PREFIX + entry.id());
+            AttributeValue address = state.item().get(QueueState.ADDRESS_PREFIX + entry.id());
             if (address != null && address.s() != null && !address.s().equals(self)) {
-                endpoint.send(address.s(), new WakeUpHint(key, entry.id(), now, sendItems ? item : null));
+                endpoint.send(address.s(), new WakeUpHint(key, entry.id(), now, item, itemOnly));
             }
         }
     }

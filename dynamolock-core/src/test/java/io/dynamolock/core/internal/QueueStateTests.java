@@ -55,6 +55,19 @@ class QueueStateTests {
     }
 
     @Test
+    void withoutAnEntryDropsItFromTheQueueAndEveryOneOfItsAttributesFromTheItem() {
+        Map<String, AttributeValue> item = new java.util.HashMap<>(Map.of("next", AttributeValue.fromN("13"),
+                "t#h", AttributeValue.fromN("10"), "e#h", AttributeValue.fromN("5000"), "o#h", AttributeValue.fromS("pod-a"),
+                "k#h", AttributeValue.fromN("2000"), "m#h", AttributeValue.fromS("S"), "w#h", AttributeValue.fromS("10.0.0.1:7000"),
+                "t#s", AttributeValue.fromN("11"), "e#s", AttributeValue.fromN("9000"), "lr", AttributeValue.fromN("42")));
+        QueueState after = QueueState.of(item).without("h");
+        assertThat(after.entries()).containsExactly(new QueueState.Entry("s", "s", 11, 9_000, 0));
+        assertThat(after.item()).containsOnlyKeys("next", "t#s", "e#s", "lr");
+        assertThat(QueueState.of(after.item()).entries()).isEqualTo(after.entries());
+        assertThat(after.nextTicket()).isEqualTo(13);
+    }
+
+    @Test
     void entryIdsAreRandomAndUrlSafe() {
         String first = EntryIds.next();
         assertThat(first).hasSize(16).matches("[A-Za-z0-9_-]+");

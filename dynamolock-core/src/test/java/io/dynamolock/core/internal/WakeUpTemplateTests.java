@@ -9,6 +9,7 @@ import io.dynamolock.core.QueueSnapshot;
 import io.dynamolock.core.WakeUpOptions;
 import io.dynamolock.core.test.Await;
 import io.dynamolock.core.test.LockFixture;
+import io.dynamolock.core.test.FaultInjector;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
@@ -89,6 +90,87 @@ class WakeUpTemplateTests {
         assertThat(holder.wakeUpStats().sent()).isEqualTo(1);
         assertThat(waiter.wakeUpStats().useful()).isEqualTo(1);
         granted.release();
+    }
+
+    /**
+     * The hand-over: a holder that knows the waiter behind it (here from the hint that granted it) lets it in
+     * before its own release lands. Every attempt of the release fails before it reaches DynamoDB, so the item
+     * still shows the holder, and yet the waiter holds, with a higher fencing token, without a read.
+     */
+    @Test
+    void aHolderHandsTheLockToTheWaiterBehindItBeforeItsReleaseLands() throws Exception {
+        LockTemplate first = template(o -> o.secret(SECRET));
+        FaultInjector faults = new FaultInjector();
+        LockTemplate holder = template(o -> o.secret(SECRET), faults);
+        Reads reads = new Reads();
+        LockTemplate waiter = template(o -> o.secret(SECRET), reads);
+        LockHandle firstHeld = first.acquire(entity, Duration.ZERO);
+        CompletableFuture<LockHandle> holding = waitFor(holder, 2);
+        CompletableFuture<LockHandle> waiting = waitFor(waiter, 3);
+        firstHeld.release();
+        LockHandle held = holding.get(30, TimeUnit.SECONDS); // on first's hint, whose item shows the waiter
+
+        LockHandle granted = grantedWhileTheReleaseFails(faults, held, waiting);
+        assertThat(reads.count.get()).as("the hand-over's state was the read").isZero();
+        assertThat(waiter.wakeUpStats().useful()).isEqualTo(1);
+        granted.release();
+        assertThat(fixture.queue(entity)).isEmpty();
+    }
+
+    /** Releases {@code held} while its removal cannot land; returns what {@code waiting} was granted meanwhile. */
+    private LockHandle grantedWhileTheReleaseFails(FaultInjector faults, LockHandle held,
+            CompletableFuture<LockHandle> waiting) throws Exception {
+        FaultInjector.Rule refused = faults.failAlways(FaultInjector.Step.REMOVE, FaultInjector.Fault.SERVER_ERROR_BEFORE);
+        held.release(); // the removal goes on in the background
+        LockHandle granted = waiting.get(30, TimeUnit.SECONDS);
+        assertThat(fixture.queue(entity)).as("the release has not landed").extracting(QueueSnapshot.Entry::entryId)
+                .containsExactly(held.entryId(), granted.entryId());
+        assertThat(held.isValid()).isFalse();
+        assertThat(granted.isValid()).isTrue();
+        assertThat(granted.fencingToken()).isGreaterThan(held.fencingToken());
+        faults.remove(refused);
+        Await.until(Duration.ofSeconds(30), "the release's retry", () -> fixture.queue(entity).size() == 1);
+        assertThat(fixture.queue(entity)).extracting(QueueSnapshot.Entry::entryId).containsExactly(granted.entryId());
+        return granted;
+    }
+
+    /**
+     * A holder hands over only to waiters it knows of: one that enqueued after its grant is not in any state the
+     * holder has, so nothing goes out before the release, and the waiter gets the release's own hint.
+     */
+    @Test
+    void aWaiterTheHolderDoesNotKnowWaitsForTheRelease() throws Exception {
+        FaultInjector faults = new FaultInjector();
+        LockTemplate holder = template(o -> o.secret(SECRET), faults);
+        LockTemplate waiter = template(o -> o.secret(SECRET));
+        LockHandle held = holder.acquire(entity, Duration.ZERO);
+        CompletableFuture<LockHandle> waiting = waitFor(waiter, 2);
+
+        FaultInjector.Rule refused = faults.failAlways(FaultInjector.Step.REMOVE, FaultInjector.Fault.SERVER_ERROR_BEFORE);
+        held.release();
+        assertThat(holder.wakeUpStats().sent()).as("no hand-over: the waiter came after the grant").isZero();
+        assertThat(waiting).isNotDone();
+        faults.remove(refused);
+        LockHandle granted = waiting.get(30, TimeUnit.SECONDS);
+        assertThat(holder.wakeUpStats().sent()).as("the release's own hint").isEqualTo(1);
+        granted.release();
+    }
+
+    /** A renewal's answer tells the holder of the waiters that enqueued after its grant: it hands over to them. */
+    @Test
+    void aRenewalTellsTheHolderWhoToHandOverTo() throws Exception {
+        FaultInjector faults = new FaultInjector();
+        LockTemplate holder = fixture.template(b -> b.leaseDuration(LONG).heartbeatInterval(Duration.ofMillis(100))
+                .pollInterval(Duration.ofSeconds(5), Duration.ofSeconds(5))
+                .wakeUp(WakeUpOptions.builder().bindAddress("127.0.0.1").secret(SECRET).build()), faults);
+        LockTemplate waiter = template(o -> o.secret(SECRET));
+        LockHandle held = holder.acquire(entity, Duration.ZERO);
+        CompletableFuture<LockHandle> waiting = waitFor(waiter, 2);
+        // Renewals of one entry go one after another: once the second after the enqueue is sent, the answer of the
+        // first, which shows the waiter, has reached the holder.
+        FaultInjector.await(faults.awaitAttempts(FaultInjector.Step.RENEW, 2), 10);
+
+        grantedWhileTheReleaseFails(faults, held, waiting).release();
     }
 
     @Test

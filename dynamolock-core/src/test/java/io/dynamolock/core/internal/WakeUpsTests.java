@@ -112,6 +112,46 @@ class WakeUpsTests {
     }
 
     @Test
+    void aHandOverCarriesTheHoldersNewestStateWithoutItsEntryToTheNextInLine() throws Exception {
+        open(SECRET);
+        receiver.register("next", addressee(KEY));
+        long now = System.currentTimeMillis();
+        QueueState known = QueueState.of(item(now, "holder", 4, 60_000L, sender.address(), "next", 5, 60_000L,
+                receiver.address(), "later", 6, 60_000L, receiver.address()));
+        sender.handOver(KEY, known, "holder");
+        Object state = woken.poll(10, TimeUnit.SECONDS);
+        assertThat(state).isInstanceOf(QueueState.class);
+        QueueState handedOver = (QueueState) state;
+        assertThat(handedOver.entries()).extracting(QueueState.Entry::id).containsExactly("next", "later");
+        assertThat(handedOver.item()).as("none of the holder's attributes").doesNotContainKeys("t#holder",
+                "e#holder", "w#holder");
+        assertThat(receiver.stats().received()).as("only the entry that holds once the holder is gone").isEqualTo(1);
+    }
+
+    @Test
+    void aHandOverNeedsASecretAnItemThatFitsAndTheHolderInTheState() throws Exception {
+        open(null);
+        long now = System.currentTimeMillis();
+        QueueState known = QueueState.of(item(now, "holder", 4, 60_000L, sender.address(), "next", 5, 60_000L,
+                receiver.address()));
+        sender.handOver(KEY, known, "holder");
+        assertThat(sender.stats().sent() + sender.stats().dropped()).as("plain hints: no hand-over").isZero();
+        close();
+
+        open(SECRET);
+        sender.handOver(KEY, known, "someone-else");
+        sender.handOver(KEY, null, "holder");
+        assertThat(sender.stats().sent() + sender.stats().dropped()).as("not the holder's state").isZero();
+
+        Map<String, AttributeValue> big = new HashMap<>(known.item());
+        big.put("o#next", AttributeValue.fromS("x".repeat(HintCodec.MAX_DATAGRAM_BYTES)));
+        receiver.register("next", addressee(KEY));
+        sender.handOver(KEY, QueueState.of(big), "holder");
+        assertThat(sender.stats().dropped()).as("too long for a datagram: dropped, never sent plain").isEqualTo(1);
+        assertThat(sender.stats().sent()).isZero();
+    }
+
+    @Test
     void hintsEveryEntryThatMayHoldByTheGrantRule() {
         long now = 1_000_000;
         long live = now + 60_000;
