@@ -68,13 +68,15 @@ final class Summary {
                         + (aws > 0 ? " (" + Report.f2(row.handoffsPerSecond() / aws) + "x)" : "")));
         line(md, kinds, "handoff p50 ms across processes (handoffs)", kind -> of(rows, kind)
                 .map(row -> Report.f1(row.handoffCrossJvmP50()) + " (" + row.handoffsAcrossJvms() + ")"));
-        line(md, kinds, "of which: the release's request p50 ms / its answer to the next grant p50 ms", kind -> of(
+        line(md, kinds, "of which: the release's request p50 ms / its answer to the next grant p50 ms (negative: granted"
+                + " before the answer)", kind -> of(
                 rows, kind).map(row -> Report.f1(row.releaseCrossJvmP50()) + " / "
                         + Report.f1(row.answerToGrantCrossJvmP50())));
         line(md, kinds, "lock utilisation", kind -> of(rows, kind).map(row -> Report.f2(row.utilisation())));
-        // Nobody learns of a release before its write has landed and an answer has come back from DynamoDB: at best
-        // as the releaser learns it, one round trip after the call. The release's own request bounds every lock.
-        line(md, kinds, "bound if the handoff cost only the release's request: utilisation / handoffs/s (x AWS)",
+        // A waiter that learns of a release from DynamoDB learns of it after its write has landed and an answer has
+        // come back: at best as the releaser learns it, one round trip after the call. That bounds every lock whose
+        // next holder waits for the release to land; a hand-over (authenticated hints) does not wait for it.
+        line(md, kinds, "bound if the next holder waits for the release's request: utilisation / handoffs/s (x AWS)",
                 kind -> of(rows, kind).map(row -> bound(row, aws)));
         line(md, kinds, "requests per grant", kind -> of(rows, kind).map(row -> Report.f2(row.requestsPerGrant())));
         line(md, kinds, "Jain index / FIFO overtakes (share of grants)", kind -> of(rows, kind)

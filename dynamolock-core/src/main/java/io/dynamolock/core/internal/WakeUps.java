@@ -15,7 +15,9 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 /**
  * Wake-up hints of one template: the entries it enqueues carry its address ({@code w#<id>} in the item); when it
  * removes entries (a release, a purge) it sends a hint, with the item as its write returned it, to the process of
- * each entry that may now hold; hints it receives go to its waiters.
+ * each entry that may now hold; with a secret, a holder that is done also {@linkplain #handOver hands the lock
+ * over} before its release is sent. Hints it receives go to its waiters, and to its holders, which learn from
+ * them who is behind them.
  *
  * <p>What a hint may do to a waiter, and why that is safe whatever the network does:
  * <ul>
@@ -27,7 +29,9 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  * disappear, so a state that shows nothing live ahead of the waiter's entry proves the lock free whenever it
  * arrives (delayed, duplicated, reordered). A state without the waiter's entry proves nothing (it may predate
  * the enqueue) and is ignored, never taken for a removal. A state of another lock cannot hold the entry (ids are
- * random per acquisition), and a hint for another lock than the addressee's is dropped.</li>
+ * random per acquisition), and a hint for another lock than the addressee's is dropped. A hand-over's state is
+ * not a read but over-approximates one the same way (see {@link #handOver}), so the receiver needs no rule of its
+ * own for it.</li>
  * </ul>
  */
 final class WakeUps implements AutoCloseable {
@@ -35,7 +39,7 @@ final class WakeUps implements AutoCloseable {
     /** How old a received hint may be; a slower one is worth no more than the next poll. */
     static final Duration FRESHNESS = Duration.ofSeconds(10);
 
-    /** A waiter, as hints reach it. */
+    /** A waiter, and once granted the holder it became, until it leaves: as hints reach it. */
     interface Addressee {
 
         LockKey key();
@@ -49,7 +53,7 @@ final class WakeUps implements AutoCloseable {
 
     private final HintEndpoint endpoint;
     private final Clock clock;
-    private final Map<String, Addressee> waiting = new ConcurrentHashMap<>();
+    private final Map<String, Addressee> addressees = new ConcurrentHashMap<>();
     private final AtomicLong useful = new AtomicLong();
     private final boolean sendItems;
 
@@ -67,11 +71,11 @@ final class WakeUps implements AutoCloseable {
     }
 
     void register(String entryId, Addressee addressee) {
-        waiting.put(entryId, addressee);
+        addressees.put(entryId, addressee);
     }
 
     void unregister(String entryId) {
-        waiting.remove(entryId);
+        addressees.remove(entryId);
     }
 
     /** A hint let a waiter take the lock or read earlier than its schedule. */
@@ -80,7 +84,7 @@ final class WakeUps implements AutoCloseable {
     }
 
     private void deliver(WakeUpHint hint) {
-        Addressee addressee = waiting.get(hint.entryId());
+        Addressee addressee = addressees.get(hint.entryId());
         if (addressee == null || !addressee.key().equals(hint.key())) {
             return; // granted, gone, or a hint of another lock: nothing to wake
         }
