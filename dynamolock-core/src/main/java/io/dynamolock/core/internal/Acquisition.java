@@ -35,7 +35,7 @@ final class Acquisition {
     private volatile Runnable waker = () -> { };
     private final AtomicReference<Phase> phase = new AtomicReference<>(Phase.WAITING);
     private final AtomicReference<QueueState> offered = new AtomicReference<>();
-    private final AtomicReference<QueueState> known = new AtomicReference<>();
+    private final AtomicReference<Known> known = new AtomicReference<>();
     private final AtomicInteger holds = new AtomicInteger();
     private final List<Consumer<Acquisition>> lostCallbacks = new ArrayList<>();
     private volatile long ticket;
@@ -145,27 +145,37 @@ final class Acquisition {
         this.enqueuedAtMillis = millis;
     }
 
-    /** The state that granted this entry: the first it knows of as a holder. */
-    void grantedWith(QueueState state) {
+    /**
+     * A state of the lock this entry knows of as a holder, and when it was true: when DynamoDB answered with it (on
+     * the writer's wall clock, as a hint's timestamp says), not when it reached us.
+     */
+    record Known(QueueState state, long asOfMillis) {
+    }
+
+    /** The state that granted this entry, true as of {@code asOfMillis}: the first it knows of as a holder. */
+    void grantedWith(QueueState state, long asOfMillis) {
         this.history = state.history();
-        this.known.set(state);
+        this.known.set(new Known(state, asOfMillis));
     }
 
     /**
      * A state of the lock reached this entry while it holds (a renewal's answer, a hint). It keeps the one that
-     * knows the most entries behind it, by the ticket counter, which only grows: with it, a hand-over can name
-     * the waiters that enqueued after this entry's grant.
+     * knows the most entries behind it, by the ticket counter, which only grows (the newer of two with the same
+     * counter): with it, a hand-over can name the waiters that enqueued after this entry's grant.
      */
-    void learned(QueueState state) {
+    void learned(QueueState state, long asOfMillis) {
         if (state.entry(id) == null || phase.get() != Phase.HELD) {
             return; // predates our enqueue, or follows a removal of our entry: says nothing of who is behind us
         }
-        known.accumulateAndGet(state,
-                (held, fresh) -> held == null || fresh.nextTicket() >= held.nextTicket() ? fresh : held);
+        Known fresh = new Known(state, asOfMillis);
+        known.accumulateAndGet(fresh, (held, candidate) -> held == null
+                || candidate.state().nextTicket() > held.state().nextTicket()
+                || candidate.state().nextTicket() == held.state().nextTicket()
+                        && candidate.asOfMillis() >= held.asOfMillis() ? candidate : held);
     }
 
     /** The newest state of the lock this entry knows of since its grant, or {@code null} if it never held. */
-    QueueState known() {
+    Known known() {
         return known.get();
     }
 

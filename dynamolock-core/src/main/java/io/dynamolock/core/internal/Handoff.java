@@ -6,7 +6,7 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Same-JVM handoff: every queue state this JVM learns from a write that removed
- * entries goes to every one of this JVM's waiters of that lock at once, so a release lets in all
+ * entries goes to every one of this JVM's waiters of that lock at once (and its holders, until they leave), so a release lets in all
  * that may now hold (several readers behind a writer, several entries of a semaphore). Entries ahead
  * of a ticket can only disappear and the grant rule is monotone ({@link QueueState}), so a waiter that
  * may hold in any such state holds the lock without another request.
@@ -32,10 +32,17 @@ final class Handoff {
         });
     }
 
-    void publish(LockKey key, QueueState state) {
+    /**
+     * A write of this JVM was answered with {@code state} at {@code asOfMillis}: its waiters of the lock take it as
+     * a release's; its holders learn who is behind them, or who is gone (a break), for their hand-over.
+     */
+    void publish(LockKey key, QueueState state, long asOfMillis) {
         Set<Acquisition> entries = waiting.get(key);
         if (entries != null) {
-            entries.forEach(entry -> entry.offer(state));
+            entries.forEach(entry -> {
+                entry.learned(state, asOfMillis);
+                entry.offer(state);
+            });
         }
     }
 

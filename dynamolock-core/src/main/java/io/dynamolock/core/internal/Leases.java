@@ -167,9 +167,8 @@ final class Leases {
                 return;
             }
             entry.renewed(sentAt);
-            entry.learned(state);
-            // A free look at the queue for this JVM's waiters of the lock, this entry among them.
-            handoff.publish(entry.key(), state);
+            // A free look at the queue for this JVM's waiters and holders of the lock, this entry among them.
+            handoff.publish(entry.key(), state, clock.millis());
             scheduleRenewal(entry, nextRenewal(entry));
         }
         catch (RuntimeException ex) {

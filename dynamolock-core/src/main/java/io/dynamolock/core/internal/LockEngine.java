@@ -110,7 +110,7 @@ public final class LockEngine {
      * at once, and the processes of the entries that may now hold get a wake-up hint.
      */
     void published(LockKey key, QueueState state) {
-        handoff.publish(key, state);
+        handoff.publish(key, state, settings.clock().millis());
         if (wakeUps != null) {
             wakeUps.afterRemoval(key, state.item());
         }

@@ -60,10 +60,15 @@ final class Waiter implements WakeUps.Addressee {
     private final PredictivePolling.Budget predictions = new PredictivePolling.Budget();
     /** A plain wake-up hint arrived since the last step. */
     private final AtomicBoolean hinted = new AtomicBoolean();
-    /** The state of the last authenticated hint, to tell a grant it made from others. */
-    private volatile QueueState hintedState;
+    /** The last authenticated hint's state and timestamp, to tell a grant it made from others. */
+    private volatile Hinted lastHint;
     /** Whether {@link #state} came from an authenticated hint (then a grant on it counts as useful). */
     private boolean stateFromHint;
+    /** When {@link #state} was true, on the wall clock: what a hand-over of it says (see {@link WakeUps#handOver}). */
+    private long stateAsOfMillis;
+
+    private record Hinted(QueueState state, long asOfMillis) {
+    }
     /** Whether a plain hint made us read since the last poll already. */
     private boolean hintReadSincePoll;
     private ScheduledFuture<?> timer;
@@ -87,9 +92,9 @@ final class Waiter implements WakeUps.Addressee {
     }
 
     @Override
-    public void wokenWith(QueueState hinted) {
-        entry.learned(hinted); // held already: who is behind us, for our hand-over
-        hintedState = hinted;
+    public void wokenWith(QueueState hinted, long asOfMillis) {
+        entry.learned(hinted, asOfMillis); // held already: who is behind us, for our hand-over
+        lastHint = new Hinted(hinted, asOfMillis);
         QueueState.Entry self = hinted.entry(entry.id());
         if (self == null || !hinted.blockers(self).hold() || abandonedBy.get() != null || engine.isClosed()
                 || entry.phase() != Acquisition.Phase.WAITING) {
@@ -203,6 +208,7 @@ final class Waiter implements WakeUps.Addressee {
         entry.enqueued(self.ticket(), sentAt);
         queued = true;
         state = answer;
+        stateAsOfMillis = engine.settings.clock().millis();
         nextPollAt = sentAt;
         engine.admit(entry, answer, deadlineNanos - sentAt > 0);
     }
@@ -216,8 +222,11 @@ final class Waiter implements WakeUps.Addressee {
             // A good state ends the pause after a failure (a purge, a write, may pass where reads are refused), but
             // it is not a request of ours that succeeded: a time-out still names our last failure.
             if (offered.entry(entry.id()) != null && entry.isNewer(offered, state)) {
+                Hinted last = lastHint;
                 state = offered;
-                stateFromHint = offered == hintedState;
+                stateFromHint = last != null && offered == last.state();
+                // A same-JVM release's state was published the moment its write was answered.
+                stateAsOfMillis = stateFromHint ? last.asOfMillis() : engine.settings.clock().millis();
                 failure = null;
             }
             return;
@@ -291,7 +300,7 @@ final class Waiter implements WakeUps.Addressee {
         if (stateFromHint && engine.wakeUps != null) {
             engine.wakeUps.countUseful(); // taken on a hint's state, without a read
         }
-        entry.grantedWith(state);
+        entry.grantedWith(state, stateAsOfMillis);
         if (!entry.granted()) {
             engine.leave(entry);
             throw new LockLostException("The lease of " + entry.key() + " ran out before the lock could be handed"
@@ -346,6 +355,7 @@ final class Waiter implements WakeUps.Addressee {
         try {
             state = request.get();
             stateFromHint = false;
+            stateAsOfMillis = engine.settings.clock().millis();
             failure = null;
             lastFailure = null;
             return true;
@@ -364,9 +374,11 @@ final class Waiter implements WakeUps.Addressee {
     private void settle(Acquisition granted, WaitLoop.GaveUp gaveUp, RuntimeException failed) {
         finished = true;
         cancelTimer();
-        engine.handoff.unregister(entry);
-        if (engine.wakeUps != null && granted == null) {
-            engine.wakeUps.unregister(entry.id()); // a holder stays, to learn who is behind it, until it leaves
+        if (granted == null) { // a holder stays, to learn who is behind it for its hand-over, until it leaves
+            engine.handoff.unregister(entry);
+            if (engine.wakeUps != null) {
+                engine.wakeUps.unregister(entry.id());
+            }
         }
         settled.complete(new Outcome(granted, gaveUp, failed, Duration.ofNanos(System.nanoTime() - startNanos)));
     }

@@ -9,8 +9,9 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  *
  * @param key          the lock
  * @param entryId      the addressee: the id of the entry that may now hold
- * @param sentAtMillis the sender's wall clock when it sent the hint; a receiver drops hints older than its
- *                     freshness window (a delayed or replayed one)
+ * @param sentAtMillis the sender's wall clock when the hint's news was true: when it sent a hint of its own write,
+ *                     when it learned the state it hands over; a receiver drops hints older than its freshness
+ *                     window (a delayed or replayed one, or a hand-over of an old state)
  * @param item         the lock item exactly as the sender's write returned it, or {@code null} for a plain hint.
  *                     Only an authenticated hint carries it: the receiver may then act on it as on a same-JVM
  *                     handoff, since the returned item is a linearizable read and entries ahead of a ticket only

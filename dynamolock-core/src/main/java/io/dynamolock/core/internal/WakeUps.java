@@ -44,8 +44,8 @@ final class WakeUps implements AutoCloseable {
 
         LockKey key();
 
-        /** An authenticated hint's state: treat as a same-JVM release's. */
-        void wokenWith(QueueState state);
+        /** An authenticated hint's state, true as of {@code asOfMillis} (the hint's timestamp): treat as a same-JVM release's. */
+        void wokenWith(QueueState state, long asOfMillis);
 
         /** A plain hint: read the queue now, unless a hint made it read since its last poll already. */
         void woken();
@@ -89,7 +89,7 @@ final class WakeUps implements AutoCloseable {
             return; // granted, gone, or a hint of another lock: nothing to wake
         }
         if (hint.item() != null) {
-            addressee.wokenWith(QueueState.of(hint.item()));
+            addressee.wokenWith(QueueState.of(hint.item()), hint.sentAtMillis());
         }
         else {
             addressee.woken();
@@ -105,39 +105,51 @@ final class WakeUps implements AutoCloseable {
         if (item == null || item.isEmpty()) {
             return;
         }
-        send(key, QueueState.of(item), sendItems ? item : null, false);
+        send(key, QueueState.of(item), sendItems ? item : null, clock.millis(), false);
     }
 
     /**
      * A hand-over: holder {@code leaving} of {@code key} is done, and its release is about to be sent. With
-     * authenticated hints, the processes of the entries that may hold once it has left hear it now, with
-     * {@code known} (the newest state the holder knows) without the holder's entry, instead of one round trip
-     * later with the item its release returns.
+     * authenticated hints, the processes of the entries that may hold once it has left hear it now, with the
+     * newest state the holder knows ({@code known}) without the holder's entry, instead of one round trip later
+     * with the item its release returns.
      *
      * <p>Why the receiver may grant on it as on a returned item: the holder has stopped using the lock, so it no
-     * longer counts, whatever the item says until its release lands; and for every entry in {@code known}, the
-     * entries ahead of it now are a subset of those {@code known} shows (entries ahead of a ticket only ever
+     * longer counts, whatever the item says until its release lands; and for every entry in the known state, the
+     * entries ahead of it now are a subset of those the state shows (entries ahead of a ticket only ever
      * disappear). So the state over-approximates who is ahead of each of its entries, and the grant rule is
      * monotone. A receiver that is not in the state (it enqueued later) ignores it and waits for the release's own
      * hint. The holder's word that it is done is the trust the shared secret already stands for: a process with
      * the secret could send any item. Plain hints are never sent here: they would make the receiver read a queue
      * that still shows the holder. Never blocks and never throws.
+     *
+     * <p>Two limits keep what a receiver may act on as fresh as a returned item:
+     * <ul>
+     * <li>The hint carries the time the state was true, not the send time, so receivers drop it once that is older
+     * than {@link #FRESHNESS}, as any hint: an entry removed meanwhile by an operator's break, which the holder may
+     * not hear of, is then no more likely to be let in than by a delayed hint of a returned item.</li>
+     * <li>Fail-closed entries are never handed over to. A dead fail-closed waiter is removed on the proof that the
+     * entries ahead still keep it out ({@link WaitLoop}); a holder that handed over stays in the item until its
+     * release lands, so it would keep nothing out, and only states from DynamoDB may let a fail-closed entry in.</li>
+     * </ul>
      */
-    void handOver(LockKey key, QueueState known, String leaving) {
-        if (!sendItems || known == null || known.entry(leaving) == null) {
+    void handOver(LockKey key, Acquisition.Known known, String leaving) {
+        if (!sendItems || known == null || known.state().entry(leaving) == null
+                || clock.millis() - known.asOfMillis() >= FRESHNESS.toMillis()) {
             return;
         }
-        QueueState after = known.without(leaving);
-        send(key, after, after.item(), true);
+        QueueState after = known.state().without(leaving);
+        send(key, after, after.item(), known.asOfMillis(), true);
     }
 
-    private void send(LockKey key, QueueState state, Map<String, AttributeValue> item, boolean itemOnly) {
-        long now = clock.millis();
+    private void send(LockKey key, QueueState state, Map<String, AttributeValue> item, long asOfMillis,
+            boolean handOver) {
         String self = endpoint.advertisedAddress();
-        for (QueueState.Entry entry : mayHold(state, now)) {
+        for (QueueState.Entry entry : mayHold(state, clock.millis())) {
             AttributeValue address = state.item().get(QueueState.ADDRESS_PREFIX + entry.id());
-            if (address != null && address.s() != null && !address.s().equals(self)) {
-                endpoint.send(address.s(), new WakeUpHint(key, entry.id(), now, item, itemOnly));
+            if (address != null && address.s() != null && !address.s().equals(self)
+                    && !(handOver && entry.failClosed())) {
+                endpoint.send(address.s(), new WakeUpHint(key, entry.id(), asOfMillis, item, handOver));
             }
         }
     }

@@ -156,6 +156,61 @@ class WakeUpTemplateTests {
         granted.release();
     }
 
+    /**
+     * Never to a fail-closed waiter: a dead one is removed on the proof that the entries ahead still keep it out,
+     * and a holder that handed over would still be in the item keeping nothing out. It gets in once the release
+     * has landed.
+     */
+    @Test
+    void aFailClosedWaiterIsLetInOnlyOnceTheReleaseHasLanded() throws Exception {
+        LockTemplate first = template(o -> o.secret(SECRET));
+        FaultInjector faults = new FaultInjector();
+        LockTemplate holder = template(o -> o.secret(SECRET), faults);
+        LockTemplate waiter = template(o -> o.secret(SECRET));
+        LockHandle firstHeld = first.acquire(entity, Duration.ZERO);
+        CompletableFuture<LockHandle> holding = waitFor(holder, 2);
+        CompletableFuture<LockHandle> waiting = waiter.acquireAsync(LockRequest.builder(entity).wait(LONG)
+                .failClosed(true).build());
+        fixture.awaitQueueLength(entity, 3);
+        firstHeld.release();
+        LockHandle held = holding.get(30, TimeUnit.SECONDS); // its state shows the fail-closed waiter behind it
+
+        FaultInjector.Rule refused = faults.failAlways(FaultInjector.Step.REMOVE, FaultInjector.Fault.SERVER_ERROR_BEFORE);
+        held.release();
+        assertThat(holder.wakeUpStats().sent()).as("no hand-over to a fail-closed entry").isZero();
+        assertThat(waiting).isNotDone();
+        faults.remove(refused);
+        LockHandle granted = waiting.get(30, TimeUnit.SECONDS);
+        assertThat(fixture.queue(entity)).extracting(QueueSnapshot.Entry::entryId).containsExactly(granted.entryId());
+        granted.release();
+    }
+
+    /**
+     * A waiter that an operator broke is not handed the lock: the break's answer tells this JVM's holder that it is
+     * gone, and the hand-over goes to the entry behind it.
+     */
+    @Test
+    void aWaiterBrokenMeanwhileIsNotHandedTheLock() throws Exception {
+        LockTemplate first = template(o -> o.secret(SECRET));
+        FaultInjector faults = new FaultInjector();
+        LockTemplate holder = template(o -> o.secret(SECRET), faults);
+        LockTemplate broken = template(o -> o.secret(SECRET));
+        LockTemplate last = template(o -> o.secret(SECRET));
+        LockHandle firstHeld = first.acquire(entity, Duration.ZERO);
+        CompletableFuture<LockHandle> holding = waitFor(holder, 2);
+        CompletableFuture<LockHandle> brokenWaiting = waitFor(broken, 3);
+        CompletableFuture<LockHandle> waiting = waitFor(last, 4);
+        firstHeld.release();
+        LockHandle held = holding.get(30, TimeUnit.SECONDS); // its state shows both waiters behind it
+        holder.breakLock(entity, null, fixture.queue(entity).get(1).ticket());
+
+        LockHandle granted = grantedWhileTheReleaseFails(faults, held, waiting);
+        assertThat(brokenWaiting.isDone() && !brokenWaiting.isCompletedExceptionally())
+                .as("the broken waiter was not let in").isFalse();
+        granted.release();
+        assertThat(brokenWaiting).failsWithin(30, TimeUnit.SECONDS); // it learns it was removed at its next look
+    }
+
     /** A renewal's answer tells the holder of the waiters that enqueued after its grant: it hands over to them. */
     @Test
     void aRenewalTellsTheHolderWhoToHandOverTo() throws Exception {

@@ -25,6 +25,7 @@ class WakeUpsTests {
     private WakeUps sender;
     private WakeUps receiver;
     private final BlockingQueue<Object> woken = new LinkedBlockingQueue<>();
+    private volatile long wokenAsOf;
 
     @AfterEach
     void close() {
@@ -48,7 +49,8 @@ class WakeUpsTests {
             }
 
             @Override
-            public void wokenWith(QueueState state) {
+            public void wokenWith(QueueState state, long asOfMillis) {
+                wokenAsOf = asOfMillis;
                 woken.add(state);
             }
 
@@ -118,8 +120,9 @@ class WakeUpsTests {
         long now = System.currentTimeMillis();
         QueueState known = QueueState.of(item(now, "holder", 4, 60_000L, sender.address(), "next", 5, 60_000L,
                 receiver.address(), "later", 6, 60_000L, receiver.address()));
-        sender.handOver(KEY, known, "holder");
+        sender.handOver(KEY, new Acquisition.Known(known, now - 1_000), "holder");
         Object state = woken.poll(10, TimeUnit.SECONDS);
+        assertThat(wokenAsOf).as("stamped with when the state was true, not when it was sent").isEqualTo(now - 1_000);
         assertThat(state).isInstanceOf(QueueState.class);
         QueueState handedOver = (QueueState) state;
         assertThat(handedOver.entries()).extracting(QueueState.Entry::id).containsExactly("next", "later");
@@ -134,19 +137,25 @@ class WakeUpsTests {
         long now = System.currentTimeMillis();
         QueueState known = QueueState.of(item(now, "holder", 4, 60_000L, sender.address(), "next", 5, 60_000L,
                 receiver.address()));
-        sender.handOver(KEY, known, "holder");
+        sender.handOver(KEY, new Acquisition.Known(known, now), "holder");
         assertThat(sender.stats().sent() + sender.stats().dropped()).as("plain hints: no hand-over").isZero();
         close();
 
         open(SECRET);
-        sender.handOver(KEY, known, "someone-else");
+        sender.handOver(KEY, new Acquisition.Known(known, now), "someone-else");
+        sender.handOver(KEY, new Acquisition.Known(known, now - WakeUps.FRESHNESS.toMillis()), "holder");
         sender.handOver(KEY, null, "holder");
-        assertThat(sender.stats().sent() + sender.stats().dropped()).as("not the holder's state").isZero();
+        assertThat(sender.stats().sent() + sender.stats().dropped()).as("not the holder's state, or too old").isZero();
+
+        Map<String, AttributeValue> failClosedNext = new HashMap<>(known.item());
+        failClosedNext.put("k#next", AttributeValue.fromN("60000"));
+        sender.handOver(KEY, new Acquisition.Known(QueueState.of(failClosedNext), now), "holder");
+        assertThat(sender.stats().sent() + sender.stats().dropped()).as("never to a fail-closed entry").isZero();
 
         Map<String, AttributeValue> big = new HashMap<>(known.item());
         big.put("o#next", AttributeValue.fromS("x".repeat(HintCodec.MAX_DATAGRAM_BYTES)));
         receiver.register("next", addressee(KEY));
-        sender.handOver(KEY, QueueState.of(big), "holder");
+        sender.handOver(KEY, new Acquisition.Known(QueueState.of(big), now), "holder");
         assertThat(sender.stats().dropped()).as("too long for a datagram: dropped, never sent plain").isEqualTo(1);
         assertThat(sender.stats().sent()).isZero();
     }
