@@ -46,6 +46,18 @@ final class Handoff {
         }
     }
 
+    /**
+     * A holder of this JVM handed {@code key} over ({@link WakeUps#handOver}): its waiters get the state as the
+     * processes of others do, so that one in this JVM is not let in later than one elsewhere. Fail-closed ones
+     * excepted, for the same reason as there.
+     */
+    void handOver(LockKey key, QueueState state) {
+        Set<Acquisition> entries = waiting.get(key);
+        if (entries != null) {
+            entries.stream().filter(entry -> !entry.failClosed()).forEach(entry -> entry.offer(state));
+        }
+    }
+
     void wakeAll() {
         waiting.values().forEach(entries -> entries.forEach(Acquisition::wake));
     }

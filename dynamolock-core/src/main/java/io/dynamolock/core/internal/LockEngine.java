@@ -518,7 +518,10 @@ public final class LockEngine {
         if (wakeUps != null) {
             wakeUps.unregister(entry.id());
             if (previous == Acquisition.Phase.HELD) {
-                wakeUps.handOver(entry.key(), entry.known(), entry.id());
+                QueueState handedOver = wakeUps.handOver(entry.key(), entry.known(), entry.id());
+                if (handedOver != null) {
+                    handoff.handOver(entry.key(), handedOver);
+                }
             }
         }
         boolean interrupted = Thread.interrupted();

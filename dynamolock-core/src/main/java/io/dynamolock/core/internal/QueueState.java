@@ -99,6 +99,7 @@ final class QueueState {
     private final int storedPermits;
     private final List<Entry> entries;
     private final Map<String, AttributeValue> item;
+    private final long asOfMillis;
 
     QueueState(long nextTicket, long ttlEpochSeconds, List<Entry> entries) {
         this(nextTicket, ttlEpochSeconds, 0, entries);
@@ -111,11 +112,17 @@ final class QueueState {
 
     private QueueState(long nextTicket, long ttlEpochSeconds, int storedPermits, List<Entry> entries,
             Map<String, AttributeValue> item) {
+        this(nextTicket, ttlEpochSeconds, storedPermits, entries, item, 0);
+    }
+
+    private QueueState(long nextTicket, long ttlEpochSeconds, int storedPermits, List<Entry> entries,
+            Map<String, AttributeValue> item, long asOfMillis) {
         this.nextTicket = nextTicket;
         this.ttlEpochSeconds = ttlEpochSeconds;
         this.storedPermits = storedPermits;
         this.entries = entries.stream().sorted(Comparator.comparingLong(Entry::ticket)).toList();
         this.item = item;
+        this.asOfMillis = asOfMillis;
     }
 
     static QueueState of(Map<String, AttributeValue> item) {
@@ -228,16 +235,24 @@ final class QueueState {
     }
 
     /**
-     * This state without entry {@code id}, in its entries and in its item: what a holder that is done says the item
-     * will be once its release lands ({@link WakeUps#handOver}).
+     * This state without entry {@code id}, in its entries and in its item, and true as of {@code asOfMillis}: what
+     * a holder that is done says the item will be once its release lands ({@link WakeUps#handOver}).
      */
-    QueueState without(String id) {
+    QueueState without(String id, long asOfMillis) {
         Map<String, AttributeValue> rest = new HashMap<>(item);
         for (String prefix : ENTRY_PREFIXES) {
             rest.remove(prefix + id);
         }
         return new QueueState(nextTicket, ttlEpochSeconds, storedPermits,
-                entries.stream().filter(entry -> !entry.id().equals(id)).toList(), Map.copyOf(rest));
+                entries.stream().filter(entry -> !entry.id().equals(id)).toList(), Map.copyOf(rest), asOfMillis);
+    }
+
+    /**
+     * When a hand-over's state was true (epoch ms, the holder's clock), so that whoever is let in by it hands over
+     * no staler a state; 0 for a state as DynamoDB answered it, which is true when it arrives.
+     */
+    long asOfMillis() {
+        return asOfMillis;
     }
 
     /** The entries with a lower ticket, the holder first. Only ever shrinks for a given ticket. */

@@ -225,8 +225,10 @@ final class Waiter implements WakeUps.Addressee {
                 Hinted last = lastHint;
                 state = offered;
                 stateFromHint = last != null && offered == last.state();
-                // A same-JVM release's state was published the moment its write was answered.
-                stateAsOfMillis = stateFromHint ? last.asOfMillis() : engine.settings.clock().millis();
+                // A same-JVM release's state was published the moment its write was answered; a same-JVM hand-over's
+                // says when it was true.
+                stateAsOfMillis = stateFromHint ? last.asOfMillis()
+                        : offered.asOfMillis() != 0 ? offered.asOfMillis() : engine.settings.clock().millis();
                 failure = null;
             }
             return;

@@ -121,7 +121,8 @@ final class WakeUps implements AutoCloseable {
      * monotone. A receiver that is not in the state (it enqueued later) ignores it and waits for the release's own
      * hint. The holder's word that it is done is the trust the shared secret already stands for: a process with
      * the secret could send any item. Plain hints are never sent here: they would make the receiver read a queue
-     * that still shows the holder. Never blocks and never throws.
+     * that still shows the holder. Never blocks and never throws. Returns the state handed over, for this JVM's
+     * own waiters ({@link Handoff#handOver}), or {@code null} if there is none.
      *
      * <p>Two limits keep what a receiver may act on as fresh as a returned item:
      * <ul>
@@ -133,13 +134,14 @@ final class WakeUps implements AutoCloseable {
      * release lands, so it would keep nothing out, and only states from DynamoDB may let a fail-closed entry in.</li>
      * </ul>
      */
-    void handOver(LockKey key, Acquisition.Known known, String leaving) {
+    QueueState handOver(LockKey key, Acquisition.Known known, String leaving) {
         if (!sendItems || known == null || known.state().entry(leaving) == null
                 || clock.millis() - known.asOfMillis() >= FRESHNESS.toMillis()) {
-            return;
+            return null;
         }
-        QueueState after = known.state().without(leaving);
+        QueueState after = known.state().without(leaving, known.asOfMillis());
         send(key, after, after.item(), known.asOfMillis(), true);
+        return after;
     }
 
     private void send(LockKey key, QueueState state, Map<String, AttributeValue> item, long asOfMillis,

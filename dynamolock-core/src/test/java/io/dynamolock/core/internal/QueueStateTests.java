@@ -60,11 +60,13 @@ class QueueStateTests {
                 "t#h", AttributeValue.fromN("10"), "e#h", AttributeValue.fromN("5000"), "o#h", AttributeValue.fromS("pod-a"),
                 "k#h", AttributeValue.fromN("2000"), "m#h", AttributeValue.fromS("S"), "w#h", AttributeValue.fromS("10.0.0.1:7000"),
                 "t#s", AttributeValue.fromN("11"), "e#s", AttributeValue.fromN("9000"), "lr", AttributeValue.fromN("42")));
-        QueueState after = QueueState.of(item).without("h");
+        QueueState after = QueueState.of(item).without("h", 42);
         assertThat(after.entries()).containsExactly(new QueueState.Entry("s", "s", 11, 9_000, 0));
         assertThat(after.item()).containsOnlyKeys("next", "t#s", "e#s", "lr");
         assertThat(QueueState.of(after.item()).entries()).isEqualTo(after.entries());
         assertThat(after.nextTicket()).isEqualTo(13);
+        assertThat(after.asOfMillis()).isEqualTo(42);
+        assertThat(QueueState.of(item).asOfMillis()).as("as DynamoDB answered: true when it arrives").isZero();
     }
 
     @Test

@@ -16,9 +16,11 @@ import java.nio.channels.DatagramChannel;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -99,22 +101,53 @@ class WakeUpTemplateTests {
      */
     @Test
     void aHolderHandsTheLockToTheWaiterBehindItBeforeItsReleaseLands() throws Exception {
-        LockTemplate first = template(o -> o.secret(SECRET));
         FaultInjector faults = new FaultInjector();
         LockTemplate holder = template(o -> o.secret(SECRET), faults);
         Reads reads = new Reads();
         LockTemplate waiter = template(o -> o.secret(SECRET), reads);
-        LockHandle firstHeld = first.acquire(entity, Duration.ZERO);
-        CompletableFuture<LockHandle> holding = waitFor(holder, 2);
-        CompletableFuture<LockHandle> waiting = waitFor(waiter, 3);
-        firstHeld.release();
-        LockHandle held = holding.get(30, TimeUnit.SECONDS); // on first's hint, whose item shows the waiter
+        Queued queued = heldWithWaitersBehind(holder, () -> waiter.acquireAsync(request()));
 
-        LockHandle granted = grantedWhileTheReleaseFails(faults, held, waiting);
+        LockHandle granted = grantedWhileTheReleaseFails(faults, queued.held(), queued.waiting().get(0));
         assertThat(reads.count.get()).as("the hand-over's state was the read").isZero();
         assertThat(waiter.wakeUpStats().useful()).isEqualTo(1);
         granted.release();
         assertThat(fixture.queue(entity)).isEmpty();
+    }
+
+    private LockRequest request() {
+        return LockRequest.builder(entity).wait(LONG).build();
+    }
+
+    private record Queued(LockHandle held, List<CompletableFuture<LockHandle>> waiting) {
+    }
+
+    /**
+     * {@code holder} takes the lock on the hint of a first holder's release, after each of {@code behind} has
+     * queued: the state that grants it shows them behind it.
+     */
+    @SafeVarargs
+    private Queued heldWithWaitersBehind(LockTemplate holder, Callable<CompletableFuture<LockHandle>>... behind)
+            throws Exception {
+        LockHandle first = template(o -> o.secret(SECRET)).acquire(entity, Duration.ZERO);
+        CompletableFuture<LockHandle> holding = waitFor(holder, 2);
+        List<CompletableFuture<LockHandle>> waiting = new ArrayList<>();
+        for (Callable<CompletableFuture<LockHandle>> waiter : behind) {
+            waiting.add(waiter.call());
+            fixture.awaitQueueLength(entity, 2 + waiting.size());
+        }
+        first.release();
+        return new Queued(holding.get(30, TimeUnit.SECONDS), waiting);
+    }
+
+    /** A waiter in the holder's own JVM is handed the lock too: it is not let in later than one elsewhere. */
+    @Test
+    void aWaiterInTheHoldersJvmIsHandedTheLockToo() throws Exception {
+        FaultInjector faults = new FaultInjector();
+        LockTemplate holder = template(o -> o.secret(SECRET), faults);
+        Queued queued = heldWithWaitersBehind(holder, () -> holder.acquireAsync(request()));
+
+        grantedWhileTheReleaseFails(faults, queued.held(), queued.waiting().get(0)).release();
+        assertThat(holder.wakeUpStats().sent()).as("nothing to its own address").isZero();
     }
 
     /** Releases {@code held} while its removal cannot land; returns what {@code waiting} was granted meanwhile. */
@@ -146,14 +179,20 @@ class WakeUpTemplateTests {
         LockHandle held = holder.acquire(entity, Duration.ZERO);
         CompletableFuture<LockHandle> waiting = waitFor(waiter, 2);
 
-        FaultInjector.Rule refused = faults.failAlways(FaultInjector.Step.REMOVE, FaultInjector.Fault.SERVER_ERROR_BEFORE);
-        held.release();
-        assertThat(holder.wakeUpStats().sent()).as("no hand-over: the waiter came after the grant").isZero();
-        assertThat(waiting).isNotDone();
-        faults.remove(refused);
-        LockHandle granted = waiting.get(30, TimeUnit.SECONDS);
+        LockHandle granted = grantedOnceTheReleaseLands(holder, faults, held, waiting, "the waiter came after the grant");
         assertThat(holder.wakeUpStats().sent()).as("the release's own hint").isEqualTo(1);
         granted.release();
+    }
+
+    /** Releases {@code held} while its removal cannot land, checks that no hand-over went out, then lets it land. */
+    private LockHandle grantedOnceTheReleaseLands(LockTemplate holder, FaultInjector faults, LockHandle held,
+            CompletableFuture<LockHandle> waiting, String why) throws Exception {
+        FaultInjector.Rule refused = faults.failAlways(FaultInjector.Step.REMOVE, FaultInjector.Fault.SERVER_ERROR_BEFORE);
+        held.release();
+        assertThat(holder.wakeUpStats().sent()).as("no hand-over: " + why).isZero();
+        assertThat(waiting).isNotDone();
+        faults.remove(refused);
+        return waiting.get(30, TimeUnit.SECONDS);
     }
 
     /**
@@ -163,24 +202,14 @@ class WakeUpTemplateTests {
      */
     @Test
     void aFailClosedWaiterIsLetInOnlyOnceTheReleaseHasLanded() throws Exception {
-        LockTemplate first = template(o -> o.secret(SECRET));
         FaultInjector faults = new FaultInjector();
         LockTemplate holder = template(o -> o.secret(SECRET), faults);
         LockTemplate waiter = template(o -> o.secret(SECRET));
-        LockHandle firstHeld = first.acquire(entity, Duration.ZERO);
-        CompletableFuture<LockHandle> holding = waitFor(holder, 2);
-        CompletableFuture<LockHandle> waiting = waiter.acquireAsync(LockRequest.builder(entity).wait(LONG)
-                .failClosed(true).build());
-        fixture.awaitQueueLength(entity, 3);
-        firstHeld.release();
-        LockHandle held = holding.get(30, TimeUnit.SECONDS); // its state shows the fail-closed waiter behind it
+        Queued queued = heldWithWaitersBehind(holder, () -> waiter.acquireAsync(LockRequest.builder(entity)
+                .wait(LONG).failClosed(true).build()));
 
-        FaultInjector.Rule refused = faults.failAlways(FaultInjector.Step.REMOVE, FaultInjector.Fault.SERVER_ERROR_BEFORE);
-        held.release();
-        assertThat(holder.wakeUpStats().sent()).as("no hand-over to a fail-closed entry").isZero();
-        assertThat(waiting).isNotDone();
-        faults.remove(refused);
-        LockHandle granted = waiting.get(30, TimeUnit.SECONDS);
+        LockHandle granted = grantedOnceTheReleaseLands(holder, faults, queued.held(), queued.waiting().get(0),
+                "the waiter is fail-closed");
         assertThat(fixture.queue(entity)).extracting(QueueSnapshot.Entry::entryId).containsExactly(granted.entryId());
         granted.release();
     }
@@ -191,20 +220,16 @@ class WakeUpTemplateTests {
      */
     @Test
     void aWaiterBrokenMeanwhileIsNotHandedTheLock() throws Exception {
-        LockTemplate first = template(o -> o.secret(SECRET));
         FaultInjector faults = new FaultInjector();
         LockTemplate holder = template(o -> o.secret(SECRET), faults);
         LockTemplate broken = template(o -> o.secret(SECRET));
         LockTemplate last = template(o -> o.secret(SECRET));
-        LockHandle firstHeld = first.acquire(entity, Duration.ZERO);
-        CompletableFuture<LockHandle> holding = waitFor(holder, 2);
-        CompletableFuture<LockHandle> brokenWaiting = waitFor(broken, 3);
-        CompletableFuture<LockHandle> waiting = waitFor(last, 4);
-        firstHeld.release();
-        LockHandle held = holding.get(30, TimeUnit.SECONDS); // its state shows both waiters behind it
+        Queued queued = heldWithWaitersBehind(holder, () -> broken.acquireAsync(request()),
+                () -> last.acquireAsync(request()));
+        CompletableFuture<LockHandle> brokenWaiting = queued.waiting().get(0);
         holder.breakLock(entity, null, fixture.queue(entity).get(1).ticket());
 
-        LockHandle granted = grantedWhileTheReleaseFails(faults, held, waiting);
+        LockHandle granted = grantedWhileTheReleaseFails(faults, queued.held(), queued.waiting().get(1));
         assertThat(brokenWaiting.isDone() && !brokenWaiting.isCompletedExceptionally())
                 .as("the broken waiter was not let in").isFalse();
         granted.release();
