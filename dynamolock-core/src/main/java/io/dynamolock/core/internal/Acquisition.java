@@ -35,7 +35,7 @@ final class Acquisition {
     private volatile Runnable waker = () -> { };
     private final AtomicReference<Phase> phase = new AtomicReference<>(Phase.WAITING);
     private final AtomicReference<QueueState> offered = new AtomicReference<>();
-    private final AtomicReference<Known> known = new AtomicReference<>();
+    private final AtomicReference<QueueState> known = new AtomicReference<>();
     private final AtomicInteger holds = new AtomicInteger();
     private final List<Consumer<Acquisition>> lostCallbacks = new ArrayList<>();
     private volatile long ticket;
@@ -145,37 +145,26 @@ final class Acquisition {
         this.enqueuedAtMillis = millis;
     }
 
-    /**
-     * A state of the lock this entry knows of as a holder, and when it was true: when DynamoDB answered with it (on
-     * the writer's wall clock, as a hint's timestamp says), not when it reached us.
-     */
-    record Known(QueueState state, long asOfMillis) {
-    }
-
-    /** The state that granted this entry, true as of {@code asOfMillis}: the first it knows of as a holder. */
-    void grantedWith(QueueState state, long asOfMillis) {
+    /** The state that granted this entry; its history is what the entry's release builds on. */
+    void grantedWith(QueueState state) {
         this.history = state.history();
-        this.known.set(new Known(state, asOfMillis));
+        learned(state);
     }
 
     /**
-     * A state of the lock reached this entry while it holds (a renewal's answer, a hint). It keeps the one that
-     * knows the most entries behind it, by the ticket counter, which only grows (the newer of two with the same
-     * counter): with it, a hand-over can name the waiters that enqueued after this entry's grant.
+     * A state of the lock reached this entry, stamped with when it was true ({@link QueueState#asOfMillis}): an
+     * answer to its requests or its renewals, a same-JVM release's, a hint's, a break's. What the entry knows is
+     * all of them merged ({@link QueueState#merge}): who enqueued behind it, and who left, an operator's break
+     * included, whichever order the news came in. Its hand-over is built from it.
      */
-    void learned(QueueState state, long asOfMillis) {
-        if (state.entry(id) == null || phase.get() != Phase.HELD) {
-            return; // predates our enqueue, or follows a removal of our entry: says nothing of who is behind us
+    void learned(QueueState state) {
+        if (isLive()) {
+            known.accumulateAndGet(state, (held, fresh) -> held == null ? fresh : held.merge(fresh));
         }
-        Known fresh = new Known(state, asOfMillis);
-        known.accumulateAndGet(fresh, (held, candidate) -> held == null
-                || candidate.state().nextTicket() > held.state().nextTicket()
-                || candidate.state().nextTicket() == held.state().nextTicket()
-                        && candidate.asOfMillis() >= held.asOfMillis() ? candidate : held);
     }
 
-    /** The newest state of the lock this entry knows of since its grant, or {@code null} if it never held. */
-    Known known() {
+    /** The lock as this entry knows it since its enqueue, or {@code null} before any answer. */
+    QueueState known() {
         return known.get();
     }
 

@@ -37,12 +37,18 @@ final class Handoff {
      * a release's; its holders learn who is behind them, or who is gone (a break), for their hand-over.
      */
     void publish(LockKey key, QueueState state, long asOfMillis) {
+        offer(key, state.withAsOf(asOfMillis), false);
+    }
+
+    private void offer(LockKey key, QueueState state, boolean skipFailClosed) {
         Set<Acquisition> entries = waiting.get(key);
         if (entries != null) {
-            entries.forEach(entry -> {
-                entry.learned(state, asOfMillis);
-                entry.offer(state);
-            });
+            for (Acquisition entry : entries) {
+                if (!(skipFailClosed && entry.failClosed())) {
+                    entry.learned(state);
+                    entry.offer(state);
+                }
+            }
         }
     }
 
@@ -52,10 +58,7 @@ final class Handoff {
      * excepted, for the same reason as there.
      */
     void handOver(LockKey key, QueueState state) {
-        Set<Acquisition> entries = waiting.get(key);
-        if (entries != null) {
-            entries.stream().filter(entry -> !entry.failClosed()).forEach(entry -> entry.offer(state));
-        }
+        offer(key, state, true);
     }
 
     void wakeAll() {

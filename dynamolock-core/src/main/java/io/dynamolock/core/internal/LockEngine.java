@@ -316,7 +316,10 @@ public final class LockEngine {
                     + " meanwhile, or the ticket is wrong; nothing was removed by this answer (if the request was"
                     + " retried after a lost answer, its first attempt may have removed it: check the queue)");
         }
-        published(key, broken.state());
+        handoff.publish(key, broken.state(), settings.clock().millis());
+        if (wakeUps != null) {
+            wakeUps.afterBreak(key, broken.state().item(), ticket);
+        }
         live.stream().filter(own -> own.id().equals(entry.id())).findFirst().ifPresent(own -> {
             // Ours: its holder or waiter learns it now, not at its next heartbeat.
             own.markLost("broken by an operator with breakLock in this process");

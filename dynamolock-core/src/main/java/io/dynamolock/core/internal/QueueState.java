@@ -248,11 +248,35 @@ final class QueueState {
     }
 
     /**
-     * When a hand-over's state was true (epoch ms, the holder's clock), so that whoever is let in by it hands over
-     * no staler a state; 0 for a state as DynamoDB answered it, which is true when it arrives.
+     * When this state was true (epoch ms), as far as this JVM knows: stamped on the states it keeps as the newest it
+     * knows ({@link Acquisition#learned}); 0 for one just parsed, which is true when it arrives.
      */
     long asOfMillis() {
         return asOfMillis;
+    }
+
+    /** This state, true as of {@code asOfMillis}. */
+    QueueState withAsOf(long asOfMillis) {
+        return asOfMillis == this.asOfMillis ? this
+                : new QueueState(nextTicket, ttlEpochSeconds, storedPermits, entries, item, asOfMillis);
+    }
+
+    /**
+     * What this state and {@code other}, two states of one lock in either order, tell together: the one with the
+     * higher ticket counter (the later one: only enqueues move it), without the entries the other shows gone,
+     * i.e. those below the other's counter that it does not hold (an entry that left never comes back). For two
+     * states with one counter that is their intersection, whichever came first. True as of the later stamp.
+     */
+    QueueState merge(QueueState other) {
+        QueueState later = other.nextTicket > nextTicket ? other : this;
+        QueueState earlier = later == this ? other : this;
+        QueueState merged = later.withAsOf(Math.max(asOfMillis, other.asOfMillis));
+        for (Entry entry : later.entries) {
+            if (entry.ticket() < earlier.nextTicket && earlier.entry(entry.id()) == null) {
+                merged = merged.without(entry.id(), merged.asOfMillis);
+            }
+        }
+        return merged;
     }
 
     /** The entries with a lower ticket, the holder first. Only ever shrinks for a given ticket. */

@@ -60,15 +60,10 @@ final class Waiter implements WakeUps.Addressee {
     private final PredictivePolling.Budget predictions = new PredictivePolling.Budget();
     /** A plain wake-up hint arrived since the last step. */
     private final AtomicBoolean hinted = new AtomicBoolean();
-    /** The last authenticated hint's state and timestamp, to tell a grant it made from others. */
-    private volatile Hinted lastHint;
+    /** The state of the last authenticated hint, to tell a grant it made from others. */
+    private volatile QueueState hintedState;
     /** Whether {@link #state} came from an authenticated hint (then a grant on it counts as useful). */
     private boolean stateFromHint;
-    /** When {@link #state} was true, on the wall clock: what a hand-over of it says (see {@link WakeUps#handOver}). */
-    private long stateAsOfMillis;
-
-    private record Hinted(QueueState state, long asOfMillis) {
-    }
     /** Whether a plain hint made us read since the last poll already. */
     private boolean hintReadSincePoll;
     private ScheduledFuture<?> timer;
@@ -92,9 +87,9 @@ final class Waiter implements WakeUps.Addressee {
     }
 
     @Override
-    public void wokenWith(QueueState hinted, long asOfMillis) {
-        entry.learned(hinted, asOfMillis); // held already: who is behind us, for our hand-over
-        lastHint = new Hinted(hinted, asOfMillis);
+    public void wokenWith(QueueState hinted) {
+        entry.learned(hinted); // waiting or held: who is behind us and who left, for our hand-over
+        hintedState = hinted;
         QueueState.Entry self = hinted.entry(entry.id());
         if (self == null || !hinted.blockers(self).hold() || abandonedBy.get() != null || engine.isClosed()
                 || entry.phase() != Acquisition.Phase.WAITING) {
@@ -207,8 +202,7 @@ final class Waiter implements WakeUps.Addressee {
         }
         entry.enqueued(self.ticket(), sentAt);
         queued = true;
-        state = answer;
-        stateAsOfMillis = engine.settings.clock().millis();
+        adopt(answer);
         nextPollAt = sentAt;
         engine.admit(entry, answer, deadlineNanos - sentAt > 0);
     }
@@ -222,13 +216,8 @@ final class Waiter implements WakeUps.Addressee {
             // A good state ends the pause after a failure (a purge, a write, may pass where reads are refused), but
             // it is not a request of ours that succeeded: a time-out still names our last failure.
             if (offered.entry(entry.id()) != null && entry.isNewer(offered, state)) {
-                Hinted last = lastHint;
-                state = offered;
-                stateFromHint = last != null && offered == last.state();
-                // A same-JVM release's state was published the moment its write was answered; a same-JVM hand-over's
-                // says when it was true.
-                stateAsOfMillis = stateFromHint ? last.asOfMillis()
-                        : offered.asOfMillis() != 0 ? offered.asOfMillis() : engine.settings.clock().millis();
+                state = offered; // stamped and learned by whoever offered it
+                stateFromHint = offered == hintedState;
                 failure = null;
             }
             return;
@@ -302,7 +291,7 @@ final class Waiter implements WakeUps.Addressee {
         if (stateFromHint && engine.wakeUps != null) {
             engine.wakeUps.countUseful(); // taken on a hint's state, without a read
         }
-        entry.grantedWith(state, stateAsOfMillis);
+        entry.grantedWith(state);
         if (!entry.granted()) {
             engine.leave(entry);
             throw new LockLostException("The lease of " + entry.key() + " ran out before the lock could be handed"
@@ -355,9 +344,8 @@ final class Waiter implements WakeUps.Addressee {
      */
     private boolean attempt(Supplier<QueueState> request) {
         try {
-            state = request.get();
+            adopt(request.get());
             stateFromHint = false;
-            stateAsOfMillis = engine.settings.clock().millis();
             failure = null;
             lastFailure = null;
             return true;
@@ -371,6 +359,12 @@ final class Waiter implements WakeUps.Addressee {
             lastFailure = ex;
             return false;
         }
+    }
+
+    /** An answer to one of our requests: the state we act on, true as it arrives, and news for our hand-over. */
+    private void adopt(QueueState answer) {
+        state = answer.withAsOf(engine.settings.clock().millis());
+        entry.learned(state);
     }
 
     private void settle(Acquisition granted, WaitLoop.GaveUp gaveUp, RuntimeException failed) {

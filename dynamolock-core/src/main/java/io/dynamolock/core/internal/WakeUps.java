@@ -44,8 +44,8 @@ final class WakeUps implements AutoCloseable {
 
         LockKey key();
 
-        /** An authenticated hint's state, true as of {@code asOfMillis} (the hint's timestamp): treat as a same-JVM release's. */
-        void wokenWith(QueueState state, long asOfMillis);
+        /** An authenticated hint's state, stamped with the hint's time: treat as a same-JVM release's. */
+        void wokenWith(QueueState state);
 
         /** A plain hint: read the queue now, unless a hint made it read since its last poll already. */
         void woken();
@@ -89,7 +89,7 @@ final class WakeUps implements AutoCloseable {
             return; // granted, gone, or a hint of another lock: nothing to wake
         }
         if (hint.item() != null) {
-            addressee.wokenWith(QueueState.of(hint.item()), hint.sentAtMillis());
+            addressee.wokenWith(QueueState.of(hint.item()).withAsOf(hint.sentAtMillis()));
         }
         else {
             addressee.woken();
@@ -105,7 +105,18 @@ final class WakeUps implements AutoCloseable {
         if (item == null || item.isEmpty()) {
             return;
         }
-        send(key, QueueState.of(item), sendItems ? item : null, clock.millis(), false);
+        send(key, QueueState.of(item), sendItems ? item : null, clock.millis(), false, Long.MIN_VALUE);
+    }
+
+    /**
+     * After an operator's break of the entry with {@code brokenTicket} of {@code key}: as {@link #afterRemoval},
+     * and to the entries ahead of it too. One of them may hold by a hand-over while the grant rule still names the
+     * holder that handed over, and it must not hand the lock to the broken entry.
+     */
+    void afterBreak(LockKey key, Map<String, AttributeValue> item, long brokenTicket) {
+        if (item != null && !item.isEmpty()) {
+            send(key, QueueState.of(item), sendItems ? item : null, clock.millis(), false, brokenTicket);
+        }
     }
 
     /**
@@ -134,20 +145,22 @@ final class WakeUps implements AutoCloseable {
      * release lands, so it would keep nothing out, and only states from DynamoDB may let a fail-closed entry in.</li>
      * </ul>
      */
-    QueueState handOver(LockKey key, Acquisition.Known known, String leaving) {
-        if (!sendItems || known == null || known.state().entry(leaving) == null
+    QueueState handOver(LockKey key, QueueState known, String leaving) {
+        if (!sendItems || known == null || known.entry(leaving) == null
                 || clock.millis() - known.asOfMillis() >= FRESHNESS.toMillis()) {
             return null;
         }
-        QueueState after = known.state().without(leaving, known.asOfMillis());
-        send(key, after, after.item(), known.asOfMillis(), true);
+        QueueState after = known.without(leaving, known.asOfMillis());
+        send(key, after, after.item(), known.asOfMillis(), true, Long.MIN_VALUE);
         return after;
     }
 
     private void send(LockKey key, QueueState state, Map<String, AttributeValue> item, long asOfMillis,
-            boolean handOver) {
+            boolean handOver, long alsoAheadOf) {
         String self = endpoint.advertisedAddress();
-        for (QueueState.Entry entry : mayHold(state, clock.millis())) {
+        Set<QueueState.Entry> recipients = mayHold(state, clock.millis());
+        recipients.addAll(state.ahead(alsoAheadOf));
+        for (QueueState.Entry entry : recipients) {
             AttributeValue address = state.item().get(QueueState.ADDRESS_PREFIX + entry.id());
             if (address != null && address.s() != null && !address.s().equals(self)
                     && !(handOver && entry.failClosed())) {

@@ -70,6 +70,28 @@ class QueueStateTests {
     }
 
     @Test
+    void mergingTwoStatesKeepsTheLaterCounterAndDropsWhatEitherShowsGone() {
+        QueueState.Entry a = new QueueState.Entry("a", "a", 10, 9_000, 0);
+        QueueState.Entry b = new QueueState.Entry("b", "b", 11, 9_000, 0);
+        QueueState.Entry c = new QueueState.Entry("c", "c", 12, 9_000, 0);
+        QueueState.Entry d = new QueueState.Entry("d", "d", 13, 9_000, 0);
+        QueueState handedOver = new QueueState(13, 0, List.of(b, c)).withAsOf(100); // a, done, handed over
+        QueueState broken = new QueueState(13, 0, List.of(a, c)).withAsOf(200);     // b, broken meanwhile
+        assertThat(handedOver.merge(broken).entries()).as("one counter: what both still show").containsExactly(c);
+        assertThat(broken.merge(handedOver).entries()).containsExactly(c);
+        assertThat(handedOver.merge(broken).asOfMillis()).isEqualTo(200);
+
+        QueueState later = new QueueState(14, 0, List.of(a, b, c, d)).withAsOf(50); // d enqueued, b not yet broken
+        assertThat(later.merge(broken).entries()).as("the later counter keeps d; the earlier state's news drop b")
+                .containsExactly(a, c, d);
+        assertThat(handedOver.merge(later).merge(broken).entries()).as("in any order").containsExactly(c, d)
+                .isEqualTo(broken.merge(later).merge(handedOver).entries());
+        assertThat(later.merge(broken).nextTicket()).isEqualTo(14);
+        QueueState before = new QueueState(11, 0, List.of(a)).withAsOf(10); // before b enqueued: says nothing of b
+        assertThat(later.merge(before).entries()).containsExactly(a, b, c, d);
+    }
+
+    @Test
     void entryIdsAreRandomAndUrlSafe() {
         String first = EntryIds.next();
         assertThat(first).hasSize(16).matches("[A-Za-z0-9_-]+");

@@ -236,6 +236,51 @@ class WakeUpTemplateTests {
         assertThat(brokenWaiting).failsWithin(30, TimeUnit.SECONDS); // it learns it was removed at its next look
     }
 
+    /**
+     * What a waiter hears while it waits counts for its own hand-over later: here the break of the entry behind it,
+     * answered in its own JVM, which the holder ahead never hears of (its hint port is unreachable, its renewals
+     * fail). The holder hands over a state that still shows the broken entry; the next holder hands over without it.
+     */
+    @Test
+    void aBreakHeardWhileWaitingCountsForTheLaterHandOver() throws Exception {
+        int closedPort;
+        try (DatagramChannel gone = DatagramChannel.open().bind(new InetSocketAddress("127.0.0.1", 0))) {
+            closedPort = ((InetSocketAddress) gone.getLocalAddress()).getPort();
+        }
+        FaultInjector deafFaults = new FaultInjector();
+        LockTemplate deaf = fixture.template(b -> b.leaseDuration(LONG).heartbeatInterval(Duration.ofMillis(100))
+                .pollInterval(Duration.ofSeconds(5), Duration.ofSeconds(5)).wakeUp(WakeUpOptions.builder()
+                        .bindAddress("127.0.0.1").advertisedAddress("127.0.0.1:" + closedPort).secret(SECRET).build()),
+                deafFaults);
+        FaultInjector faults = new FaultInjector();
+        LockTemplate holder = template(o -> o.secret(SECRET), faults);
+        LockTemplate broken = template(o -> o.secret(SECRET));
+        LockTemplate last = template(o -> o.secret(SECRET));
+        LockHandle first = deaf.acquire(entity, Duration.ZERO);
+        CompletableFuture<LockHandle> holding = waitFor(holder, 2);
+        CompletableFuture<LockHandle> brokenWaiting = waitFor(broken, 3);
+        CompletableFuture<LockHandle> waiting = waitFor(last, 4);
+        FaultInjector.await(deafFaults.awaitAttempts(FaultInjector.Step.RENEW, 2), 10); // it knows all three behind it
+        deafFaults.failAlways(FaultInjector.Step.RENEW, FaultInjector.Fault.SERVER_ERROR_BEFORE);
+        deafFaults.failAlways(FaultInjector.Step.REMOVE, FaultInjector.Fault.SERVER_ERROR_BEFORE);
+        holder.breakLock(entity, null, fixture.queue(entity).get(2).ticket());
+
+        first.release(); // never lands; its hand-over still shows the broken entry
+        LockHandle held = holding.get(30, TimeUnit.SECONDS);
+        FaultInjector.Rule refused = faults.failAlways(FaultInjector.Step.REMOVE, FaultInjector.Fault.SERVER_ERROR_BEFORE);
+        held.release();
+        LockHandle granted = waiting.get(30, TimeUnit.SECONDS);
+        assertThat(brokenWaiting.isDone() && !brokenWaiting.isCompletedExceptionally())
+                .as("the broken waiter was not let in").isFalse();
+        assertThat(fixture.queue(entity)).as("neither release has landed").hasSize(3);
+        assertThat(granted.fencingToken()).isGreaterThan(held.fencingToken());
+        deafFaults.clear();
+        faults.remove(refused);
+        granted.release();
+        Await.until(Duration.ofSeconds(30), "every release landed", () -> fixture.queue(entity).isEmpty());
+        assertThat(brokenWaiting).failsWithin(30, TimeUnit.SECONDS); // it learns it was removed at its next look
+    }
+
     /** A renewal's answer tells the holder of the waiters that enqueued after its grant: it hands over to them. */
     @Test
     void aRenewalTellsTheHolderWhoToHandOverTo() throws Exception {

@@ -49,8 +49,8 @@ class WakeUpsTests {
             }
 
             @Override
-            public void wokenWith(QueueState state, long asOfMillis) {
-                wokenAsOf = asOfMillis;
+            public void wokenWith(QueueState state) {
+                wokenAsOf = state.asOfMillis();
                 woken.add(state);
             }
 
@@ -120,7 +120,7 @@ class WakeUpsTests {
         long now = System.currentTimeMillis();
         QueueState known = QueueState.of(item(now, "holder", 4, 60_000L, sender.address(), "next", 5, 60_000L,
                 receiver.address(), "later", 6, 60_000L, receiver.address()));
-        sender.handOver(KEY, new Acquisition.Known(known, now - 1_000), "holder");
+        sender.handOver(KEY, known.withAsOf(now - 1_000), "holder");
         Object state = woken.poll(10, TimeUnit.SECONDS);
         assertThat(wokenAsOf).as("stamped with when the state was true, not when it was sent").isEqualTo(now - 1_000);
         assertThat(state).isInstanceOf(QueueState.class);
@@ -137,27 +137,44 @@ class WakeUpsTests {
         long now = System.currentTimeMillis();
         QueueState known = QueueState.of(item(now, "holder", 4, 60_000L, sender.address(), "next", 5, 60_000L,
                 receiver.address()));
-        sender.handOver(KEY, new Acquisition.Known(known, now), "holder");
+        sender.handOver(KEY, known.withAsOf(now), "holder");
         assertThat(sender.stats().sent() + sender.stats().dropped()).as("plain hints: no hand-over").isZero();
         close();
 
         open(SECRET);
-        sender.handOver(KEY, new Acquisition.Known(known, now), "someone-else");
-        sender.handOver(KEY, new Acquisition.Known(known, now - WakeUps.FRESHNESS.toMillis()), "holder");
+        sender.handOver(KEY, known.withAsOf(now), "someone-else");
+        sender.handOver(KEY, known.withAsOf(now - WakeUps.FRESHNESS.toMillis()), "holder");
         sender.handOver(KEY, null, "holder");
         assertThat(sender.stats().sent() + sender.stats().dropped()).as("not the holder's state, or too old").isZero();
 
         Map<String, AttributeValue> failClosedNext = new HashMap<>(known.item());
         failClosedNext.put("k#next", AttributeValue.fromN("60000"));
-        sender.handOver(KEY, new Acquisition.Known(QueueState.of(failClosedNext), now), "holder");
+        sender.handOver(KEY, QueueState.of(failClosedNext).withAsOf(now), "holder");
         assertThat(sender.stats().sent() + sender.stats().dropped()).as("never to a fail-closed entry").isZero();
 
         Map<String, AttributeValue> big = new HashMap<>(known.item());
         big.put("o#next", AttributeValue.fromS("x".repeat(HintCodec.MAX_DATAGRAM_BYTES)));
         receiver.register("next", addressee(KEY));
-        sender.handOver(KEY, new Acquisition.Known(QueueState.of(big), now), "holder");
+        sender.handOver(KEY, QueueState.of(big).withAsOf(now), "holder");
         assertThat(sender.stats().dropped()).as("too long for a datagram: dropped, never sent plain").isEqualTo(1);
         assertThat(sender.stats().sent()).isZero();
+    }
+
+    @Test
+    void aBreakAlsoTellsTheEntriesAheadOfTheBrokenOne() throws Exception {
+        open(SECRET);
+        long now = System.currentTimeMillis();
+        // A finished holder still in the item (its release not landed), the holder it handed over to, and the
+        // entry behind the broken one: the second, holding by a hand-over, must hear that the broken one is gone.
+        Map<String, AttributeValue> afterBreak = item(now, "finished", 4, 60_000L, receiver.address(), "handedOver", 5,
+                60_000L, receiver.address(), "behind", 7, 60_000L, receiver.address());
+        receiver.register("handedOver", addressee(KEY));
+        sender.afterBreak(KEY, afterBreak, 6);
+        Object state = woken.poll(10, TimeUnit.SECONDS);
+        assertThat(state).isInstanceOf(QueueState.class);
+        assertThat(((QueueState) state).entries()).extracting(QueueState.Entry::id)
+                .containsExactly("finished", "handedOver", "behind");
+        Await.until(Duration.ofSeconds(10), "both entries ahead hinted", () -> receiver.stats().received() == 2);
     }
 
     @Test
