@@ -90,6 +90,12 @@
  *     {@code aProcessWhoseHintPortIsUnreachableStillGetsTheLockByPolling}), {@code internal.HintCodecTests},
  *     {@code internal.HintEndpointTests}, {@code MultiProcessLockTests.contendingWorkersKeepExclusionOrderAndCounts}
  *     (hints off, plain, authenticated)</td></tr>
+ * <tr><td>the hand-over (authenticated hints): a holder that is done lets in the waiters it knows before its release
+ *     lands, never a fail-closed one, an entry it heard was broken, or on a state older than 10 s</td>
+ *     <td>{@code internal.WakeUpTemplateTests} ({@code aHolderHandsTheLockToTheWaiterBehindItBeforeItsReleaseLands},
+ *     {@code aFailClosedWaiterIsLetInOnlyOnceTheReleaseHasLanded}, {@code aWaiterBrokenMeanwhileIsNotHandedTheLock},
+ *     {@code aBreakHeardWhileWaitingCountsForTheLaterHandOver}), {@code internal.WakeUpsTests},
+ *     {@code internal.QueueStateTests}</td></tr>
  * <tr><td>predictive polling: never more polls than the fixed schedule (queues of 1, 10, 100); a holder far past its
  *     history keeps its lease and the queue its order</td>
  *     <td>{@code internal.PredictivePollingTests.neverPollsMoreOftenThanTodaysSchedule},

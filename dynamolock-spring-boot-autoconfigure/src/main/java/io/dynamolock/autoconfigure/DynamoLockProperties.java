@@ -263,8 +263,9 @@ public class DynamoLockProperties implements Validator {
 
         /**
          * Secret the instances share, at least 16 bytes. With it hints are authenticated (HMAC-SHA256) and carry
-         * the lock's queue, so the next holder takes the lock without reading it; without it hints are plain
-         * and only make the next waiter read at once. Keep it in a secret store.
+         * the lock's queue, so the next holder takes the lock without reading it, and a holder that is done
+         * hands the lock over before its release lands; without it hints are plain and only make the next
+         * waiter read at once. Keep it in a secret store.
          */
         private String secret;
 
