@@ -68,8 +68,8 @@ final class Summary {
                         + (aws > 0 ? " (" + Report.f2(row.handoffsPerSecond() / aws) + "x)" : "")));
         line(md, kinds, "handoff p50 ms across processes (handoffs)", kind -> of(rows, kind)
                 .map(row -> Report.f1(row.handoffCrossJvmP50()) + " (" + row.handoffsAcrossJvms() + ")"));
-        line(md, kinds, "of which: the release's request p50 ms / its answer to the next grant p50 ms (negative: granted"
-                + " before the answer)", kind -> of(
+        line(md, kinds, "of which: the release's request p50 ms / its answer to the next grant p50 ms"
+                + " (negative: granted before the answer)", kind -> of(
                 rows, kind).map(row -> Report.f1(row.releaseCrossJvmP50()) + " / "
                         + Report.f1(row.answerToGrantCrossJvmP50())));
         line(md, kinds, "lock utilisation", kind -> of(rows, kind).map(row -> Report.f2(row.utilisation())));

@@ -19,8 +19,8 @@ import java.util.Arrays;
  * as polling would. With a {@link Builder#secret shared secret} hints are authenticated (HMAC-SHA256) and carry
  * the lock item exactly as the sender's write returned it; the receiver may then take the lock without a read,
  * as a waiter in the releasing process would, and a holder that is done hands the lock over to the waiters it
- * knows before its release lands (README, "Wake-up hints between instances"). A receiver with a secret rejects hints without a valid HMAC, and
- * hints older than a few seconds.
+ * knows before its release lands (README, "Wake-up hints between instances"). A receiver with a secret rejects
+ * hints without a valid HMAC, and hints older than a few seconds.
  */
 public final class WakeUpOptions {
 

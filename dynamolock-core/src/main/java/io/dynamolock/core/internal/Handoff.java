@@ -5,11 +5,11 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Same-JVM handoff: every queue state this JVM learns from a write that removed
- * entries goes to every one of this JVM's waiters of that lock at once (and its holders, until they leave), so a release lets in all
- * that may now hold (several readers behind a writer, several entries of a semaphore). Entries ahead
- * of a ticket can only disappear and the grant rule is monotone ({@link QueueState}), so a waiter that
- * may hold in any such state holds the lock without another request.
+ * Same-JVM handoff: every queue state this JVM learns from a write that removed entries goes to every one
+ * of this JVM's waiters of that lock at once (and its holders, until they leave), so a release lets in all
+ * that may now hold (several readers behind a writer, several entries of a semaphore). Entries ahead of a
+ * ticket can only disappear and the grant rule is monotone ({@link QueueState}), so a waiter that may hold
+ * in any such state holds the lock without another request.
  */
 final class Handoff {
 
