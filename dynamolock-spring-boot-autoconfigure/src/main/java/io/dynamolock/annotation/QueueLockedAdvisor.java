@@ -22,6 +22,7 @@ public class QueueLockedAdvisor extends AbstractPointcutAdvisor {
     private final Pointcut pointcut = new AnnotationMatchingPointcut(null, QueueLocked.class, true);
     private final QueueLockedMethods methods;
     private final QueueLockedInterceptor interceptor;
+    private final Supplier<LockTemplate> template;
 
     /**
      * @param lockTemplate     the template to lock with, asked for on first use
@@ -33,7 +34,7 @@ public class QueueLockedAdvisor extends AbstractPointcutAdvisor {
      */
     public QueueLockedAdvisor(Supplier<LockTemplate> lockTemplate, Supplier<LostLeasePolicy> lostLeasePolicy,
             PropertyResolver placeholders, BeanFactory beanFactory, int order, ApplicationEventPublisher events) {
-        Supplier<LockTemplate> template = cachedWithoutLock(lockTemplate);
+        this.template = cachedWithoutLock(lockTemplate);
         this.methods = new QueueLockedMethods(placeholders, beanFactory, template);
         this.interceptor = new QueueLockedInterceptor(methods, template, lostLeasePolicy, events::publishEvent);
         setOrder(order);
@@ -53,6 +54,14 @@ public class QueueLockedAdvisor extends AbstractPointcutAdvisor {
             }
             return value;
         };
+    }
+
+    /**
+     * Looks the template up now, once the singletons exist, so that no call does: a reactive method's first calls
+     * run on event loops, and two lookups at once park one of them on the bean factory's locks.
+     */
+    void lookUpLockTemplate() {
+        template.get();
     }
 
     @Override

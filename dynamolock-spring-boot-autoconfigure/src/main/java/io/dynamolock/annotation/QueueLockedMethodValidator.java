@@ -11,6 +11,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.framework.AopProxyUtils;
+import org.springframework.beans.BeansException;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.beans.factory.ListableBeanFactory;
@@ -66,6 +67,7 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
         }
         if (found) {
             warnIfTransactionsRunOutside();
+            lookUpLockTemplate();
         }
     }
 
@@ -102,6 +104,16 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
             }
         }
         return !annotated.isEmpty();
+    }
+
+    /** Without a template now, the first call looks again and fails there, as it always did. */
+    private void lookUpLockTemplate() {
+        try {
+            advisor.lookUpLockTemplate();
+        }
+        catch (BeansException ex) {
+            log.debug("No LockTemplate at start; the first @QueueLocked call will look it up", ex);
+        }
     }
 
     private void warnIfTransactionsRunOutside() {

@@ -5,18 +5,23 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.dynamolock.autoconfigure.DynamoDbLocalProperties;
 import io.dynamolock.autoconfigure.DynamoLockAutoConfiguration;
 import io.dynamolock.core.LockMode;
+import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.test.DynamoDbLocal;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Flow;
 import java.util.concurrent.Future;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.beans.factory.support.DefaultListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.core.env.StandardEnvironment;
 import reactor.core.publisher.Mono;
 
 /** Each declaration error stops the start with a message naming class, method and value. */
@@ -37,6 +42,26 @@ class QueueLockedValidationTests {
     @Test
     void startsWithValidMethods() {
         contextRunner.withBean(Valid.class).run(context -> assertThat(context).hasNotFailed());
+    }
+
+    /**
+     * A reactive method's first calls run on event loops: had they looked the template up, two of them at once
+     * would park on the bean factory's locks (seen in CI). So the start looks it up, once.
+     */
+    @Test
+    void looksTheLockTemplateUpAtStartNotOnTheFirstCall() {
+        List<String> lookedUpOn = new CopyOnWriteArrayList<>();
+        contextRunner.withBean(Plain.class)
+                .withBean(QueueLockedAdvisor.class, () -> new QueueLockedAdvisor(() -> {
+                    lookedUpOn.add(Thread.currentThread().getName());
+                    return LockTemplate.builder(LOCAL.client()).tableName(TABLE).build();
+                }, () -> LostLeasePolicy.FAIL, new StandardEnvironment(), new DefaultListableBeanFactory(), 0,
+                        event -> { }))
+                .run(context -> {
+                    assertThat(lookedUpOn).containsExactly(Thread.currentThread().getName());
+                    context.getBean(Plain.class).run("a");
+                    assertThat(lookedUpOn).hasSize(1);
+                });
     }
 
     @Test
@@ -170,6 +195,13 @@ class QueueLockedValidationTests {
     private void assertFails(Class<?> bean, String message, String... properties) {
         contextRunner.withPropertyValues(properties).withBean(bean).run(context -> assertThat(context).getFailure()
                 .isInstanceOf(QueueLockedConfigurationException.class).hasMessageContaining(message));
+    }
+
+    public static class Plain {
+
+        @QueueLocked(entity = "#id")
+        public void run(String id) {
+        }
     }
 
     public static class Valid {

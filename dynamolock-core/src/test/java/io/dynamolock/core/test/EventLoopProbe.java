@@ -24,7 +24,7 @@ public final class EventLoopProbe implements AutoCloseable {
         ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         sampler = new Thread(() -> {
             while (running) {
-                for (ThreadInfo info : threads.dumpAllThreads(false, false, 16)) {
+                for (ThreadInfo info : threads.dumpAllThreads(false, false, 64)) {
                     Thread.State state = info.getThreadState();
                     if (isEventLoop(info.getThreadName())
                             && (state == Thread.State.WAITING || state == Thread.State.TIMED_WAITING)) {
