@@ -3,6 +3,7 @@ package io.dynamolock.core.internal;
 import java.time.Duration;
 import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.LinkedTransferQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -60,8 +61,10 @@ final class Workers {
         this.timer.setRemoveOnCancelPolicy(true);
         this.requests = new ThreadPoolExecutor(0, MAX_REQUEST_THREADS, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
                 daemonThreads("dynamolock-request-"));
+        // A queue without a lock: event loops hand asynchronous acquisitions their first step, and must not park
+        // behind a step thread taking the next one.
         this.steps = new ThreadPoolExecutor(STEP_THREADS, STEP_THREADS, 30, TimeUnit.SECONDS,
-                new LinkedBlockingQueue<>(), daemonThreads("dynamolock-wait-"));
+                new LinkedTransferQueue<>(), daemonThreads("dynamolock-wait-"));
         this.steps.allowCoreThreadTimeOut(true);
         this.callbacks = new ThreadPoolExecutor(CALLBACK_THREADS, CALLBACK_THREADS, 30, TimeUnit.SECONDS,
                 new LinkedBlockingQueue<>(), daemonThreads("dynamolock-callback-"));
