@@ -6,8 +6,10 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
 /**
@@ -117,10 +119,17 @@ final class QueueState {
 
     private QueueState(long nextTicket, long ttlEpochSeconds, int storedPermits, List<Entry> entries,
             Map<String, AttributeValue> item, long asOfMillis) {
+        this(nextTicket, ttlEpochSeconds, storedPermits,
+                entries.stream().sorted(Comparator.comparingLong(Entry::ticket)).toList(), asOfMillis, item);
+    }
+
+    /** With {@code sorted} already in ticket order and immutable: what is derived from a state, on every event. */
+    private QueueState(long nextTicket, long ttlEpochSeconds, int storedPermits, List<Entry> sorted, long asOfMillis,
+            Map<String, AttributeValue> item) {
         this.nextTicket = nextTicket;
         this.ttlEpochSeconds = ttlEpochSeconds;
         this.storedPermits = storedPermits;
-        this.entries = entries.stream().sorted(Comparator.comparingLong(Entry::ticket)).toList();
+        this.entries = sorted;
         this.item = item;
         this.asOfMillis = asOfMillis;
     }
@@ -189,9 +198,29 @@ final class QueueState {
         List<Entry> ahead = ahead(self.ticket());
         if (self.shared()) {
             List<Entry> exclusive = ahead.stream().filter(entry -> !entry.shared()).toList();
-            return new Blockers(exclusive, exclusive.size());
+            return new Blockers(exclusive, mustLeave(true, ahead.size(), exclusive.size()));
         }
-        return new Blockers(ahead, ahead.size() - (permits() - 1));
+        return new Blockers(ahead, mustLeave(false, ahead.size(), ahead.size()));
+    }
+
+    /** The entries that hold in this state by the grant rule: {@link #holds} of each, in one pass. */
+    List<Entry> holders() {
+        List<Entry> holders = new ArrayList<>();
+        int ahead = 0;
+        int exclusiveAhead = 0;
+        for (Entry entry : entries) {
+            if (mustLeave(entry.shared(), ahead, exclusiveAhead) <= 0) {
+                holders.add(entry);
+            }
+            ahead++;
+            exclusiveAhead += entry.shared() ? 0 : 1;
+        }
+        return holders;
+    }
+
+    /** The grant rule itself: how many of the entries ahead must leave before an entry of that mode holds. */
+    private int mustLeave(boolean shared, int ahead, int exclusiveAhead) {
+        return shared ? exclusiveAhead : ahead - (permits() - 1);
     }
 
     /**
@@ -239,12 +268,18 @@ final class QueueState {
      * a holder that is done says the item will be once its release lands ({@link WakeUps#handOver}).
      */
     QueueState without(String id, long asOfMillis) {
+        return without(Set.of(id), asOfMillis);
+    }
+
+    private QueueState without(Set<String> ids, long asOfMillis) {
         Map<String, AttributeValue> rest = new HashMap<>(item);
-        for (String prefix : ENTRY_PREFIXES) {
-            rest.remove(prefix + id);
+        for (String id : ids) {
+            for (String prefix : ENTRY_PREFIXES) {
+                rest.remove(prefix + id);
+            }
         }
         return new QueueState(nextTicket, ttlEpochSeconds, storedPermits,
-                entries.stream().filter(entry -> !entry.id().equals(id)).toList(), Map.copyOf(rest), asOfMillis);
+                entries.stream().filter(entry -> !ids.contains(entry.id())).toList(), asOfMillis, Map.copyOf(rest));
     }
 
     /**
@@ -258,25 +293,33 @@ final class QueueState {
     /** This state, true as of {@code asOfMillis}. */
     QueueState withAsOf(long asOfMillis) {
         return asOfMillis == this.asOfMillis ? this
-                : new QueueState(nextTicket, ttlEpochSeconds, storedPermits, entries, item, asOfMillis);
+                : new QueueState(nextTicket, ttlEpochSeconds, storedPermits, entries, asOfMillis, item);
     }
 
     /**
      * What this state and {@code other}, two states of one lock in either order, tell together: the one with the
      * higher ticket counter (the later one: only enqueues move it), without the entries the other shows gone,
      * i.e. those below the other's counter that it does not hold (an entry that left never comes back). For two
-     * states with one counter that is their intersection, whichever came first. True as of the later stamp.
+     * states with one counter that is their intersection, whichever came first. True as of the later counter's
+     * stamp, or the later stamp of two with one counter: a state of an earlier counter only tells of entries gone,
+     * so it must not make the rest look fresher than it is. Linear in the entries: it runs on every event.
      */
     QueueState merge(QueueState other) {
         QueueState later = other.nextTicket > nextTicket ? other : this;
         QueueState earlier = later == this ? other : this;
-        QueueState merged = later.withAsOf(Math.max(asOfMillis, other.asOfMillis));
+        long asOf = later.nextTicket == earlier.nextTicket ? Math.max(asOfMillis, other.asOfMillis)
+                : later.asOfMillis;
+        Set<String> known = new HashSet<>();
+        for (Entry entry : earlier.entries) {
+            known.add(entry.id());
+        }
+        Set<String> gone = new HashSet<>();
         for (Entry entry : later.entries) {
-            if (entry.ticket() < earlier.nextTicket && earlier.entry(entry.id()) == null) {
-                merged = merged.without(entry.id(), merged.asOfMillis);
+            if (entry.ticket() < earlier.nextTicket && !known.contains(entry.id())) {
+                gone.add(entry.id());
             }
         }
-        return merged;
+        return gone.isEmpty() ? later.withAsOf(asOf) : later.without(gone, asOf);
     }
 
     /** The entries with a lower ticket, the holder first. Only ever shrinks for a given ticket. */

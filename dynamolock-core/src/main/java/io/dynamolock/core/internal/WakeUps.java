@@ -89,7 +89,8 @@ final class WakeUps implements AutoCloseable {
             return; // granted, gone, or a hint of another lock: nothing to wake
         }
         if (hint.item() != null) {
-            addressee.wokenWith(QueueState.of(hint.item()).withAsOf(hint.sentAtMillis()));
+            // A sender's clock may run ahead of ours: a state is no fresher here than its arrival.
+            addressee.wokenWith(QueueState.of(hint.item()).withAsOf(Math.min(hint.sentAtMillis(), clock.millis())));
         }
         else {
             addressee.woken();
@@ -175,11 +176,10 @@ final class WakeUps implements AutoCloseable {
      * are among them; their processes have no waiter for them and drop the hint.
      */
     static Set<QueueState.Entry> mayHold(QueueState state, long nowMillis) {
-        Set<QueueState.Entry> entries = new LinkedHashSet<>();
-        state.entries().stream().filter(state::holds).forEach(entries::add);
+        Set<QueueState.Entry> entries = new LinkedHashSet<>(state.holders());
         QueueState live = new QueueState(state.nextTicket(), state.ttlEpochSeconds(), state.permits(),
                 state.entries().stream().filter(entry -> !entry.isExpiredAt(nowMillis)).toList());
-        live.entries().stream().filter(live::holds).forEach(entries::add);
+        entries.addAll(live.holders());
         return entries;
     }
 

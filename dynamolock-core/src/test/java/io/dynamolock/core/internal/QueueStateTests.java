@@ -91,6 +91,44 @@ class QueueStateTests {
         assertThat(later.merge(before).entries()).containsExactly(a, b, c, d);
     }
 
+    /**
+     * A merged state is as old as the later counter's: a state of an earlier counter adds only entries gone, so it
+     * must not make stale entries look fresh (the empty state of a missing item least of all).
+     */
+    @Test
+    void aStateOfAnEarlierCounterDoesNotMakeTheMergeFresher() {
+        QueueState.Entry a = new QueueState.Entry("a", "a", 10, 9_000, 0);
+        QueueState.Entry b = new QueueState.Entry("b", "b", 11, 9_000, 0);
+        QueueState known = new QueueState(12, 0, List.of(a, b)).withAsOf(50);
+        QueueState earlierButStampedLater = new QueueState(11, 0, List.of(a)).withAsOf(200);
+        assertThat(known.merge(earlierButStampedLater).asOfMillis()).isEqualTo(50);
+        assertThat(earlierButStampedLater.merge(known).asOfMillis()).isEqualTo(50);
+        assertThat(known.merge(QueueState.ABSENT.withAsOf(300)).asOfMillis()).isEqualTo(50);
+        assertThat(known.merge(QueueState.ABSENT.withAsOf(300)).entries()).containsExactly(a, b);
+    }
+
+    /** The holders found in one pass are exactly the entries the grant rule lets hold, one by one. */
+    @Test
+    void theHoldersAreTheEntriesTheGrantRuleLetsHold() {
+        java.util.Random random = new java.util.Random(12);
+        for (int round = 0; round < 2_000; round++) {
+            boolean semaphore = random.nextBoolean();
+            int permits = semaphore ? 1 + random.nextInt(4) : 1;
+            List<QueueState.Entry> entries = new java.util.ArrayList<>();
+            int size = random.nextInt(12);
+            long ticket = 10;
+            for (int i = 0; i < size; i++) {
+                boolean shared = !semaphore && random.nextBoolean();
+                ticket += 1 + random.nextInt(3); // gaps: entries that left
+                entries.add(new QueueState.Entry("e" + i, "o", ticket, 9_000, 0, shared));
+            }
+            java.util.Collections.shuffle(entries, random);
+            QueueState state = new QueueState(100, 0, permits, entries);
+            assertThat(state.holders()).as("%s", state.entries())
+                    .isEqualTo(state.entries().stream().filter(state::holds).toList());
+        }
+    }
+
     @Test
     void entryIdsAreRandomAndUrlSafe() {
         String first = EntryIds.next();

@@ -113,6 +113,19 @@ class WakeUpsTests {
         assertThat(sender.stats().sent()).as("nothing to its own address").isEqualTo(1);
     }
 
+    /** A sender whose clock runs ahead must not make its state look fresher than it can be here. */
+    @Test
+    void aHandOverStampedInTheFutureCountsAsTrueWhenItArrives() throws Exception {
+        open(SECRET);
+        receiver.register("next", addressee(KEY));
+        long now = System.currentTimeMillis();
+        QueueState known = QueueState.of(item(now, "holder", 4, 60_000L, sender.address(), "next", 5, 60_000L,
+                receiver.address()));
+        sender.handOver(KEY, known.withAsOf(now + 5_000), "holder");
+        assertThat(woken.poll(10, TimeUnit.SECONDS)).isInstanceOf(QueueState.class);
+        assertThat(wokenAsOf).isLessThanOrEqualTo(System.currentTimeMillis());
+    }
+
     @Test
     void aHandOverCarriesTheHoldersNewestStateWithoutItsEntryToTheNextInLine() throws Exception {
         open(SECRET);
