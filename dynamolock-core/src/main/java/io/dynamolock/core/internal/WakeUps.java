@@ -143,7 +143,9 @@ final class WakeUps implements AutoCloseable {
      * not hear of, is then no more likely to be let in than by a delayed hint of a returned item.</li>
      * <li>Fail-closed entries are never handed over to. A dead fail-closed waiter is removed on the proof that the
      * entries ahead still keep it out ({@link WaitLoop}); a holder that handed over stays in the item until its
-     * release lands, so it would keep nothing out, and only states from DynamoDB may let a fail-closed entry in.</li>
+     * release lands, so it would keep nothing out, and only states from DynamoDB may let a fail-closed entry in.
+     * So a reader behind a fail-closed reader may start first; the two may hold together, so only their starts
+     * leave ticket order, never their grants.</li>
      * </ul>
      */
     QueueState handOver(LockKey key, QueueState known, String leaving) {
