@@ -58,6 +58,22 @@ class LockHistoryTests {
                 .anyMatch(v -> v.startsWith("plain counter"));
     }
 
+    /** The soak's false alarm: a write rejected on the SDK's retry had landed on its first attempt. */
+    @Test
+    void aWriteRejectedOnARetryMayHaveLanded() {
+        LockHistory history = new LockHistory();
+        history.add("ACQUIRED w=1 entity=e token=10 owner=1/10 seq=1 wall=0 waitedMs=0");
+        history.add("CLAIMED w=1 entity=e token=10 ok=true");
+        history.add("LOST w=1 entity=e token=10 wall=0 valid=false");
+        history.add("WROTE w=1 entity=e token=10 validBefore=true fenced=RETRIED plain=OK");
+        history.add("RELEASED w=1 entity=e token=10 seq=4 valid=false wall=0");
+        section(history, "2", 11, 3, 5, "OK");
+        history.paused("1", 2, 4);
+        assertThat(history.check(counters(2, 2)).violations()).isEmpty();
+        assertThat(history.check(counters(1, 1)).violations()).isEmpty();
+        assertThat(history.check(counters(3, 2)).violations()).anyMatch(v -> v.startsWith("fenced counter"));
+    }
+
     @Test
     void catchesAFencedWriteRejectedWhileValid() {
         LockHistory history = new LockHistory();

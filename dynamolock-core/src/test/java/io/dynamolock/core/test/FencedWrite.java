@@ -45,13 +45,33 @@ public final class FencedWrite {
     private FencedWrite() {
     }
 
+    /** How a fenced write ended. */
+    public enum Result {
+        /** Written. */
+        WRITTEN,
+        /** A later holder wrote first: nothing was written. */
+        REJECTED,
+        /**
+         * Rejected on an SDK retry: a first attempt whose answer was lost may have been written before the later
+         * holder's write. Either way a later holder has seen or overwritten it: do not retry.
+         */
+        REJECTED_ON_RETRY
+    }
+
     /**
      * Applies {@code setClauses} (e.g. {@code "#status = :status"}, or empty to only claim the
      * item) and records {@code token}, unless a larger token wrote the item before.
      *
-     * @return {@code true} if written, {@code false} if a later lock holder wrote first
+     * @return {@code true} if written, {@code false} if a later lock holder wrote first (or, after a retry of a
+     *         lost answer, may have written over this write: see {@link #write})
      */
     public static boolean update(DynamoDbClient client, String table, Map<String, AttributeValue> key,
+            String setClauses, Map<String, String> names, Map<String, AttributeValue> values, long token) {
+        return write(client, table, key, setClauses, names, values, token) == Result.WRITTEN;
+    }
+
+    /** As {@link #update}, telling a rejection on the SDK's retry apart from a plain one. */
+    public static Result write(DynamoDbClient client, String table, Map<String, AttributeValue> key,
             String setClauses, Map<String, String> names, Map<String, AttributeValue> values, long token) {
         Map<String, String> allNames = new HashMap<>(names);
         allNames.put("#lockToken", TOKEN_ATTRIBUTE);
@@ -64,10 +84,10 @@ public final class FencedWrite {
                     .conditionExpression("attribute_not_exists(#lockToken) OR #lockToken <= :lockToken")
                     .expressionAttributeNames(allNames)
                     .expressionAttributeValues(allValues));
-            return true;
+            return Result.WRITTEN;
         }
         catch (ConditionalCheckFailedException ex) {
-            return false;
+            return ex.numAttempts() != null && ex.numAttempts() > 1 ? Result.REJECTED_ON_RETRY : Result.REJECTED;
         }
     }
 }

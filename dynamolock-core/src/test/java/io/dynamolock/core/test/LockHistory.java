@@ -27,7 +27,7 @@ import java.util.TreeMap;
  * with {@code isValid()} true, or whose process was killed (not paused) inside it (it ends at the
  * kill);</li>
  * <li><b>fenced counter</b>: the {@code fenced} counter equals the fenced writes accepted (a
- * killed holder may or may not have written: that range is allowed);</li>
+ * killed holder may or may not have written, nor may one rejected on the SDK's retry: that range is allowed);</li>
  * <li><b>plain counter</b>: the same for the unprotected read-modify-write, in runs without
  * pauses (a paused holder may write late, which only fencing stops: reported, not a violation);</li>
  * <li><b>fencing</b>: no trusted section had its claim or fenced write rejected;</li>
@@ -256,7 +256,8 @@ public final class LockHistory {
                     violations.add("exclusion: " + other + " granted inside " + held);
                 }
             }
-            if (Boolean.FALSE.equals(held.claimOk) || "REJECTED".equals(held.fenced)) {
+            boolean rejected = "REJECTED".equals(held.fenced) || "RETRIED".equals(held.fenced);
+            if (Boolean.FALSE.equals(held.claimOk) || rejected) {
                 violations.add("fencing: a newer token wrote while this holder was valid: " + held);
             }
         }
@@ -281,8 +282,10 @@ public final class LockHistory {
             List<String> notes) {
         long fencedOk = granted.stream().filter(s -> "OK".equals(s.fenced)).count();
         long plainOk = granted.stream().filter(s -> "OK".equals(s.plain)).count();
-        // A holder killed between its claim and its WROTE event may or may not have written.
-        long maybe = granted.stream().filter(s -> s.fenced == null && s.killSeq != null).count();
+        // A holder killed between its claim and its WROTE event may or may not have written; so may one whose write
+        // was rejected on the SDK's retry of an attempt whose answer was lost (a pause past the attempt timeout).
+        long maybe = granted.stream().filter(s -> s.fenced == null && s.killSeq != null || "RETRIED".equals(s.fenced))
+                .count();
         if (counter[0] < fencedOk || counter[0] > fencedOk + maybe) {
             violations.add("fenced counter: " + entity + " is " + counter[0] + ", accepted fenced writes " + fencedOk
                     + (maybe > 0 ? " (+" + maybe + " maybe by killed holders)" : ""));

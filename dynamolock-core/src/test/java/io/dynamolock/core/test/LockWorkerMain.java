@@ -52,7 +52,8 @@ import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
  * ACQUIRED entity token owner reqSeq seq wall waitedMs   (granted between reqSeq and seq)
  * CLAIMED  entity token ok
  * READ     entity token fenced plain
- * WROTE    entity token validBefore fenced=OK|REJECTED plain=OK|SKIPPED
+ * WROTE    entity token validBefore fenced=OK|REJECTED|RETRIED plain=OK|SKIPPED  (RETRIED: rejected on the
+ *          SDK's retry of an attempt whose answer was lost, which may have been written)
  * RELEASED entity token seq valid wall
  * LOST     entity token wall            (lost-lease callback)
  * WAITING  entity ticket owner          (first sight of an own waiting entry)
@@ -69,6 +70,11 @@ import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
  * The process always ends with {@code System.exit}: DynamoDB Local and SDK threads would keep it alive.
  */
 public final class LockWorkerMain {
+
+    /** How a fenced write is logged: {@link LockHistory} counts a RETRIED one as maybe written. */
+    private static final Map<FencedWrite.Result, String> FENCED_EVENTS = Map.of(FencedWrite.Result.WRITTEN, "OK",
+            FencedWrite.Result.REJECTED, "REJECTED", FencedWrite.Result.REJECTED_ON_RETRY, "RETRIED");
+
 
     private final Map<String, String> args;
     private final String id;
@@ -281,7 +287,7 @@ public final class LockWorkerMain {
     private void write(Section section) {
         LockHandle lock = section.lock;
         boolean validBefore = lock.isValid();
-        boolean fenced = FencedWrite.update(client, data, counterKey(section.entity), "#f = :f",
+        FencedWrite.Result fenced = FencedWrite.write(client, data, counterKey(section.entity), "#f = :f",
                 Map.of("#f", "fenced"), Map.of(":f", AttributeValue.fromN(Long.toString(section.fenced + 1))),
                 lock.fencingToken());
         String plain = "SKIPPED";
@@ -293,7 +299,7 @@ public final class LockWorkerMain {
             plain = "OK";
         }
         emit("WROTE w=" + id + " entity=" + section.entity + " token=" + lock.fencingToken() + " validBefore="
-                + validBefore + " fenced=" + (fenced ? "OK" : "REJECTED") + " plain=" + plain);
+                + validBefore + " fenced=" + FENCED_EVENTS.get(fenced) + " plain=" + plain);
     }
 
     private void exit(Section section) {
