@@ -28,7 +28,7 @@ import org.springframework.util.ClassUtils;
  * exist, and stops the start with one {@link QueueLockedConfigurationException} listing
  * every bad method. Warns, without failing, about methods a proxy cannot intercept
  * (private, final, static), and about a transaction advisor that would run outside the
- * lock advisor.
+ * lock advisor. Then looks the advisor's {@code LockTemplate} up, so that no call has to.
  */
 public class QueueLockedMethodValidator implements SmartInitializingSingleton, BeanFactoryAware {
 

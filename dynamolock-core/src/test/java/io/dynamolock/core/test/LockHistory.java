@@ -288,7 +288,7 @@ public final class LockHistory {
                 .count();
         if (counter[0] < fencedOk || counter[0] > fencedOk + maybe) {
             violations.add("fenced counter: " + entity + " is " + counter[0] + ", accepted fenced writes " + fencedOk
-                    + (maybe > 0 ? " (+" + maybe + " maybe by killed holders)" : ""));
+                    + (maybe > 0 ? " (+" + maybe + " maybe, by killed holders or rejected on a retry)" : ""));
         }
         if (counter[1] < plainOk || counter[1] > plainOk + maybe) {
             String message = "plain counter: " + entity + " is " + counter[1] + ", unprotected writes " + plainOk
