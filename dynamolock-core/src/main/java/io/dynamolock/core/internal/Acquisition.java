@@ -101,7 +101,6 @@ final class Acquisition {
         return attempt.permits();
     }
 
-    /** What the enqueue writes. */
     /** What the enqueue writes; {@code address} is this process's wake-up address, {@code null} without hints. */
     QueueTable.NewEntry newEntry(String address) {
         return new QueueTable.NewEntry(id, owner, lease, failClosed, mode() == LockMode.SHARED, permits(), address);

@@ -414,7 +414,8 @@ public final class LockEngine {
 
     /**
      * The entry is in the queue as {@code state} shows: count it live, refuse a queue that is too long (the
-     * caller then removes the entry), and start its lease and its wake-ups.
+     * caller then removes the entry), start its lease, and if it will wait, tell the holders of it for their
+     * hand-over.
      */
     void admit(Acquisition entry, QueueState state, boolean mayWait) {
         live.add(entry);
@@ -426,11 +427,17 @@ public final class LockEngine {
                     + "; raise it, or lock more finely");
         }
         leases.start(entry);
-        if (mayWait && !state.holds(state.entry(entry.id()))) {
-            String hint = selfWaitHint(entry.key(), entry.acquiredBy());
-            if (hint != null) {
-                log.warn("Waiting for {} behind this thread's own hold. {}", entry.key(), hint);
-            }
+        if (!mayWait || state.holds(state.entry(entry.id()))) {
+            return;
+        }
+        if (wakeUps != null && wakeUps.handsOver()) {
+            // The holders' hand-over should include us: they may have seen no state that shows us.
+            handoff.enqueued(entry.key(), state, settings.clock().millis());
+            wakeUps.afterEnqueue(entry.key(), state, entry.id());
+        }
+        String hint = selfWaitHint(entry.key(), entry.acquiredBy());
+        if (hint != null) {
+            log.warn("Waiting for {} behind this thread's own hold. {}", entry.key(), hint);
         }
     }
 

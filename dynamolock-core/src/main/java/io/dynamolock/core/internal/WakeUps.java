@@ -5,7 +5,9 @@ import io.dynamolock.core.WakeUpStats;
 import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -16,8 +18,9 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  * Wake-up hints of one template: the entries it enqueues carry its address ({@code w#<id>} in the item); when it
  * removes entries (a release, a purge) it sends a hint, with the item as its write returned it, to the process of
  * each entry that may now hold; with a secret, a holder that is done also {@linkplain #handOver hands the lock
- * over} before its release is sent. Hints it receives go to its waiters, and to its holders, which learn from
- * them who is behind them.
+ * over} before its release is sent, and an enqueue that will wait tells the holders' processes of itself
+ * ({@link #afterEnqueue}). Hints it receives go to its waiters, and to its holders, which learn from them who is
+ * behind them.
  *
  * <p>What a hint may do to a waiter, and why that is safe whatever the network does:
  * <ul>
@@ -38,6 +41,9 @@ final class WakeUps implements AutoCloseable {
 
     /** How old a received hint may be; a slower one is worth no more than the next poll. */
     static final Duration FRESHNESS = Duration.ofSeconds(10);
+
+    /** How many holders an enqueue tells of itself ({@link #afterEnqueue}). */
+    static final int ENQUEUE_RECIPIENTS = 4;
 
     /** A waiter, and once granted the holder it became, until it leaves: as hints reach it. */
     interface Addressee {
@@ -106,7 +112,8 @@ final class WakeUps implements AutoCloseable {
         if (item == null || item.isEmpty()) {
             return;
         }
-        send(key, QueueState.of(item), sendItems ? item : null, clock.millis(), false, Long.MIN_VALUE);
+        QueueState state = QueueState.of(item);
+        send(key, state, recipients(state, Long.MIN_VALUE), sendItems ? item : null, clock.millis(), false);
     }
 
     /**
@@ -116,8 +123,34 @@ final class WakeUps implements AutoCloseable {
      */
     void afterBreak(LockKey key, Map<String, AttributeValue> item, long brokenTicket) {
         if (item != null && !item.isEmpty()) {
-            send(key, QueueState.of(item), sendItems ? item : null, clock.millis(), false, brokenTicket);
+            QueueState state = QueueState.of(item);
+            send(key, state, recipients(state, brokenTicket), sendItems ? item : null, clock.millis(), false);
         }
+    }
+
+    /**
+     * After an enqueue of this template that did not grant, of an acquisition that will wait: with authenticated
+     * hints, the processes of the entries that hold in {@code state} (the item as the enqueue returned it) hear of
+     * the new entry {@code enqueued}, so that their {@linkplain #handOver hand-over} includes it. A holder otherwise
+     * knows only of the waiters in the states it has seen since its enqueue, and one that enqueued after those (the
+     * usual case of two processes taking turns: each enqueues while the other holds) would wait for the release's
+     * round trip. The item is a linearizable read like a removal's, so it may also grant an entry it shows holding
+     * whose process has not read that yet. At most {@link #ENQUEUE_RECIPIENTS} holders are told, so an enqueue
+     * behind many readers or a semaphore's holders costs a bounded number of datagrams; those not told hand over
+     * without the new entry, which then waits for a release. Plain hints send nothing here: a holder has no use for
+     * a read. Never blocks and never throws.
+     */
+    void afterEnqueue(LockKey key, QueueState state, String enqueued) {
+        if (sendItems) {
+            List<QueueState.Entry> holders = state.holders().stream().filter(entry -> !entry.id().equals(enqueued))
+                    .limit(ENQUEUE_RECIPIENTS).toList();
+            send(key, state, holders, state.item(), clock.millis(), false);
+        }
+    }
+
+    /** Whether holders hand the lock over (authenticated hints): only then does what they know of the queue count. */
+    boolean handsOver() {
+        return sendItems;
     }
 
     /**
@@ -154,15 +187,20 @@ final class WakeUps implements AutoCloseable {
             return null;
         }
         QueueState after = known.without(leaving, known.asOfMillis());
-        send(key, after, after.item(), known.asOfMillis(), true, Long.MIN_VALUE);
+        send(key, after, recipients(after, Long.MIN_VALUE), after.item(), known.asOfMillis(), true);
         return after;
     }
 
-    private void send(LockKey key, QueueState state, Map<String, AttributeValue> item, long asOfMillis,
-            boolean handOver, long alsoAheadOf) {
-        String self = endpoint.advertisedAddress();
+    /** The entries that {@link #mayHold} in {@code state}, and those ahead of ticket {@code alsoAheadOf}. */
+    private Set<QueueState.Entry> recipients(QueueState state, long alsoAheadOf) {
         Set<QueueState.Entry> recipients = mayHold(state, clock.millis());
         recipients.addAll(state.ahead(alsoAheadOf));
+        return recipients;
+    }
+
+    private void send(LockKey key, QueueState state, Collection<QueueState.Entry> recipients,
+            Map<String, AttributeValue> item, long asOfMillis, boolean handOver) {
+        String self = endpoint.advertisedAddress();
         for (QueueState.Entry entry : recipients) {
             AttributeValue address = state.item().get(QueueState.ADDRESS_PREFIX + entry.id());
             if (address != null && address.s() != null && !address.s().equals(self)

@@ -10,6 +10,7 @@ import io.dynamolock.core.WakeUpOptions;
 import io.dynamolock.core.test.Await;
 import io.dynamolock.core.test.LockFixture;
 import io.dynamolock.core.test.FaultInjector;
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
@@ -77,9 +78,40 @@ class WakeUpTemplateTests {
         return waiting;
     }
 
+    /** A port nothing listens on: hints sent to it are lost. */
+    private static int closedPort() throws IOException {
+        try (DatagramChannel gone = DatagramChannel.open().bind(new InetSocketAddress("127.0.0.1", 0))) {
+            return ((InetSocketAddress) gone.getLocalAddress()).getPort();
+        }
+    }
+
+    /** A template whose entries advertise a port nothing listens on: it sends hints, but hears none. */
+    private LockTemplate deaf(Duration heartbeat, ExecutionInterceptor... interceptors) throws IOException {
+        WakeUpOptions wakeUp = WakeUpOptions.builder().bindAddress("127.0.0.1")
+                .advertisedAddress("127.0.0.1:" + closedPort()).secret(SECRET).build();
+        return fixture.template(b -> b.leaseDuration(LONG).heartbeatInterval(heartbeat)
+                .pollInterval(Duration.ofSeconds(5), Duration.ofSeconds(5)).wakeUp(wakeUp), interceptors);
+    }
+
+    /**
+     * Once {@code template} has received {@code datagrams}, waits until it has handled them: its one receiver
+     * thread takes datagrams in turn, so once garbage sent after them is rejected, they have been delivered.
+     */
+    private static void handled(LockTemplate template, long datagrams) throws IOException {
+        Await.until(Duration.ofSeconds(10), datagrams + " datagrams received",
+                () -> template.wakeUpStats().received() == datagrams);
+        long rejected = template.wakeUpStats().rejected();
+        try (DatagramChannel marker = DatagramChannel.open()) {
+            marker.send(ByteBuffer.wrap("marker".getBytes(StandardCharsets.UTF_8)),
+                    HintEndpoint.socketAddress(template.wakeUpAddress()));
+        }
+        Await.until(Duration.ofSeconds(10), "the marker rejected", () -> template.wakeUpStats().rejected() > rejected);
+    }
+
+    /** The release's hint carries the item as the release returned it (the holder never heard of the waiter). */
     @Test
     void anAuthenticatedHintHandsTheLockOverWithoutARead() throws Exception {
-        LockTemplate holder = template(o -> o.secret(SECRET));
+        LockTemplate holder = deaf(Duration.ofSeconds(10));
         Reads reads = new Reads();
         LockTemplate waiter = template(o -> o.secret(SECRET), reads);
         LockHandle held = holder.acquire(entity, Duration.ZERO);
@@ -89,7 +121,7 @@ class WakeUpTemplateTests {
         LockHandle granted = waiting.get(30, TimeUnit.SECONDS);
         assertThat(reads.count.get()).as("the hint's item was the read").isZero();
         assertThat(granted.fencingToken()).isGreaterThan(held.fencingToken());
-        assertThat(holder.wakeUpStats().sent()).isEqualTo(1);
+        assertThat(holder.wakeUpStats().sent()).as("the release's hint, no hand-over").isEqualTo(1);
         assertThat(waiter.wakeUpStats().useful()).isEqualTo(1);
         granted.release();
     }
@@ -145,9 +177,11 @@ class WakeUpTemplateTests {
         FaultInjector faults = new FaultInjector();
         LockTemplate holder = template(o -> o.secret(SECRET), faults);
         Queued queued = heldWithWaitersBehind(holder, () -> holder.acquireAsync(request()));
+        Await.until(Duration.ofSeconds(10), "both enqueues' word to the first holder",
+                () -> holder.wakeUpStats().sent() == 2);
 
         grantedWhileTheReleaseFails(faults, queued.held(), queued.waiting().get(0)).release();
-        assertThat(holder.wakeUpStats().sent()).as("nothing to its own address").isZero();
+        assertThat(holder.wakeUpStats().sent()).as("nothing to its own address").isEqualTo(2);
     }
 
     /** Releases {@code held} while its removal cannot land; returns what {@code waiting} was granted meanwhile. */
@@ -168,18 +202,39 @@ class WakeUpTemplateTests {
     }
 
     /**
-     * A holder hands over only to waiters it knows of: one that enqueued after its grant is not in any state the
-     * holder has, so nothing goes out before the release, and the waiter gets the release's own hint.
+     * A waiter that enqueues after the holder's grant (two processes taking turns: each enqueues while the other
+     * holds) is in no state the holder has seen; its enqueue tells the holder of it, so it is handed the lock too.
+     */
+    @Test
+    void aWaiterThatEnqueuesAfterTheGrantTellsTheHolderOfItself() throws Exception {
+        FaultInjector faults = new FaultInjector();
+        LockTemplate holder = template(o -> o.secret(SECRET), faults);
+        Reads reads = new Reads();
+        LockTemplate waiter = template(o -> o.secret(SECRET), reads);
+        LockHandle held = holder.acquire(entity, Duration.ZERO);
+        CompletableFuture<LockHandle> waiting = waitFor(waiter, 2);
+        handled(holder, 1);
+
+        LockHandle granted = grantedWhileTheReleaseFails(faults, held, waiting);
+        assertThat(reads.count.get()).as("the hand-over's state was the read").isZero();
+        assertThat(waiter.wakeUpStats().sent()).as("its enqueue's word to the holder").isEqualTo(1);
+        granted.release();
+    }
+
+    /**
+     * A holder hands over only to waiters it knows of: if the waiter's word is lost (here the holder's advertised
+     * port is unreachable), nothing goes out before the release, and the waiter gets the release's own hint.
      */
     @Test
     void aWaiterTheHolderDoesNotKnowWaitsForTheRelease() throws Exception {
         FaultInjector faults = new FaultInjector();
-        LockTemplate holder = template(o -> o.secret(SECRET), faults);
+        LockTemplate holder = deaf(Duration.ofSeconds(10), faults);
         LockTemplate waiter = template(o -> o.secret(SECRET));
         LockHandle held = holder.acquire(entity, Duration.ZERO);
         CompletableFuture<LockHandle> waiting = waitFor(waiter, 2);
+        Await.until(Duration.ofSeconds(10), "the waiter's word sent", () -> waiter.wakeUpStats().sent() == 1);
 
-        LockHandle granted = grantedOnceTheReleaseLands(holder, faults, held, waiting, "the waiter came after the grant");
+        LockHandle granted = grantedOnceTheReleaseLands(holder, faults, held, waiting, "the waiter's word was lost");
         // The release's own hint goes out once its retry is answered; the waiter's poll may have read it first.
         Await.until(Duration.ofSeconds(10), "the release's own hint", () -> holder.wakeUpStats().sent() == 1);
         granted.release();
@@ -189,8 +244,9 @@ class WakeUpTemplateTests {
     private LockHandle grantedOnceTheReleaseLands(LockTemplate holder, FaultInjector faults, LockHandle held,
             CompletableFuture<LockHandle> waiting, String why) throws Exception {
         FaultInjector.Rule refused = faults.failAlways(FaultInjector.Step.REMOVE, FaultInjector.Fault.SERVER_ERROR_BEFORE);
+        long sent = holder.wakeUpStats().sent();
         held.release();
-        assertThat(holder.wakeUpStats().sent()).as("no hand-over: " + why).isZero();
+        assertThat(holder.wakeUpStats().sent()).as("no hand-over: " + why).isEqualTo(sent);
         assertThat(waiting).isNotDone();
         faults.remove(refused);
         return waiting.get(30, TimeUnit.SECONDS);
@@ -244,15 +300,8 @@ class WakeUpTemplateTests {
      */
     @Test
     void aBreakHeardWhileWaitingCountsForTheLaterHandOver() throws Exception {
-        int closedPort;
-        try (DatagramChannel gone = DatagramChannel.open().bind(new InetSocketAddress("127.0.0.1", 0))) {
-            closedPort = ((InetSocketAddress) gone.getLocalAddress()).getPort();
-        }
         FaultInjector deafFaults = new FaultInjector();
-        LockTemplate deaf = fixture.template(b -> b.leaseDuration(LONG).heartbeatInterval(Duration.ofMillis(100))
-                .pollInterval(Duration.ofSeconds(5), Duration.ofSeconds(5)).wakeUp(WakeUpOptions.builder()
-                        .bindAddress("127.0.0.1").advertisedAddress("127.0.0.1:" + closedPort).secret(SECRET).build()),
-                deafFaults);
+        LockTemplate deaf = deaf(Duration.ofMillis(100), deafFaults);
         FaultInjector faults = new FaultInjector();
         LockTemplate holder = template(o -> o.secret(SECRET), faults);
         LockTemplate broken = template(o -> o.secret(SECRET));
@@ -282,13 +331,14 @@ class WakeUpTemplateTests {
         assertThat(brokenWaiting).failsWithin(30, TimeUnit.SECONDS); // it learns it was removed at its next look
     }
 
-    /** A renewal's answer tells the holder of the waiters that enqueued after its grant: it hands over to them. */
+    /**
+     * A renewal's answer tells the holder of the waiters that enqueued after its grant: it hands over to them,
+     * though their own word never reached it (its advertised port is unreachable).
+     */
     @Test
     void aRenewalTellsTheHolderWhoToHandOverTo() throws Exception {
         FaultInjector faults = new FaultInjector();
-        LockTemplate holder = fixture.template(b -> b.leaseDuration(LONG).heartbeatInterval(Duration.ofMillis(100))
-                .pollInterval(Duration.ofSeconds(5), Duration.ofSeconds(5))
-                .wakeUp(WakeUpOptions.builder().bindAddress("127.0.0.1").secret(SECRET).build()), faults);
+        LockTemplate holder = deaf(Duration.ofMillis(100), faults);
         LockTemplate waiter = template(o -> o.secret(SECRET));
         LockHandle held = holder.acquire(entity, Duration.ZERO);
         CompletableFuture<LockHandle> waiting = waitFor(waiter, 2);
@@ -373,22 +423,20 @@ class WakeUpTemplateTests {
 
     @Test
     void aProcessWhoseHintPortIsUnreachableStillGetsTheLockByPolling() throws Exception {
-        int closedPort;
-        try (DatagramChannel gone = DatagramChannel.open().bind(new InetSocketAddress("127.0.0.1", 0))) {
-            closedPort = ((InetSocketAddress) gone.getLocalAddress()).getPort();
-        }
         LockTemplate holder = template(o -> o.secret(SECRET));
-        LockTemplate waiter = fixture.template(b -> b.wakeUp(WakeUpOptions.builder().bindAddress("127.0.0.1")
-                .advertisedAddress("127.0.0.1:" + closedPort).secret(SECRET).build()));
+        WakeUpOptions unreachable = WakeUpOptions.builder().bindAddress("127.0.0.1")
+                .advertisedAddress("127.0.0.1:" + closedPort()).secret(SECRET).build();
+        LockTemplate waiter = fixture.template(b -> b.wakeUp(unreachable));
         LockHandle held = holder.acquire(entity, Duration.ZERO);
         CompletableFuture<LockHandle> waiting = waitFor(waiter, 2);
+        handled(holder, 1); // the waiter's word: the holder hands over to it
 
         held.release();
         LockHandle granted = waiting.get(30, TimeUnit.SECONDS);
         assertThat(granted.fencingToken()).isGreaterThan(held.fencingToken());
-        // Sending is asynchronous (a sender thread), so on a loaded machine it may be counted after the grant.
-        Await.until(Duration.ofSeconds(10), "the hint sent to the advertised, unreachable port",
-                () -> holder.wakeUpStats().sent() == 1);
+        // The release's hint is sent once its answer is in, so on a loaded machine it may be counted after the grant.
+        Await.until(Duration.ofSeconds(10), "the hand-over and the release's hint, to the unreachable port",
+                () -> holder.wakeUpStats().sent() == 2);
         assertThat(waiter.wakeUpStats().received()).isZero();
         granted.release();
     }

@@ -113,6 +113,48 @@ class WakeUpsTests {
         assertThat(sender.stats().sent()).as("nothing to its own address").isEqualTo(1);
     }
 
+    /** The holder learns of an entry that enqueued after its grant: the enqueue's item, for its hand-over. */
+    @Test
+    void anEnqueueTellsTheHolderOfItself() throws Exception {
+        open(SECRET);
+        receiver.register("holder", addressee(KEY));
+        long now = System.currentTimeMillis();
+        sender.afterEnqueue(KEY, QueueState.of(item(now, "holder", 4, 60_000L, receiver.address(), "next", 5, 60_000L,
+                receiver.address(), "new", 6, 60_000L, sender.address())), "new");
+        Object state = woken.poll(10, TimeUnit.SECONDS);
+        assertThat(state).isInstanceOf(QueueState.class);
+        assertThat(((QueueState) state).entries()).extracting(QueueState.Entry::id)
+                .containsExactly("holder", "next", "new");
+        Await.until(Duration.ofSeconds(10), "the send counted", () -> sender.stats().sent() == 1);
+        assertThat(receiver.stats().received()).as("only the holder, not the waiter ahead").isEqualTo(1);
+    }
+
+    @Test
+    void anEnqueueTellsAtMostFourHoldersAndNothingWithPlainHints() throws Exception {
+        open(null);
+        long now = System.currentTimeMillis();
+        QueueState oneHolder = QueueState.of(item(now, "holder", 4, 60_000L, receiver.address(), "new", 5, 60_000L,
+                sender.address()));
+        sender.afterEnqueue(KEY, oneHolder, "new");
+        assertThat(sender.stats().sent() + sender.stats().dropped()).as("plain hints: a holder has no use for a read")
+                .isZero();
+        close();
+
+        open(SECRET);
+        Object[] readers = new Object[6 * 4];
+        for (int i = 0; i < 6; i++) {
+            System.arraycopy(new Object[] {"reader" + i, i + 1, 60_000L, receiver.address()}, 0, readers, 4 * i, 4);
+        }
+        Map<String, AttributeValue> sixReadersThenAWriter = item(now, readers);
+        sixReadersThenAWriter.keySet().stream().filter(name -> name.startsWith("t#")).toList()
+                .forEach(ticket -> sixReadersThenAWriter.put("m#" + ticket.substring(2), AttributeValue.fromS("S")));
+        sixReadersThenAWriter.putAll(item(now, "writer", 7, 60_000L, sender.address()));
+        sender.afterEnqueue(KEY, QueueState.of(sixReadersThenAWriter), "writer");
+        Await.until(Duration.ofSeconds(10), "the sends counted", () -> sender.stats().sent() == 4);
+        Await.until(Duration.ofSeconds(10), "the hints arrived", () -> receiver.stats().received() == 4);
+        assertThat(sender.stats().sent()).as("four of the six readers holding").isEqualTo(4);
+    }
+
     @Test
     void aHandOverCarriesTheHoldersNewestStateWithoutItsEntryToTheNextInLine() throws Exception {
         open(SECRET);
