@@ -41,20 +41,16 @@ final class Handoff {
     }
 
     /**
-     * An enqueue of this JVM that will wait was answered with {@code state} at {@code asOfMillis}: its holders of the
-     * lock learn of the entry behind them, for their hand-over ({@link WakeUps#afterEnqueue} tells those of other
-     * processes). Its waiters are not woken: the lock is no freer than when they last looked, unless a release they
-     * will hear of anyway came between.
+     * An enqueue of this JVM that will wait was answered with {@code state} at {@code asOfMillis}: its entries of the
+     * lock learn of the entry behind them, for their hand-over once they hold ({@link WakeUps#afterEnqueue} tells
+     * those of other processes). Waiters are not woken: the lock is no freer than when they last looked, unless a
+     * release they will hear of anyway came between.
      */
     void enqueued(LockKey key, QueueState state, long asOfMillis) {
         Set<Acquisition> entries = waiting.get(key);
         if (entries != null) {
             QueueState stamped = state.withAsOf(asOfMillis);
-            for (Acquisition entry : entries) {
-                if (entry.phase() == Acquisition.Phase.HELD) {
-                    entry.learned(stamped);
-                }
-            }
+            entries.forEach(entry -> entry.learned(stamped));
         }
     }
 

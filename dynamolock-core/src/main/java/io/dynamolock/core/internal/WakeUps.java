@@ -42,7 +42,7 @@ final class WakeUps implements AutoCloseable {
     /** How old a received hint may be; a slower one is worth no more than the next poll. */
     static final Duration FRESHNESS = Duration.ofSeconds(10);
 
-    /** How many holders an enqueue tells of itself ({@link #afterEnqueue}). */
+    /** How many entries ahead an enqueue tells of itself ({@link #afterEnqueue}). */
     static final int ENQUEUE_RECIPIENTS = 4;
 
     /** A waiter, and once granted the holder it became, until it leaves: as hints reach it. */
@@ -130,22 +130,28 @@ final class WakeUps implements AutoCloseable {
 
     /**
      * After an enqueue of this template that did not grant, of an acquisition that will wait: with authenticated
-     * hints, the processes of the entries that hold in {@code state} (the item as the enqueue returned it) hear of
-     * the new entry {@code enqueued}, so that their {@linkplain #handOver hand-over} includes it. A holder otherwise
-     * knows only of the waiters in the states it has seen since its enqueue, and one that enqueued after those (the
-     * usual case of two processes taking turns: each enqueues while the other holds) would wait for the release's
-     * round trip. The item is a linearizable read like a removal's, so it may also grant an entry it shows holding
-     * whose process has not read that yet. At most {@link #ENQUEUE_RECIPIENTS} holders are told, so an enqueue
-     * behind many readers or a semaphore's holders costs a bounded number of datagrams; those not told hand over
-     * without the new entry, which then waits for a release. Plain hints send nothing here: a holder has no use for
-     * a read. Never blocks and never throws.
+     * hints, the processes of the entries that hold in {@code state} (the item as the enqueue returned it), and of
+     * those that hold once they have left, hear of the new entry {@code enqueued}, so that their
+     * {@linkplain #handOver hand-over} includes it. A holder otherwise knows only of the waiters in the states it
+     * has seen since its enqueue, and one that enqueued after those (the usual case of two processes taking turns:
+     * each enqueues while the other holds) would wait for the release's round trip. The next in line is told too,
+     * since the holder the item names may have handed over already. The item is a linearizable read like a
+     * removal's, so it may also grant an entry it shows holding whose process has not read that yet.
+     *
+     * <p>Costs are bounded: at most {@link #ENQUEUE_RECIPIENTS} entries are told (behind many readers or a
+     * semaphore's holders, the first by ticket), and an item too long for a datagram goes to none of them (a plain
+     * hint would be of no use); plain hints send nothing here. Those not told hand over without the new entry,
+     * which then waits for a release. Never blocks and never throws.
      */
     void afterEnqueue(LockKey key, QueueState state, String enqueued) {
-        if (sendItems) {
-            List<QueueState.Entry> holders = state.holders().stream().filter(entry -> !entry.id().equals(enqueued))
-                    .limit(ENQUEUE_RECIPIENTS).toList();
-            send(key, state, holders, state.item(), clock.millis(), false);
+        if (!sendItems) {
+            return;
         }
+        Set<QueueState.Entry> told = new LinkedHashSet<>(state.holders());
+        List<QueueState.Entry> rest = state.entries().stream().filter(entry -> !told.contains(entry)).toList();
+        told.addAll(new QueueState(state.nextTicket(), state.ttlEpochSeconds(), state.permits(), rest).holders());
+        send(key, state, told.stream().filter(entry -> !entry.id().equals(enqueued)).limit(ENQUEUE_RECIPIENTS)
+                .toList(), state.item(), clock.millis(), true);
     }
 
     /** Whether holders hand the lock over (authenticated hints): only then does what they know of the queue count. */
@@ -187,7 +193,9 @@ final class WakeUps implements AutoCloseable {
             return null;
         }
         QueueState after = known.without(leaving, known.asOfMillis());
-        send(key, after, recipients(after, Long.MIN_VALUE), after.item(), known.asOfMillis(), true);
+        Set<QueueState.Entry> recipients = recipients(after, Long.MIN_VALUE);
+        recipients.removeIf(QueueState.Entry::failClosed);
+        send(key, after, recipients, after.item(), known.asOfMillis(), true);
         return after;
     }
 
@@ -198,14 +206,14 @@ final class WakeUps implements AutoCloseable {
         return recipients;
     }
 
+    /** To each of {@code recipients} not of this template; {@code itemOnly}: never as a plain hint. */
     private void send(LockKey key, QueueState state, Collection<QueueState.Entry> recipients,
-            Map<String, AttributeValue> item, long asOfMillis, boolean handOver) {
+            Map<String, AttributeValue> item, long asOfMillis, boolean itemOnly) {
         String self = endpoint.advertisedAddress();
         for (QueueState.Entry entry : recipients) {
             AttributeValue address = state.item().get(QueueState.ADDRESS_PREFIX + entry.id());
-            if (address != null && address.s() != null && !address.s().equals(self)
-                    && !(handOver && entry.failClosed())) {
-                endpoint.send(address.s(), new WakeUpHint(key, entry.id(), asOfMillis, item, handOver));
+            if (address != null && address.s() != null && !address.s().equals(self)) {
+                endpoint.send(address.s(), new WakeUpHint(key, entry.id(), asOfMillis, item, itemOnly));
             }
         }
     }

@@ -28,7 +28,7 @@ class HandoffTests {
     }
 
     @Test
-    void anEnqueueTellsTheHoldersOfTheNewEntryAndWakesNoWaiter() {
+    void anEnqueueTellsEveryEntryOfTheNewOneAndWakesNoWaiter() {
         Acquisition holder = queued(1);
         assertThat(holder.granted()).isTrue();
         Acquisition waiter = queued(2);
@@ -40,7 +40,8 @@ class HandoffTests {
         handoff.enqueued(KEY, afterEnqueue, 1_234);
         assertThat(holder.known().entries()).extracting(QueueState.Entry::id).contains("new");
         assertThat(holder.known().asOfMillis()).isEqualTo(1_234);
-        assertThat(waiter.known()).as("a waiter hands nothing over").isNull();
+        assertThat(waiter.known().entries()).as("for its hand-over, once it holds").extracting(QueueState.Entry::id)
+                .contains("new");
         assertThat(woken).as("an enqueue lets nobody in").hasValue(0);
         assertThat(waiter.takeOffered()).isNull();
 

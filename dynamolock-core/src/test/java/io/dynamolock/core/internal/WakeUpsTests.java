@@ -113,24 +113,28 @@ class WakeUpsTests {
         assertThat(sender.stats().sent()).as("nothing to its own address").isEqualTo(1);
     }
 
-    /** The holder learns of an entry that enqueued after its grant: the enqueue's item, for its hand-over. */
+    /**
+     * The holder learns of an entry that enqueued after its grant: the enqueue's item, for its hand-over; and the
+     * next in line, in case the holder has handed over already. Not the entries further back.
+     */
     @Test
-    void anEnqueueTellsTheHolderOfItself() throws Exception {
+    void anEnqueueTellsTheHolderAndTheNextInLineOfItself() throws Exception {
         open(SECRET);
         receiver.register("holder", addressee(KEY));
         long now = System.currentTimeMillis();
         sender.afterEnqueue(KEY, QueueState.of(item(now, "holder", 4, 60_000L, receiver.address(), "next", 5, 60_000L,
-                receiver.address(), "new", 6, 60_000L, sender.address())), "new");
+                receiver.address(), "later", 6, 60_000L, receiver.address(), "new", 7, 60_000L, sender.address())),
+                "new");
         Object state = woken.poll(10, TimeUnit.SECONDS);
         assertThat(state).isInstanceOf(QueueState.class);
         assertThat(((QueueState) state).entries()).extracting(QueueState.Entry::id)
-                .containsExactly("holder", "next", "new");
-        Await.until(Duration.ofSeconds(10), "the send counted", () -> sender.stats().sent() == 1);
-        assertThat(receiver.stats().received()).as("only the holder, not the waiter ahead").isEqualTo(1);
+                .containsExactly("holder", "next", "later", "new");
+        Await.until(Duration.ofSeconds(10), "both hints arrived", () -> receiver.stats().received() == 2);
+        assertThat(sender.stats().sent()).as("the holder and the next, not the one behind it").isEqualTo(2);
     }
 
     @Test
-    void anEnqueueTellsAtMostFourHoldersAndNothingWithPlainHints() throws Exception {
+    void anEnqueueTellsAtMostFourEntriesOnlyWithItsItem() throws Exception {
         open(null);
         long now = System.currentTimeMillis();
         QueueState oneHolder = QueueState.of(item(now, "holder", 4, 60_000L, receiver.address(), "new", 5, 60_000L,
@@ -144,15 +148,25 @@ class WakeUpsTests {
         Object[] readers = new Object[6 * 4];
         for (int i = 0; i < 6; i++) {
             System.arraycopy(new Object[] {"reader" + i, i + 1, 60_000L, receiver.address()}, 0, readers, 4 * i, 4);
+            receiver.register("reader" + i, addressee(KEY));
         }
         Map<String, AttributeValue> sixReadersThenAWriter = item(now, readers);
         sixReadersThenAWriter.keySet().stream().filter(name -> name.startsWith("t#")).toList()
                 .forEach(ticket -> sixReadersThenAWriter.put("m#" + ticket.substring(2), AttributeValue.fromS("S")));
         sixReadersThenAWriter.putAll(item(now, "writer", 7, 60_000L, sender.address()));
         sender.afterEnqueue(KEY, QueueState.of(sixReadersThenAWriter), "writer");
-        Await.until(Duration.ofSeconds(10), "the sends counted", () -> sender.stats().sent() == 4);
+        for (int i = 0; i < 4; i++) {
+            assertThat(woken.poll(10, TimeUnit.SECONDS)).as("the item, to a reader").isInstanceOf(QueueState.class);
+        }
         Await.until(Duration.ofSeconds(10), "the hints arrived", () -> receiver.stats().received() == 4);
         assertThat(sender.stats().sent()).as("four of the six readers holding").isEqualTo(4);
+        assertThat(woken).isEmpty();
+
+        Map<String, AttributeValue> big = new HashMap<>(sixReadersThenAWriter);
+        big.put("o#writer", AttributeValue.fromS("x".repeat(HintCodec.MAX_DATAGRAM_BYTES)));
+        sender.afterEnqueue(KEY, QueueState.of(big), "writer");
+        assertThat(sender.stats().dropped()).as("too long for a datagram: dropped, never sent plain").isEqualTo(4);
+        assertThat(sender.stats().sent()).isEqualTo(4);
     }
 
     @Test
