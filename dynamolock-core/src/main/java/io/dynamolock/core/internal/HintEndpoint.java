@@ -141,6 +141,12 @@ final class HintEndpoint implements AutoCloseable {
         }
     }
 
+    /** Whether {@code hint} goes out with its item: it fits a datagram, and hints are authenticated. */
+    boolean carriesItem(WakeUpHint hint) {
+        return hint.item() != null && codec.encode(new WakeUpHint(hint.key(), hint.entryId(), hint.sentAtMillis(),
+                hint.item(), true)) != null;
+    }
+
     /**
      * Whether the host of {@code host:port} is an IPv4 address or a bracketed IPv6 one, so that sending needs no
      * name lookup, which could block. The address comes from the item, which anyone with write access can shape:

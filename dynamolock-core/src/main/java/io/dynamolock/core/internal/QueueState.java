@@ -271,6 +271,32 @@ final class QueueState {
         return without(Set.of(id), asOfMillis);
     }
 
+    /**
+     * This state cut after {@code lastTicket}: its entries up to that ticket, with the counter just past it, as if
+     * read when that was the last ticket handed out (less what has left since). What decides the grant of an entry
+     * is all ahead of it, so this is enough for the entries it keeps, and short enough for a datagram when the whole
+     * queue is not ({@link WakeUps}). Merged into a state that knows more, it shows gone only what it lacks below its
+     * counter: nothing behind the cut.
+     */
+    QueueState upTo(long lastTicket) {
+        if (lastTicket >= nextTicket - 1) {
+            return this;
+        }
+        Set<String> behind = new HashSet<>();
+        for (Entry entry : entries) {
+            if (entry.ticket() > lastTicket) {
+                behind.add(entry.id());
+            }
+        }
+        QueueState cut = without(behind, asOfMillis);
+        Map<String, AttributeValue> cutItem = new HashMap<>(cut.item);
+        if (cutItem.containsKey(NEXT)) {
+            cutItem.put(NEXT, AttributeValue.fromN(Long.toString(lastTicket + 1)));
+        }
+        return new QueueState(lastTicket + 1, ttlEpochSeconds, storedPermits, cut.entries, asOfMillis,
+                Map.copyOf(cutItem));
+    }
+
     private QueueState without(Set<String> ids, long asOfMillis) {
         Map<String, AttributeValue> rest = new HashMap<>(item);
         for (String id : ids) {

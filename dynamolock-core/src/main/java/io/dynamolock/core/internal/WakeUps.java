@@ -34,7 +34,8 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  * the enqueue) and is ignored, never taken for a removal. A state of another lock cannot hold the entry (ids are
  * random per acquisition), and a hint for another lock than the addressee's is dropped. A hand-over's state is
  * not a read but over-approximates one the same way (see {@link #handOver}), so the receiver needs no rule of its
- * own for it.</li>
+ * own for it. Nor for a state cut after its recipients when the whole item is too long for a datagram
+ * ({@link QueueState#upTo}): it keeps everything ahead of every entry it keeps.</li>
  * </ul>
  */
 final class WakeUps implements AutoCloseable {
@@ -113,7 +114,7 @@ final class WakeUps implements AutoCloseable {
             return;
         }
         QueueState state = QueueState.of(item);
-        send(key, state, recipients(state, Long.MIN_VALUE), sendItems ? item : null, clock.millis(), false);
+        send(key, state, recipients(state, Long.MIN_VALUE), clock.millis(), false, Long.MIN_VALUE);
     }
 
     /**
@@ -124,7 +125,7 @@ final class WakeUps implements AutoCloseable {
     void afterBreak(LockKey key, Map<String, AttributeValue> item, long brokenTicket) {
         if (item != null && !item.isEmpty()) {
             QueueState state = QueueState.of(item);
-            send(key, state, recipients(state, brokenTicket), sendItems ? item : null, clock.millis(), false);
+            send(key, state, recipients(state, brokenTicket), clock.millis(), false, brokenTicket);
         }
     }
 
@@ -139,19 +140,21 @@ final class WakeUps implements AutoCloseable {
      * removal's, so it may also grant an entry it shows holding whose process has not read that yet.
      *
      * <p>Costs are bounded: at most {@link #ENQUEUE_RECIPIENTS} entries are told (behind many readers or a
-     * semaphore's holders, the first by ticket), and an item too long for a datagram goes to none of them (a plain
-     * hint would be of no use); plain hints send nothing here. Those not told hand over without the new entry,
+     * semaphore's holders, the first by ticket), and an item too long for a datagram goes to none of them (it
+     * cannot be cut before the new entry, and a plain hint would be of no use); plain hints send nothing here. Those not told hand over without the new entry,
      * which then waits for a release. Never blocks and never throws.
      */
     void afterEnqueue(LockKey key, QueueState state, String enqueued) {
-        if (!sendItems) {
+        QueueState.Entry self = state.entry(enqueued);
+        if (!sendItems || self == null) {
             return;
         }
         Set<QueueState.Entry> told = new LinkedHashSet<>(state.holders());
         List<QueueState.Entry> rest = state.entries().stream().filter(entry -> !told.contains(entry)).toList();
         told.addAll(new QueueState(state.nextTicket(), state.ttlEpochSeconds(), state.permits(), rest).holders());
-        send(key, state, told.stream().filter(entry -> !entry.id().equals(enqueued)).limit(ENQUEUE_RECIPIENTS)
-                .toList(), state.item(), clock.millis(), true);
+        // Never cut before our entry: it is the word.
+        send(key, state, told.stream().filter(entry -> !entry.equals(self)).limit(ENQUEUE_RECIPIENTS).toList(),
+                clock.millis(), true, self.ticket());
     }
 
     /** Whether holders hand the lock over (authenticated hints): only then does what they know of the queue count. */
@@ -195,7 +198,7 @@ final class WakeUps implements AutoCloseable {
         QueueState after = known.without(leaving, known.asOfMillis());
         Set<QueueState.Entry> recipients = recipients(after, Long.MIN_VALUE);
         recipients.removeIf(QueueState.Entry::failClosed);
-        send(key, after, recipients, after.item(), known.asOfMillis(), true);
+        send(key, after, recipients, known.asOfMillis(), true, Long.MIN_VALUE);
         return after;
     }
 
@@ -206,9 +209,27 @@ final class WakeUps implements AutoCloseable {
         return recipients;
     }
 
-    /** To each of {@code recipients} not of this template; {@code itemOnly}: never as a plain hint. */
-    private void send(LockKey key, QueueState state, Collection<QueueState.Entry> recipients,
-            Map<String, AttributeValue> item, long asOfMillis, boolean itemOnly) {
+    /**
+     * To each of {@code recipients} not of this template: with authenticated hints, {@code state}'s item, or if
+     * that is too long for a datagram, the state cut after the last recipient or ticket {@code keepThrough},
+     * whichever is later ({@link QueueState#upTo}). A recipient's grant depends only on the entries ahead of it,
+     * so the cut tells it as much; a long queue's item (3 to 4 KB at T = 32) would else go as a plain hint, or not
+     * at all. {@code itemOnly}: never as a plain hint.
+     */
+    private void send(LockKey key, QueueState state, Collection<QueueState.Entry> recipients, long asOfMillis,
+            boolean itemOnly, long keepThrough) {
+        if (recipients.isEmpty()) {
+            return;
+        }
+        Map<String, AttributeValue> item = null;
+        if (sendItems) {
+            item = state.item();
+            QueueState.Entry first = recipients.iterator().next();
+            if (!endpoint.carriesItem(new WakeUpHint(key, first.id(), asOfMillis, item))) {
+                long last = recipients.stream().mapToLong(QueueState.Entry::ticket).max().orElseThrow();
+                item = state.upTo(Math.max(last, keepThrough)).item();
+            }
+        }
         String self = endpoint.advertisedAddress();
         for (QueueState.Entry entry : recipients) {
             AttributeValue address = state.item().get(QueueState.ADDRESS_PREFIX + entry.id());

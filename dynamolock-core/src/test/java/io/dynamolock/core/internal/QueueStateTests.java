@@ -92,6 +92,35 @@ class QueueStateTests {
     }
 
     /**
+     * A state cut after a ticket (a hint whose whole item is too long for a datagram) keeps what is ahead of the
+     * entries it keeps, as the item parses, and merged into a state that knows more it shows gone only what it
+     * lacks below its counter: nothing behind the cut.
+     */
+    @Test
+    void aStateCutAfterATicketKeepsWhatIsAheadAndDropsNothingBehindWhenMerged() {
+        Map<String, AttributeValue> item = new java.util.HashMap<>(Map.of("next", AttributeValue.fromN("13"),
+                "t#h", AttributeValue.fromN("10"), "e#h", AttributeValue.fromN("5000"),
+                "t#s", AttributeValue.fromN("11"), "e#s", AttributeValue.fromN("9000"),
+                "t#t", AttributeValue.fromN("12"), "e#t", AttributeValue.fromN("7000"), "o#t", AttributeValue.fromS("pod-a"),
+                "lr", AttributeValue.fromN("42")));
+        QueueState whole = QueueState.of(item).withAsOf(100);
+        QueueState cut = whole.without("h", 100).upTo(11);
+        assertThat(cut.entries()).extracting(QueueState.Entry::id).containsExactly("s");
+        assertThat(cut.nextTicket()).isEqualTo(12);
+        assertThat(cut.asOfMillis()).isEqualTo(100);
+        assertThat(cut.item()).containsOnlyKeys("next", "t#s", "e#s", "lr");
+        QueueState parsed = QueueState.of(cut.item());
+        assertThat(parsed.entries()).isEqualTo(cut.entries());
+        assertThat(parsed.nextTicket()).as("as the receiver reads it").isEqualTo(12);
+        assertThat(parsed.holds(parsed.entry("s"))).isTrue();
+
+        assertThat(whole.merge(parsed).entries()).as("the holder gone, the entry behind the cut kept")
+                .extracting(QueueState.Entry::id).containsExactly("s", "t");
+        assertThat(whole.merge(parsed).asOfMillis()).isEqualTo(100);
+        assertThat(whole.upTo(12)).as("nothing behind the cut: the same state").isSameAs(whole);
+    }
+
+    /**
      * A merged state is as old as the later counter's: a state of an earlier counter adds only entries gone, so it
      * must not make stale entries look fresh (the empty state of a missing item least of all).
      */

@@ -171,6 +171,50 @@ class WakeUpTemplateTests {
         return new Queued(holding.get(30, TimeUnit.SECONDS), waiting);
     }
 
+    /**
+     * A long queue's state does not fit a datagram: the hand-over goes out cut after the waiter it lets in (all that
+     * decides its grant is ahead of it), which holds on it while the release still cannot land. The holder knows the
+     * whole queue from its renewals' answers.
+     */
+    @Test
+    void aLongQueueIsHandedOverCutAfterTheNextInLine() throws Exception {
+        FaultInjector faults = new FaultInjector();
+        LockTemplate holder = fixture.template(b -> b.leaseDuration(LONG).heartbeatInterval(Duration.ofMillis(100))
+                .pollInterval(Duration.ofSeconds(5), Duration.ofSeconds(5))
+                .wakeUp(WakeUpOptions.builder().bindAddress("127.0.0.1").secret(SECRET).build()), faults);
+        Reads reads = new Reads();
+        LockTemplate waiter = template(o -> o.secret(SECRET), reads);
+        LockHandle held = holder.acquire(entity, Duration.ZERO);
+        CompletableFuture<LockHandle> waiting = waitFor(waiter, 2);
+        WakeUpOptions wakeUp = WakeUpOptions.builder().bindAddress("127.0.0.1").secret(SECRET).build();
+        List<CompletableFuture<LockHandle>> crowd = new ArrayList<>();
+        for (char name = 'a'; name < 'g'; name++) { // a hint names each owner once: long and distinct, to fill it
+            String owner = String.valueOf(name).repeat(200);
+            crowd.add(waitFor(fixture.template(b -> b.ownerName(owner).leaseDuration(LONG)
+                    .heartbeatInterval(Duration.ofSeconds(10)).pollInterval(Duration.ofSeconds(5), Duration.ofSeconds(5))
+                    .wakeUp(wakeUp)), 3 + crowd.size()));
+        }
+        HintCodec codec = new HintCodec(SECRET.getBytes(StandardCharsets.UTF_8), Clock.systemUTC(), LONG);
+        assertThat(codec.encode(new WakeUpHint(new LockKey(entity, "default"), held.entryId(), System.currentTimeMillis(),
+                fixture.item(entity, "default"), true))).as("the whole queue does not fit a datagram").isNull();
+        // Renewals of one entry go one after another: once the second after the last enqueue is sent, the answer of
+        // the first, which shows the whole queue, has reached the holder.
+        FaultInjector.await(faults.awaitAttempts(FaultInjector.Step.RENEW, 2), 10);
+
+        FaultInjector.Rule refused = faults.failAlways(FaultInjector.Step.REMOVE, FaultInjector.Fault.SERVER_ERROR_BEFORE);
+        held.release();
+        LockHandle granted = waiting.get(30, TimeUnit.SECONDS);
+        assertThat(fixture.queue(entity).get(0).entryId()).as("the release has not landed").isEqualTo(held.entryId());
+        assertThat(granted.fencingToken()).isGreaterThan(held.fencingToken());
+        assertThat(reads.count.get()).as("the hand-over's state was the read").isZero();
+        faults.remove(refused);
+        granted.release();
+        for (CompletableFuture<LockHandle> next : crowd) {
+            next.get(30, TimeUnit.SECONDS).release();
+        }
+        Await.until(Duration.ofSeconds(30), "every release landed", () -> fixture.queue(entity).isEmpty());
+    }
+
     /** A waiter in the holder's own JVM is handed the lock too: it is not let in later than one elsewhere. */
     @Test
     void aWaiterInTheHoldersJvmIsHandedTheLockToo() throws Exception {

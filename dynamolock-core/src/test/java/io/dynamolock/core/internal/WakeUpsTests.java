@@ -237,6 +237,53 @@ class WakeUpsTests {
         Await.until(Duration.ofSeconds(10), "both entries ahead hinted", () -> receiver.stats().received() == 2);
     }
 
+    /**
+     * A state too long for a datagram (a long queue) goes out cut after its last recipient, which decides its grant
+     * by what is ahead of it: a hand-over is not dropped, a release's hint is not sent plain.
+     */
+    @Test
+    void aStateTooLongForADatagramGoesOutCutAfterItsLastRecipient() throws Exception {
+        open(SECRET);
+        receiver.register("next", addressee(KEY));
+        long now = System.currentTimeMillis();
+        Map<String, AttributeValue> item = item(now, "holder", 4, 60_000L, sender.address(), "next", 5, 60_000L,
+                receiver.address(), "later", 6, 60_000L, receiver.address());
+        item.put("o#later", AttributeValue.fromS("x".repeat(HintCodec.MAX_DATAGRAM_BYTES)));
+
+        sender.handOver(KEY, QueueState.of(item).withAsOf(now), "holder");
+        assertThat(cutAfterNext(woken.poll(10, TimeUnit.SECONDS))).as("the hand-over").isTrue();
+        item.keySet().removeIf(name -> name.endsWith("#holder"));
+        sender.afterRemoval(KEY, item);
+        assertThat(cutAfterNext(woken.poll(10, TimeUnit.SECONDS))).as("the release's hint, not plain").isTrue();
+        assertThat(sender.stats().dropped()).isZero();
+        assertThat(sender.stats().sent()).isEqualTo(2);
+    }
+
+    private static boolean cutAfterNext(Object woken) {
+        return woken instanceof QueueState state && state.nextTicket() == 6
+                && state.entries().stream().map(QueueState.Entry::id).toList().equals(List.of("next"));
+    }
+
+    /** A break's state is never cut before the broken entry: the entries ahead must learn that it is gone. */
+    @Test
+    void aBreakTooLongForADatagramIsCutAfterTheBrokenEntry() throws Exception {
+        open(SECRET);
+        receiver.register("handedOver", addressee(KEY));
+        long now = System.currentTimeMillis();
+        Map<String, AttributeValue> afterBreak = item(now, "finished", 4, 60_000L, receiver.address(), "handedOver", 5,
+                60_000L, receiver.address(), "behind", 7, 60_000L, receiver.address());
+        afterBreak.put("o#behind", AttributeValue.fromS("x".repeat(HintCodec.MAX_DATAGRAM_BYTES)));
+        sender.afterBreak(KEY, afterBreak, 6);
+
+        Object state = woken.poll(10, TimeUnit.SECONDS);
+        assertThat(state).isInstanceOf(QueueState.class);
+        assertThat(((QueueState) state).nextTicket()).as("cut after the broken ticket").isEqualTo(7);
+        QueueState knownBefore = QueueState.of(item(now, "finished", 4, 60_000L, receiver.address(), "handedOver", 5,
+                60_000L, receiver.address(), "broken", 6, 60_000L, receiver.address()));
+        assertThat(knownBefore.merge((QueueState) state).entries()).extracting(QueueState.Entry::id)
+                .containsExactly("finished", "handedOver");
+    }
+
     @Test
     void hintsEveryEntryThatMayHoldByTheGrantRule() {
         long now = 1_000_000;
