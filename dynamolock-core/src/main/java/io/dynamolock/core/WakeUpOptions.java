@@ -17,10 +17,11 @@ import java.util.Arrays;
  * <p><b>Security.</b> Without a secret a hint is plain: it only makes the receiver read the queue at once, so a
  * forged, lost, duplicated or delayed one costs a read or a poll interval, never safety, and at most as many reads
  * as polling would. With a {@link Builder#secret shared secret} hints are authenticated (HMAC-SHA256) and carry
- * the lock item exactly as the sender's write returned it; the receiver may then take the lock without a read,
- * as a waiter in the releasing process would, and a holder that is done hands the lock over to the waiters it
- * knows before its release lands (README, "Wake-up hints between instances"). A receiver with a secret rejects
- * hints without a valid HMAC, and hints older than a few seconds.
+ * the lock item as the sender's write returned it (cut after the entries it is for, when the whole is too long
+ * for a datagram); the receiver may then take the lock without a read, as a waiter in the releasing process would,
+ * and a holder that is done hands the lock over to the waiters it knows before its release lands (README,
+ * "Wake-up hints between instances"). A receiver with a secret rejects hints without a valid HMAC, and hints older
+ * than a few seconds.
  */
 public final class WakeUpOptions {
 

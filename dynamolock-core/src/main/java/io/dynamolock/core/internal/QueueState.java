@@ -162,8 +162,9 @@ final class QueueState {
     }
 
     /**
-     * The item exactly as DynamoDB returned it (empty for {@link #ABSENT} and states built in tests): what an
-     * authenticated wake-up hint carries, so that its receiver reads the same state.
+     * The item exactly as DynamoDB returned it, less what this state was derived without ({@link #without},
+     * {@link #upTo}); empty for {@link #ABSENT} and states built in tests: what an authenticated wake-up hint
+     * carries, so that its receiver reads the same state.
      */
     Map<String, AttributeValue> item() {
         return item;

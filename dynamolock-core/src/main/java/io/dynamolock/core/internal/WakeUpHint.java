@@ -12,10 +12,11 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  * @param sentAtMillis the sender's wall clock when the hint's news was true: when it sent a hint of its own write,
  *                     when it learned the state it hands over; a receiver drops hints older than its freshness
  *                     window (a delayed or replayed one, or a hand-over of an old state)
- * @param item         the lock item exactly as the sender's write returned it, or {@code null} for a plain hint.
- *                     Only an authenticated hint carries it: the receiver may then act on it as on a same-JVM
- *                     handoff, since the returned item is a linearizable read and entries ahead of a ticket only
- *                     disappear. Without the lock's key attributes ({@code pk}, {@code sk}): {@code key} says
+ * @param item         the lock item exactly as the sender's write returned it (or as its holder knows it, for a
+ *                     hand-over; cut after the addressee when the whole is too long for a datagram), or
+ *                     {@code null} for a plain hint. Only an authenticated hint carries it: the receiver may then
+ *                     act on it as on a same-JVM handoff, since the returned item is a linearizable read and
+ *                     entries ahead of a ticket only disappear. Without the lock's key attributes ({@code pk}, {@code sk}): {@code key} says
  *                     which lock it is, under the same HMAC
  * @param itemOnly     whether the hint is worth sending only with its item: a hand-over's, sent before the release
  *                     lands, which a plain hint would only make read a queue that still shows the releaser

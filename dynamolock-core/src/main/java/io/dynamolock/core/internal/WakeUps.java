@@ -6,6 +6,7 @@ import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -141,8 +142,9 @@ final class WakeUps implements AutoCloseable {
      *
      * <p>Costs are bounded: at most {@link #ENQUEUE_RECIPIENTS} entries are told (behind many readers or a
      * semaphore's holders, the first by ticket), and an item too long for a datagram goes to none of them (it
-     * cannot be cut before the new entry, and a plain hint would be of no use); plain hints send nothing here. Those not told hand over without the new entry,
-     * which then waits for a release. Never blocks and never throws.
+     * cannot be cut before the new entry, the last, and a plain hint would be of no use); plain hints send nothing
+     * here. Those not told hand over without the new entry, which then waits for a release, unless they learn of
+     * it otherwise (a renewal's answer). Never blocks and never throws.
      */
     void afterEnqueue(LockKey key, QueueState state, String enqueued) {
         QueueState.Entry self = state.entry(enqueued);
@@ -211,32 +213,66 @@ final class WakeUps implements AutoCloseable {
 
     /**
      * To each of {@code recipients} not of this template: with authenticated hints, {@code state}'s item, or if
-     * that is too long for a datagram, the state cut after the last recipient or ticket {@code keepThrough},
-     * whichever is later ({@link QueueState#upTo}). A recipient's grant depends only on the entries ahead of it,
-     * so the cut tells it as much; a long queue's item (3 to 4 KB at T = 32) would else go as a plain hint, or not
-     * at all. {@code itemOnly}: never as a plain hint.
+     * that is too long for a datagram, the state cut as late as fits, but never before the last recipient or ticket
+     * {@code keepThrough} ({@link #fitting}). {@code itemOnly}: never as a plain hint.
      */
     private void send(LockKey key, QueueState state, Collection<QueueState.Entry> recipients, long asOfMillis,
             boolean itemOnly, long keepThrough) {
-        if (recipients.isEmpty()) {
+        String self = endpoint.advertisedAddress();
+        Map<String, String> addresses = new LinkedHashMap<>();
+        for (QueueState.Entry entry : recipients) {
+            AttributeValue address = state.item().get(QueueState.ADDRESS_PREFIX + entry.id());
+            if (address != null && address.s() != null && !address.s().equals(self)) {
+                addresses.put(entry.id(), address.s());
+            }
+        }
+        if (addresses.isEmpty()) {
             return;
         }
         Map<String, AttributeValue> item = null;
         if (sendItems) {
-            item = state.item();
-            QueueState.Entry first = recipients.iterator().next();
-            if (!endpoint.carriesItem(new WakeUpHint(key, first.id(), asOfMillis, item))) {
-                long last = recipients.stream().mapToLong(QueueState.Entry::ticket).max().orElseThrow();
-                item = state.upTo(Math.max(last, keepThrough)).item();
+            long last = recipients.stream().filter(entry -> addresses.containsKey(entry.id()))
+                    .mapToLong(QueueState.Entry::ticket).max().orElseThrow();
+            item = fitting(new WakeUpHint(key, addresses.keySet().iterator().next(), asOfMillis, state.item()),
+                    state, Math.max(last, keepThrough));
+        }
+        for (Map.Entry<String, String> recipient : addresses.entrySet()) {
+            endpoint.send(recipient.getValue(), new WakeUpHint(key, recipient.getKey(), asOfMillis, item, itemOnly));
+        }
+    }
+
+    /**
+     * The item a hint like {@code hint} carries: {@code state}'s whole item if it fits a datagram, else the state
+     * cut ({@link QueueState#upTo}) as late as still fits, found by bisection, and never before ticket
+     * {@code keepThrough}. A recipient's grant depends only on the entries ahead of it, so any such cut tells it as
+     * much; the latest also tells it most of who left behind it (a break's news, for its own hand-over later). A cut
+     * falls just before an entry, so that every ticket gone below that entry counts as gone. A long queue (about 20
+     * entries) would else go as a plain hint, or not at all.
+     */
+    private Map<String, AttributeValue> fitting(WakeUpHint hint, QueueState state, long keepThrough) {
+        if (endpoint.carriesItem(hint)) {
+            return state.item();
+        }
+        List<QueueState.Entry> behind = state.entries().stream().filter(entry -> entry.ticket() > keepThrough)
+                .toList();
+        if (behind.isEmpty()) {
+            return state.item(); // nothing to cut: it goes out plain, or not at all
+        }
+        QueueState best = state.upTo(behind.get(0).ticket() - 1);
+        int fits = 0;
+        int tooLong = behind.size(); // cutting before behind.size() is the whole item, which does not fit
+        while (tooLong - fits > 1) {
+            int mid = (fits + tooLong) >>> 1;
+            QueueState cut = state.upTo(behind.get(mid).ticket() - 1);
+            if (endpoint.carriesItem(new WakeUpHint(hint.key(), hint.entryId(), hint.sentAtMillis(), cut.item()))) {
+                best = cut;
+                fits = mid;
+            }
+            else {
+                tooLong = mid;
             }
         }
-        String self = endpoint.advertisedAddress();
-        for (QueueState.Entry entry : recipients) {
-            AttributeValue address = state.item().get(QueueState.ADDRESS_PREFIX + entry.id());
-            if (address != null && address.s() != null && !address.s().equals(self)) {
-                endpoint.send(address.s(), new WakeUpHint(key, entry.id(), asOfMillis, item, itemOnly));
-            }
-        }
+        return best.item();
     }
 
     /**

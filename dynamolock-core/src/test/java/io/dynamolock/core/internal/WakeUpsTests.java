@@ -259,6 +259,43 @@ class WakeUpsTests {
         assertThat(sender.stats().sent()).isEqualTo(2);
     }
 
+    /**
+     * The cut comes as late as still fits, just before an entry: the recipient also learns what it can of who is
+     * behind it, for its own hand-over (a break there, say).
+     */
+    @Test
+    void theCutComesAsLateAsFitsJustBeforeAnEntry() throws Exception {
+        open(SECRET);
+        receiver.register("next", addressee(KEY));
+        long now = System.currentTimeMillis();
+        Map<String, AttributeValue> item = item(now, "holder", 4, 60_000L, sender.address(), "next", 5, 60_000L,
+                receiver.address());
+        for (int ticket = 7; ticket < 47; ticket += 2) { // every other ticket gone
+            item.putAll(item(now, "behind" + ticket, ticket, 60_000L, receiver.address()));
+            item.put("o#behind" + ticket, AttributeValue.fromS("owner-" + ticket + "-".repeat(40)));
+        }
+        QueueState known = QueueState.of(item).withAsOf(now);
+        sender.handOver(KEY, known, "holder");
+
+        Object woken = this.woken.poll(10, TimeUnit.SECONDS);
+        assertThat(woken).isInstanceOf(QueueState.class);
+        QueueState cut = (QueueState) woken;
+        List<Long> tickets = cut.entries().stream().map(QueueState.Entry::ticket).toList();
+        assertThat(tickets.get(0)).isEqualTo(5);
+        assertThat(tickets).as("some of those behind, not all").hasSizeGreaterThan(2).hasSizeLessThan(21);
+        long firstLeftOut = known.entries().stream().mapToLong(QueueState.Entry::ticket)
+                .filter(ticket -> ticket > tickets.get(tickets.size() - 1)).min().orElseThrow();
+        assertThat(cut.nextTicket()).as("just before the first entry left out").isEqualTo(firstLeftOut);
+        HintCodec codec = new HintCodec(SECRET.getBytes(java.nio.charset.StandardCharsets.UTF_8), Clock.systemUTC(),
+                WakeUps.FRESHNESS);
+        QueueState handedOver = known.without("holder", now);
+        long nextAfter = known.entries().stream().mapToLong(QueueState.Entry::ticket)
+                .filter(ticket -> ticket > firstLeftOut).min().orElse(-1);
+        QueueState oneMore = nextAfter < 0 ? handedOver : handedOver.upTo(nextAfter - 1);
+        assertThat(codec.encode(new WakeUpHint(KEY, "next", now, oneMore.item(), true)))
+                .as("one entry more would not fit").isNull();
+    }
+
     private static boolean cutAfterNext(Object woken) {
         return woken instanceof QueueState state && state.nextTicket() == 6
                 && state.entries().stream().map(QueueState.Entry::id).toList().equals(List.of("next"));
