@@ -105,13 +105,18 @@ public final class LockWorkerMain {
         this.data = args.get("data");
         this.client = client(Integer.parseInt(args.get("port")));
         this.locks = LockTemplate.builder(client).tableName(args.get("table"))
-                .ownerName("w" + id + "-" + ProcessHandle.current().pid())
+                .ownerName(owner("w" + id + "-" + ProcessHandle.current().pid(), args.get("ownerLength")))
                 .leaseDuration(ms("lease", 2000)).heartbeatInterval(ms("heartbeat", 500))
                 .pollInterval(ms("minPoll", 50), ms("maxPoll", 1000))
                 .wakeUp(wakeUp(args.getOrDefault("wakeUp", "off")))
                 .build();
         this.log = Files.newBufferedWriter(Path.of(args.get("log")), StandardCharsets.UTF_8,
                 StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+    }
+
+    /** {@code name}, padded to {@code length} characters if given: long owners make a short queue fill a datagram. */
+    private static String owner(String name, String length) {
+        return length == null ? name : (name + "-".repeat(Integer.parseInt(length))).substring(0, Integer.parseInt(length));
     }
 
     /** The secret of authenticated wake-up hints between workers. */
@@ -226,7 +231,8 @@ public final class LockWorkerMain {
             done++;
         }
         emit("DONE w=" + id + " sections=" + done + " hintsSent=" + locks.wakeUpStats().sent() + " hintsReceived="
-                + locks.wakeUpStats().received() + " hintsUseful=" + locks.wakeUpStats().useful());
+                + locks.wakeUpStats().received() + " hintsUseful=" + locks.wakeUpStats().useful() + " hintsDropped="
+                + locks.wakeUpStats().dropped());
         locks.close();
     }
 
