@@ -110,7 +110,32 @@ final class HintCodec {
         return plain != null && plain.length <= MAX_DATAGRAM_BYTES ? plain : null;
     }
 
+    /**
+     * Whether {@code hint} would go out with its item: a secret is set and it fits a datagram. Sized without
+     * signing, since the HMAC has a fixed length: sizing a state before sending it costs no second HMAC.
+     */
+    boolean carriesItem(WakeUpHint hint) {
+        if (hint.item() == null || secret == null) {
+            return false;
+        }
+        Writer unsigned = unsigned(hint, true);
+        return unsigned != null && unsigned.bytes.size() + MAC_BYTES <= MAX_DATAGRAM_BYTES;
+    }
+
     private byte[] write(WakeUpHint hint, boolean withItem) {
+        Writer out = unsigned(hint, withItem);
+        if (out == null) {
+            return null;
+        }
+        if (secret != null) {
+            byte[] signed = out.bytes.toByteArray();
+            out.bytes.writeBytes(mac(signed, signed.length));
+        }
+        return out.bytes.toByteArray();
+    }
+
+    /** The datagram of {@code hint} up to its HMAC, or {@code null} if its item has an attribute it cannot carry. */
+    private Writer unsigned(WakeUpHint hint, boolean withItem) {
         Writer out = new Writer();
         out.bytes.write(VERSION);
         out.bytes.write((withItem ? FLAG_ITEM : 0) | (secret != null ? FLAG_MAC : 0));
@@ -121,11 +146,7 @@ final class HintCodec {
         if (withItem && !out.item(hint.item())) {
             return null;
         }
-        if (secret != null) {
-            byte[] signed = out.bytes.toByteArray();
-            out.bytes.writeBytes(mac(signed, signed.length));
-        }
-        return out.bytes.toByteArray();
+        return out;
     }
 
     /** The hint in {@code datagram}, or why it is rejected; never throws. */

@@ -143,8 +143,7 @@ final class HintEndpoint implements AutoCloseable {
 
     /** Whether {@code hint} goes out with its item: it fits a datagram, and hints are authenticated. */
     boolean carriesItem(WakeUpHint hint) {
-        return hint.item() != null && codec.encode(new WakeUpHint(hint.key(), hint.entryId(), hint.sentAtMillis(),
-                hint.item(), true)) != null;
+        return codec.carriesItem(hint);
     }
 
     /**

@@ -82,6 +82,21 @@ class HintCodecTests {
         assertThat(decoded.hint().entryId()).isEqualTo("abc");
     }
 
+    /** Sizing without signing says exactly what encoding says, on both sides of the limit. */
+    @Test
+    void carriesItemAgreesWithTheEncodingAtEveryQueueLength() {
+        int fit = 0;
+        for (int entries = 1; entries <= 40; entries++) {
+            WakeUpHint hint = new WakeUpHint(KEY, "abc", NOW, item(entries), true);
+            boolean carries = signed.carriesItem(hint);
+            assertThat(carries).as("%d entries", entries).isEqualTo(signed.encode(hint) != null);
+            fit += carries ? 1 : 0;
+            assertThat(plain.carriesItem(hint)).as("no secret, no item").isFalse();
+        }
+        assertThat(fit).as("some fit, some do not").isBetween(1, 39);
+        assertThat(signed.carriesItem(new WakeUpHint(KEY, "abc", NOW, null))).isFalse();
+    }
+
     @Test
     void anItemWithATypeTheLockNeverUsesGoesOutPlain() {
         Map<String, AttributeValue> item = item(1);
