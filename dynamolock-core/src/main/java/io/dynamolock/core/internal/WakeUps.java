@@ -183,8 +183,12 @@ final class WakeUps implements AutoCloseable {
      * <p>Two limits keep what a receiver may act on as fresh as a returned item:
      * <ul>
      * <li>The hint carries the time the state was true, not the send time, so receivers drop it once that is older
-     * than {@link #FRESHNESS}, as any hint: an entry removed meanwhile by an operator's break, which the holder may
-     * not hear of, is then no more likely to be let in than by a delayed hint of a returned item.</li>
+     * than {@link #FRESHNESS}, as any hint. Within that time the state may still show an entry that an operator
+     * broke while it waited, if the holder has not heard of the break (its hint lost, the breaker without the
+     * secret or without hints): unlike a returned item, which never shows a broken waiter holding, the hand-over
+     * may then let that entry in beside the next holder, until its next renewal finds its entry gone. So breaking a
+     * live waiter is as unsafe as breaking a live holder (README, "Breaking a live entry"); only silent entries
+     * should be broken.</li>
      * <li>Fail-closed entries are never handed over to. A dead fail-closed waiter is removed on the proof that the
      * entries ahead still keep it out ({@link WaitLoop}); a holder that handed over stays in the item until its
      * release lands, so it would keep nothing out, and only states from DynamoDB may let a fail-closed entry in.
