@@ -71,7 +71,27 @@ final class Leases {
         scheduleRenewal(entry, nextRenewal(entry));
     }
 
-    /** Stops renewing and watching {@code entry}: it left the queue or lost its lease. */
+    /**
+     * Stops renewing and watching {@code entry}, which is leaving the queue now. A fail-closed one keeps the threads
+     * alive until its removal has landed ({@link #removed}) or is retried ({@link #retryRemoval}): counted only
+     * once the first attempt failed, it would find them shut down after a close(), and stay in the item for good.
+     */
+    void leaving(Acquisition entry) {
+        if (entry.failClosed()) {
+            pendingRemovals.incrementAndGet();
+        }
+        stop(entry);
+    }
+
+    /** The removal of an entry that was {@link #leaving} has landed. */
+    void removed(Acquisition entry) {
+        if (entry.failClosed()) {
+            pendingRemovals.decrementAndGet();
+            shutDownIfDone();
+        }
+    }
+
+    /** Stops renewing and watching {@code entry}: it lost its lease. */
     void stop(Acquisition entry) {
         cancel(renewals.remove(entry));
         cancel(deadlines.remove(entry));
@@ -183,12 +203,10 @@ final class Leases {
      * Sends the removal of {@code entry} in the background until it succeeds, doubling the pause after each
      * failure up to a renewal interval. A fail-open entry's removal is given up once its lease as last
      * confirmed has ended or the template closed: the entry then expires by itself. A fail-closed entry never
-     * expires, so its removal goes on, after close() too, for as long as this process lives.
+     * expires, so its removal goes on, after close() too, for as long as this process lives (it was counted
+     * when it began {@link #leaving}, which keeps the threads alive until it lands).
      */
     void retryRemoval(Acquisition entry, Supplier<?> removal) {
-        if (entry.failClosed()) {
-            pendingRemovals.incrementAndGet(); // keeps the threads alive until it lands
-        }
         scheduleRemoval(entry, removal, MIN_RETRY);
     }
 
@@ -200,7 +218,7 @@ final class Leases {
         Duration next = pause.compareTo(entry.renewalInterval(interval)) > 0 ? entry.renewalInterval(interval) : pause;
         log.warn("Could not remove {}; retrying in {} ms", entry, next.toMillis());
         if (workers.schedule(() -> dispatchRemoval(entry, removal, next), next.toNanos()) == null) {
-            log.warn("Template closed: {} expires with its lease", entry); // only fail-open ones get here
+            log.warn("Template closed: {} expires with its lease", entry); // fail-open: fail-closed ones keep it open
         }
     }
 
@@ -214,10 +232,7 @@ final class Leases {
                 scheduleRemoval(entry, removal, pause.multipliedBy(2));
                 return;
             }
-            if (entry.failClosed()) {
-                pendingRemovals.decrementAndGet();
-                shutDownIfDone();
-            }
+            removed(entry);
         });
         if (!sent) {
             scheduleRemoval(entry, removal, pause);

@@ -522,7 +522,7 @@ public final class LockEngine {
         if (previous == Acquisition.Phase.RELEASED) {
             return previous;
         }
-        leases.stop(entry);
+        leases.leaving(entry);
         handoff.unregister(entry);
         live.remove(entry);
         if (wakeUps != null) {
@@ -538,6 +538,7 @@ public final class LockEngine {
         PredictivePolling.History released = entry.releaseHistory(previous, settings.clock().millis());
         try {
             remove(entry, released);
+            leases.removed(entry);
         }
         catch (RuntimeException ex) {
             log.debug("Removing {} failed", entry, ex);

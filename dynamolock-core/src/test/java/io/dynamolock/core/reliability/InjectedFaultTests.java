@@ -579,6 +579,25 @@ class InjectedFaultTests extends LockTableTestSupport {
     }
 
     /**
+     * A fail-closed hold released after its template closed (a graceful shutdown that lets running work finish):
+     * a failed removal is retried as before the close, not dropped with the template's threads, or the entry,
+     * never purged and under a "never" TTL, would block the lock until an operator breaks it.
+     */
+    @Test
+    void aFailClosedHoldReleasedAfterTheTemplateClosedIsRemovedDespiteAFailedFirstAttempt() {
+        LockHandle lock = faulty.acquire(LockRequest.builder(entity).failClosed(true).wait(LONG).build());
+        faulty.close();
+        faults.fail(Step.REMOVE, Fault.SERVER_ERROR_BEFORE, ATTEMPTS);
+
+        lock.release(); // does not throw
+
+        Await.until(Duration.ofSeconds(10), "the fail-closed entry removed by a background retry",
+                () -> item().entries().isEmpty());
+        assertThat(faults.attempts(Step.REMOVE)).isEqualTo(ATTEMPTS + 1);
+        clean.tryAcquire(entity).orElseThrow().release();
+    }
+
+    /**
      * A same-JVM release that lands between a waiter's enqueue and its answer still reaches the waiter: it
      * is granted from the releaser's state, without a poll.
      */
