@@ -59,9 +59,10 @@ import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
  * permits = :n}. If only that failed and the queue it returned is empty, its permits are a leftover of the
  * lock's last users (a release does not remove them, and need not): the enqueue is sent again on condition
  * {@code next = :seen} instead, i.e. nobody enqueued since the empty queue was seen, and takes the permits
- * over; if the queue holds entries, the caller is refused with the two numbers. Every operand reads the
- * item before the update, so the caller's ticket and its place in the queue are taken in one step: there is
- * no window in which a lower ticket can appear after a higher one was granted. {@code :floor} comes from the
+ * over (if someone did, and the permits fit now, another caller took them over first with the same: the
+ * usual enqueue once more); if the queue holds entries, the caller is refused with the two numbers. Every
+ * operand reads the item before the update, so the caller's ticket and its place in the queue are taken in one
+ * step: there is no window in which a lower ticket can appear after a higher one was granted. {@code :floor} comes from the
  * clock (epoch ms &times; 1000), so a counter that TTL removed restarts above every ticket it gave. A retried
  * enqueue whose first attempt landed fails its condition and returns the item with the entry in it: the id
  * is the acquisition's own, so only that acquisition's retry can find it.</li>
@@ -159,12 +160,19 @@ final class QueueTable {
      * @throws LockOptionException if the queue holds entries of another number of permits
      */
     QueueState enqueue(LockKey key, NewEntry entry, long nowMillis) {
-        String permitsFit = "(attribute_not_exists(#p) OR #p = :permits)";
+        String usual = "(attribute_not_exists(#p) OR #p = :permits)";
+        String permitsFit = usual;
         Map<String, AttributeValue> seen = Map.of();
         for (int attempt = 1; ; attempt++) {
             QueueState state = enqueue(key, entry, nowMillis, permitsFit, seen);
-            if (state.entry(entry.id()) != null || state.admits(entry.permits())) {
+            if (state.entry(entry.id()) != null || attempt == 4) {
                 return keepTtl(key, state, nowMillis);
+            }
+            if (state.admits(entry.permits())) {
+                // Our takeover of leftover permits lost to another caller's, who asked for ours: queue as usual.
+                permitsFit = usual;
+                seen = Map.of();
+                continue;
             }
             if (!state.entries().isEmpty() || attempt == 3) {
                 throw new LockOptionException("permits", entry.permits(), "The lock of entity='"

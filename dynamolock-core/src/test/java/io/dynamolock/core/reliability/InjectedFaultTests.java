@@ -16,6 +16,7 @@ import io.dynamolock.core.test.FaultInjector.Step;
 import io.dynamolock.core.test.FaultInjector;
 import io.dynamolock.core.test.LockItems;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -576,6 +577,33 @@ class InjectedFaultTests extends LockTableTestSupport {
 
         holder.release();
         clean.tryAcquire(entity).orElseThrow().release();
+    }
+
+    /**
+     * Two callers take over the permits that an emptied semaphore left behind, at once: the one whose takeover
+     * finds the other's landed first queues behind it, since the permits fit now, instead of failing.
+     */
+    @Test
+    void aCallerThatLosesTheRaceToTakeOverLeftoverPermitsQueuesBehindTheWinner() throws Exception {
+        clean.acquire(LockRequest.builder(entity).permits(2).build()).release(); // the item keeps permits = 2
+        AtomicInteger enqueueAttempts = new AtomicInteger();
+        AtomicReference<LockHandle> winner = new AtomicReference<>();
+        faults.onAttempt(Step.ENQUEUE, request -> {
+            if (enqueueAttempts.incrementAndGet() == 2) { // the faulty caller's takeover, about to go out
+                winner.set(clean.acquire(entity, LONG));
+            }
+        });
+
+        CompletableFuture<LockHandle> loser = CompletableFuture.supplyAsync(() -> faulty.acquire(entity, LONG));
+        Await.until(Duration.ofSeconds(10), "the loser queued or failed",
+                () -> faultyEntries().size() == 1 || loser.isDone());
+        assertThat(loser).as("waiting behind the winner").isNotDone();
+        winner.get().release();
+
+        try (LockHandle next = loser.get(10, TimeUnit.SECONDS)) {
+            assertThat(next.fencingToken()).isGreaterThan(winner.get().fencingToken());
+        }
+        assertThat(item().entries()).isEmpty();
     }
 
     /**
