@@ -66,7 +66,8 @@ import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
  * clock (epoch ms &times; 1000), so a counter that TTL removed restarts above every ticket it gave. A retried
  * enqueue whose first attempt landed fails its condition and returns the item with the entry in it: the id
  * is the acquisition's own, so only that acquisition's retry can find it.</li>
- * <li><b>Read</b>: a strongly consistent GetItem, for waiters that poll.</li>
+ * <li><b>Read</b>: a strongly consistent GetItem, for waiters that poll; a poll takes no longer than its wait has
+ * left ({@link #waitTimeout}).</li>
  * <li><b>Renew</b> (heartbeat): {@code SET e#i = :exp, expiresAt = :ttl} if {@code attribute_exists(t#i)},
  * with the same TTL rule as the enqueue (a fail-closed entry sets "never" again). A failed
  * {@code attribute_exists} means the entry was purged: the lease is lost.</li>
@@ -137,6 +138,7 @@ final class QueueTable {
     private final DynamoDbClient client;
     private final String tableName;
     private final Duration backgroundTimeout;
+    private final Duration clientTimeout;
 
     /**
      * @param backgroundTimeout the longest a renewal or removal may take, SDK retries included, so that a hung
@@ -146,6 +148,17 @@ final class QueueTable {
         this.client = client;
         this.tableName = tableName;
         this.backgroundTimeout = backgroundTimeout;
+        this.clientTimeout = clientTimeout(client);
+    }
+
+    /** The client's own call timeout, if it has one: a waiter's request must not be given longer. */
+    private static Duration clientTimeout(DynamoDbClient client) {
+        try {
+            return client.serviceClientConfiguration().overrideConfiguration().apiCallTimeout().orElse(null);
+        }
+        catch (RuntimeException unknown) {
+            return null; // a client that does not tell (a test double): our bounds only
+        }
     }
 
     /** What an enqueue writes: the entry, its options, and the wake-up {@code address} of its process, if any. */
@@ -224,9 +237,23 @@ final class QueueTable {
 
     /** Request 2: the item as it is now. */
     QueueState read(LockKey key) {
+        return read(key, null);
+    }
+
+    /**
+     * Request 2 for a waiter that has {@code timeLeft} before its deadline: the request may take no longer than
+     * that ({@link #waitTimeout}).
+     */
+    QueueState read(LockKey key, Duration timeLeft) {
+        Duration timeout = waitTimeout(timeLeft);
         try {
             return QueueState.of(client.getItem(b -> b.tableName(tableName).key(key(key)).consistentRead(true)
-                    .overrideConfiguration(c -> c.putExecutionAttribute(ProtocolStep.ATTRIBUTE, ProtocolStep.READ)))
+                    .overrideConfiguration(c -> {
+                        c.putExecutionAttribute(ProtocolStep.ATTRIBUTE, ProtocolStep.READ);
+                        if (timeout != null) {
+                            c.apiCallTimeout(timeout);
+                        }
+                    }))
                     .item());
         }
         catch (ResourceNotFoundException ex) {
@@ -412,6 +439,24 @@ final class QueueTable {
                 .conditionExpression(condition.toString())
                 .expressionAttributeNames(names)
                 .expressionAttributeValues(values));
+    }
+
+    /**
+     * How long a waiter's poll may take, {@code timeLeft} being what its wait has left ({@code null}: not a
+     * waiter's): no longer than that, so that a slow answer cannot keep the caller past its deadline, nor than a
+     * renewal may take (the waiter tries again sooner), nor than the client's own call timeout, if it has one.
+     * {@code null} leaves the client's timeouts alone. (An enqueue and a purge keep the client's timeouts: each may
+     * be what lets the caller hold, however little of its wait is left; a wait of zero still sends them.)
+     */
+    Duration waitTimeout(Duration timeLeft) {
+        if (timeLeft == null) {
+            return null;
+        }
+        Duration bound = timeLeft.compareTo(backgroundTimeout) < 0 ? timeLeft : backgroundTimeout;
+        if (clientTimeout != null && clientTimeout.compareTo(bound) < 0) {
+            bound = clientTimeout;
+        }
+        return bound.compareTo(Duration.ofMillis(1)) < 0 ? Duration.ofMillis(1) : bound;
     }
 
     /** {@link #settleTtl}, but a failure is only logged: the next write of the lock settles it. */

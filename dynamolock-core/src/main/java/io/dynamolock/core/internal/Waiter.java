@@ -227,7 +227,7 @@ final class Waiter implements WakeUps.Addressee {
         // at most one read per interval, whatever arrives (forged, duplicated), and never delay the scheduled poll.
         boolean forHint = hinted.getAndSet(false) && !hintReadSincePoll && now - nextPollAt < 0;
         if ((forHint || now - nextPollAt >= 0) && entry.isLive()) {
-            attempt(() -> engine.table.read(entry.key()));
+            attempt(() -> engine.table.read(entry.key(), timeLeft()));
             if (forHint) {
                 hintReadSincePoll = true;
                 engine.wakeUps.countUseful();
@@ -359,6 +359,11 @@ final class Waiter implements WakeUps.Addressee {
             lastFailure = ex;
             return false;
         }
+    }
+
+    /** What the wait has left: a poll may take no longer ({@link QueueTable#waitTimeout}). */
+    private Duration timeLeft() {
+        return Duration.ofNanos(Math.max(0, deadlineNanos - System.nanoTime()));
     }
 
     /** An answer to one of our requests: the state we act on, true as it arrives, and news for our hand-over. */

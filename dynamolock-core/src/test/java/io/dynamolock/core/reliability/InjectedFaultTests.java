@@ -580,6 +580,33 @@ class InjectedFaultTests extends LockTableTestSupport {
     }
 
     /**
+     * A poll whose answer is slow ends with the wait: the caller hears of its time-out at its deadline, not once the
+     * client gives up on the request (here at its 2 s attempt timeout, or after its retries), and leaves the queue.
+     */
+    @Test
+    void aSlowPollDoesNotKeepTheCallerPastItsWait() {
+        LockHandle holder = clean.acquire(entity, LONG);
+        faults.onAnswer(Step.READ, request -> {
+            try {
+                Thread.sleep(3_000); // a slow network: longer than the client's attempt timeout
+            }
+            catch (InterruptedException aborted) {
+                Thread.currentThread().interrupt(); // the call was timed out: let the client report it
+            }
+        });
+
+        long start = System.nanoTime();
+        assertThatThrownBy(() -> faulty.acquire(entity, Duration.ofMillis(300)))
+                .isInstanceOf(LockWaitTimeoutException.class);
+        Duration took = Duration.ofNanos(System.nanoTime() - start);
+
+        assertThat(faults.attempts(Step.READ)).as("a poll was under way").isPositive();
+        assertThat(took).as("ended near its 300 ms wait, well before the slow answer").isLessThan(Duration.ofMillis(1_500));
+        assertThat(faultyEntries()).isEmpty();
+        holder.release();
+    }
+
+    /**
      * Two callers take over the permits that an emptied semaphore left behind, at once: the one whose takeover
      * finds the other's landed first queues behind it, since the permits fit now, instead of failing.
      */
