@@ -16,7 +16,6 @@ import io.dynamolock.core.LockQueueFullException;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockScope;
 import io.dynamolock.core.LockTableException;
-import io.dynamolock.core.LockOptionException;
 import io.dynamolock.core.LockWaitTimeoutException;
 import io.dynamolock.core.QueueSnapshot;
 import io.dynamolock.core.WakeUpOptions;
@@ -160,7 +159,8 @@ public final class LockEngine {
         Waiter waiter = begin(request, key, wait, null);
         CompletableFuture<LockHandle> future = new CompletableFuture<>();
         future.whenComplete((lock, ex) -> waiter.abandon(abandonedBy(ex)));
-        // Not on the step thread that settles it: the code chained to the future runs where it completes.
+        // Not on the step thread that settles it, while a request thread is free: the code chained to the future
+        // runs where it completes.
         waiter.settled().thenAcceptAsync(outcome -> deliver(waiter, outcome, future), workers.requestsOrCaller());
         waiter.start(workers::step);
         return future;

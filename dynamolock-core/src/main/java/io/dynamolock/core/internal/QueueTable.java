@@ -87,8 +87,8 @@ import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
  * <li><b>Raise TTL</b>: {@code SET expiresAt = :ttl} if {@code expiresAt < :ttl}, when the item a write
  * returned holds an entry that expires later than the TTL allows. It never sets "never". With one lease for
  * everyone the latest writer's expiry is the latest, so this request is not needed (R9).</li>
- * <li><b>Break</b> (an operator's): a strongly consistent read, then {@code REMOVE t#x, e#x, o#x, k#x} if
- * {@code attribute_exists(t#x) AND t#x = :ticket}, for the entry with the ticket the operator saw. An
+ * <li><b>Break</b> (an operator's): a strongly consistent read, then {@code REMOVE t#x, e#x, o#x, k#x, m#x,
+ * w#x} if {@code attribute_exists(t#x) AND t#x = :ticket}, for the entry with the ticket the operator saw. An
  * entry that left meanwhile is never confused with a newer one: tickets are never reused.</li>
  * <li><b>Lower TTL</b>: {@code SET expiresAt = :ttl} if {@code expiresAt = never AND fc = 0}, after a write
  * that returned an item with a "never" TTL and no fail-closed entry (the last one's removal raced with

@@ -160,7 +160,7 @@ final class WaitLoop {
                 nowNanos);
     }
 
-    /** The pause between polls at {@code position} (entries ahead). */
+    /** The pause between polls at {@code position} (rounds of grants ahead, {@link QueueState#roundsAhead}). */
     Duration pollDelay(int position) {
         Duration delay = minPoll.multipliedBy(Math.max(1, position));
         return delay.compareTo(maxPoll) > 0 ? maxPoll : delay;

@@ -38,8 +38,9 @@ final class Workers {
     static final int MAX_REQUEST_THREADS = 500;
 
     /**
-     * Steps of waiting acquisitions run at once at most: each is a little computing and at most one request,
-     * and the SDK's default connection pool (50) serves renewals as well.
+     * Steps of waiting acquisitions run at once at most: each is a little computing and a request or a few (a
+     * poll; an enqueue, its retry and a TTL write; a purge; a removal), and the SDK's default connection pool (50)
+     * serves renewals as well.
      */
     static final int STEP_THREADS = 16;
 
