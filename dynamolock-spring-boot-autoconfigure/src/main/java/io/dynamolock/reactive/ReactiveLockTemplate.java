@@ -82,16 +82,25 @@ public class ReactiveLockTemplate implements ReactiveLockOperations {
         Objects.requireNonNull(body, "body must not be null");
         return Flux.deferContextual(context -> {
             LockScope scope = ReactiveLockOperations.scope(context);
+            // The grant goes straight to usingWhen, on the thread that completed it: from then on a cancellation
+            // releases it. (Moving it to the body's scheduler first would leave a window in which a cancellation
+            // drops a granted lock that nobody releases, renewed for ever.) A grant that still arrives after a
+            // cancellation is released as it is discarded.
             Mono<Held> acquire = Mono.fromFuture(() -> locks.acquireAsync(request, scope), false)
-                    .publishOn(bodies)
+                    .doOnDiscard(LockHandle.class, this::releaseDiscarded)
                     .map(lock -> new Held(lock, System.nanoTime()));
             return Flux.usingWhen(acquire,
                     held -> guarded(held.lock(), body)
+                            .subscribeOn(bodies)
                             .contextWrite(inner -> inner.put(LockScope.class, scope.with(held.lock()))),
                     held -> releaseOnComplete(held, minHold),
                     (held, failure) -> release(held, minHold),
                     held -> release(held, minHold));
         });
+    }
+
+    private void releaseDiscarded(LockHandle lock) {
+        releases.schedule(lock::release);
     }
 
     /** A granted lock and when it was granted (for a minimum hold). */

@@ -1,0 +1,109 @@
+package io.dynamolock.reactive;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.dynamolock.core.LockOperations;
+import io.dynamolock.core.LockRequest;
+import io.dynamolock.core.LockScope;
+import io.dynamolock.core.LockTemplate;
+import io.dynamolock.core.test.Await;
+import io.dynamolock.core.test.DynamoDbLocal;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+
+/** {@link ReactiveLockTemplate} at the edges of a grant: what a cancellation there leaves in the queue. */
+class ReactiveLockTemplateTests {
+
+    private static final DynamoDbLocal LOCAL = DynamoDbLocal.shared();
+
+    private static final String TABLE = LOCAL.newLockTable();
+
+    private final DynamoDbClient client = LOCAL.client();
+
+    private final LockTemplate locks = LockTemplate.builder(client).tableName(TABLE)
+            .leaseDuration(Duration.ofSeconds(2)).heartbeatInterval(Duration.ofMillis(500)).build();
+
+    private final String entity = "reactive-" + UUID.randomUUID();
+
+    @AfterEach
+    void close() {
+        locks.close();
+        client.close();
+    }
+
+    /**
+     * A call cancelled after its lock was granted but before its body was subscribed (every worker of the body's
+     * scheduler busy, as under load) releases the lock: nothing may keep it, renewed, with nobody to release it.
+     */
+    @Test
+    void aCallCancelledBetweenTheGrantAndItsBodyReleasesTheLock() throws Exception {
+        ReactiveLockTemplate reactive = new ReactiveLockTemplate(grantedBeforeSubscriptionEnds(locks));
+        AtomicBoolean ran = new AtomicBoolean();
+        CountDownLatch free = new CountDownLatch(1);
+        occupyBodyWorkers(free);
+        try {
+            Disposable call = reactive.execute(LockRequest.of(entity), lock -> Mono.fromRunnable(() -> ran.set(true)))
+                    .subscribe(); // granted before this returns: the body waits for a worker
+            assertThat(locks.queue(entity, null).entries()).as("granted").hasSize(1);
+            call.dispose();
+        }
+        finally {
+            free.countDown();
+        }
+
+        Await.until(Duration.ofSeconds(5), "the cancelled call's lock released",
+                () -> locks.queue(entity, null).entries().isEmpty());
+        assertThat(ran).as("the body never ran").isFalse();
+    }
+
+    /** Blocks every worker of {@link Schedulers#parallel()}, where bodies run, until {@code free}. */
+    private static void occupyBodyWorkers(CountDownLatch free) throws InterruptedException {
+        int workers = Schedulers.DEFAULT_POOL_SIZE;
+        CountDownLatch busy = new CountDownLatch(workers);
+        for (int i = 0; i < workers; i++) {
+            Schedulers.parallel().schedule(() -> {
+                busy.countDown();
+                try {
+                    free.await();
+                }
+                catch (InterruptedException ex) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+        }
+        assertThat(busy.await(10, TimeUnit.SECONDS)).isTrue();
+    }
+
+    /**
+     * {@code locks}, but an asynchronous acquire waits for its grant and returns it completed: the grant then
+     * reaches the reactive pipeline while it is being subscribed, before a cancellation can.
+     */
+    private static LockOperations grantedBeforeSubscriptionEnds(LockOperations locks) {
+        return (LockOperations) Proxy.newProxyInstance(LockOperations.class.getClassLoader(),
+                new Class<?>[] {LockOperations.class}, (proxy, method, args) -> {
+                    try {
+                        Object result = method.invoke(locks, args);
+                        if (method.getName().equals("acquireAsync") && args.length == 2
+                                && args[1] instanceof LockScope) {
+                            return CompletableFuture.completedFuture(((CompletableFuture<?>) result).join());
+                        }
+                        return result;
+                    }
+                    catch (InvocationTargetException ex) {
+                        throw ex.getCause();
+                    }
+                });
+    }
+}
