@@ -1,5 +1,6 @@
 package io.dynamolock.core;
 
+import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -80,6 +81,18 @@ public interface LockHandle extends AutoCloseable {
      * re-entered lock, only the outermost release gives it up.
      */
     void release();
+
+    /**
+     * Releases this lock once {@code delay} has passed, and returns at once: a minimum hold (ShedLock's
+     * {@code lockAtLeastFor}), so that work that ended early still keeps others out until then. The lock stays
+     * held and renewed as usual meanwhile; {@link #release()} before then releases it at once. If the template is
+     * closed first, a fail-closed lock is released then, since it would never expire and the work it guarded
+     * has finished; a fail-open one is left to expire with its lease, so it keeps others out for about that long
+     * still. A delay of zero or less, or a lock no longer valid, is released now.
+     *
+     * @param delay how long from now the lock is kept at least
+     */
+    void releaseAfter(Duration delay);
 
     /** Same as {@link #release()}. */
     @Override

@@ -691,6 +691,46 @@ class LockTemplateContractTests {
         handles.forEach(LockHandle::release);
     }
 
+    @Test
+    void aLockReleasedAfterAMinimumHoldKeepsOthersOutUntilThenWithoutItsCaller() {
+        LockTemplate locks = fixture.template();
+        LockTemplate other = fixture.template();
+        LockHandle lock = locks.acquire("min-hold-1", Duration.ofSeconds(5));
+        long start = System.nanoTime();
+
+        lock.releaseAfter(Duration.ofMillis(300)); // returns at once
+
+        assertThat(lock.isValid()).as("still held").isTrue();
+        assertThat(other.tryAcquire("min-hold-1")).isEmpty();
+        try (LockHandle next = other.acquire("min-hold-1", Duration.ofSeconds(10))) {
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(300));
+            assertThat(next.fencingToken()).isGreaterThan(lock.fencingToken());
+        }
+        assertThat(lock.isValid()).isFalse();
+    }
+
+    /**
+     * A template closed during a minimum hold (a graceful shutdown after the work ended): the fail-closed lock is
+     * released, since it would never expire; the fail-open one is left to expire with its lease, keeping others
+     * out about that long still.
+     */
+    @Test
+    void closingTheTemplateReleasesAFailClosedLockKeptForAMinimumHoldAndLeavesAFailOpenOneToItsLease() {
+        LockTemplate locks = fixture.template();
+        LockHandle failClosed = locks.acquire(LockRequest.builder("min-hold-closed").failClosed(true).build());
+        LockHandle failOpen = locks.acquire("min-hold-open", Duration.ofSeconds(5));
+        failClosed.releaseAfter(Duration.ofHours(1));
+        failOpen.releaseAfter(Duration.ofHours(1));
+
+        locks.close();
+
+        assertThat(fixture.queue("min-hold-closed")).as("released at the close").isEmpty();
+        assertThat(fixture.queue("min-hold-open")).as("left to its lease").hasSize(1);
+        try (LockHandle next = fixture.template().acquire("min-hold-open", Duration.ofSeconds(10))) {
+            assertThat(next.fencingToken()).isGreaterThan(failOpen.fencingToken());
+        }
+    }
+
     /** A network that loses the requests {@code lost} picks before they are sent. */
     private static ExecutionInterceptor failing(Predicate<SdkRequest> lost) {
         return new ExecutionInterceptor() {

@@ -5,6 +5,7 @@ import io.dynamolock.core.LockLostException;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockOperations;
 import io.dynamolock.core.LockWaitTimeoutException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
@@ -12,9 +13,6 @@ import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInterceptor;
@@ -24,7 +22,6 @@ import org.slf4j.LoggerFactory;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.util.ObjectUtils;
 import org.springframework.expression.EvaluationException;
-import org.springframework.util.function.SingletonSupplier;
 
 /**
  * Runs a {@link QueueLocked} method holding its lock: evaluates the entity, builds a
@@ -49,16 +46,6 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
      * a lock, which could park an event loop (a second copy would be harmless).
      */
     private volatile ReactiveQueueLockedInvocation reactive;
-    /** Releases locks whose minimum hold outlasts their method; created on first use. */
-    private final Supplier<ScheduledExecutorService> delayedReleases = SingletonSupplier.of(() -> {
-        ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, runnable -> {
-            Thread thread = new Thread(runnable, "dynamolock-min-hold");
-            thread.setDaemon(true);
-            return thread;
-        });
-        executor.setRemoveOnCancelPolicy(true);
-        return executor;
-    });
 
     QueueLockedInterceptor(QueueLockedMethods methods, Supplier<? extends LockOperations> lockOperations,
             Supplier<LostLeasePolicy> lostLeasePolicy, Consumer<QueueLockedSkippedEvent> skips) {
@@ -212,13 +199,9 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
         finally {
             long remaining = locked.minHold() == null ? 0
                     : grantedAt + locked.minHold().toNanos() - System.nanoTime();
-            if (remaining > 0 && lock.isValid()) {
-                // Held on, renewed as usual; if the application stops first, the entry expires with its lease.
-                delayedReleases.get().schedule(lock::release, remaining, TimeUnit.NANOSECONDS);
-            }
-            else {
-                lock.release();
-            }
+            // Held on, renewed as usual, if the minimum hold is not over (see LockHandle.releaseAfter for a close
+            // meanwhile); else released now.
+            lock.releaseAfter(Duration.ofNanos(remaining));
         }
     }
 

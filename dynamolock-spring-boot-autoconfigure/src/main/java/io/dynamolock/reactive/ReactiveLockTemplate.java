@@ -72,7 +72,8 @@ public class ReactiveLockTemplate implements ReactiveLockOperations {
      * As {@link #executeMany(LockRequest, Function)}, but the lock is held at least {@code minHold} from its grant
      * (what {@code @QueueLocked(minHold = ...)} asks for): a body that ends sooner, however it ends, has its signal
      * passed on at once, and the lock stays held (renewed as usual) until then and is released in the background,
-     * on a timer: no thread waits. If the application stops first, the entry expires with its lease.
+     * on the template's timer: no thread waits. If the template closes first, a fail-closed lock is released then
+     * and a fail-open one expires with its lease ({@link LockHandle#releaseAfter}).
      *
      * @param minHold the least time the lock is held from its grant, or {@code null} for none
      */
@@ -136,10 +137,9 @@ public class ReactiveLockTemplate implements ReactiveLockOperations {
         return Mono.defer(() -> {
             long remaining = minHold == null ? 0 : held.grantedAt() + minHold.toNanos() - System.nanoTime();
             if (remaining > 0 && lock.isValid()) {
-                // Not part of the subscriber's pipeline: the caller gets its signal now, the lock is kept till then.
-                Mono.delay(Duration.ofNanos(remaining), releases).subscribe(ignored -> lock.release(),
-                        failure -> log.warn("Releasing lock entity='{}' after its minimum hold failed; it expires"
-                                + " with its lease", lock.entity(), failure));
+                // Not part of the subscriber's pipeline: the caller gets its signal now, the lock is kept till then
+                // by the template's timer (see LockHandle.releaseAfter for a close meanwhile).
+                lock.releaseAfter(Duration.ofNanos(remaining));
                 return Mono.<Void>empty();
             }
             return Mono.<Void>fromRunnable(lock::release).subscribeOn(releases);

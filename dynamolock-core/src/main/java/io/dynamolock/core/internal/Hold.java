@@ -2,6 +2,7 @@ package io.dynamolock.core.internal;
 
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockMode;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
@@ -72,6 +73,11 @@ final class Hold implements LockHandle {
         if (released.compareAndSet(false, true)) {
             engine.release(this);
         }
+    }
+
+    @Override
+    public void releaseAfter(Duration delay) {
+        engine.releaseAfter(this, entry.failClosed(), delay);
     }
 
     @Override

@@ -22,6 +22,7 @@ import io.dynamolock.core.WakeUpOptions;
 import io.dynamolock.core.WakeUpStats;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -30,6 +31,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -53,6 +55,8 @@ public final class LockEngine {
     final WaitLoop waitLoop;
     /** Wake-up hints, or {@code null} when they are off. */
     final WakeUps wakeUps;
+    /** Locks kept for a minimum hold ({@link #releaseAfter}), and whether each is fail-closed. */
+    private final Map<LockHandle, Boolean> heldOn = new ConcurrentHashMap<>();
     private final Leases leases;
     private final LockScopes scopes = new LockScopes();
     private final MultiAcquire multi = new MultiAcquire(this);
@@ -333,6 +337,12 @@ public final class LockEngine {
     }
 
     public void close() {
+        // First, while requests still go out: a fail-closed lock kept for a minimum hold would never expire.
+        heldOn.forEach((lock, failClosed) -> {
+            if (heldOn.remove(lock) != null && failClosed) {
+                releaseQuietly(lock);
+            }
+        });
         closed = true;
         leases.close();
         handoff.wakeAll();
@@ -501,6 +511,37 @@ public final class LockEngine {
     }
 
     /** Gives up one hold; the last hold takes the entry out of the queue. */
+    /**
+     * {@link LockHandle#releaseAfter}: releases {@code lock} once {@code delay} has passed, on a request thread; at
+     * once if the delay is over or the lock not valid. After {@link #close}, only a fail-closed lock is released
+     * (at once): a fail-open one expires with its lease.
+     */
+    void releaseAfter(LockHandle lock, boolean failClosed, Duration delay) {
+        Objects.requireNonNull(delay, "delay must not be null");
+        if (delay.isNegative() || delay.isZero() || !lock.isValid()) {
+            lock.release();
+            return;
+        }
+        heldOn.put(lock, failClosed);
+        ScheduledFuture<?> timer = closed ? null : workers.schedule(() -> workers.requestsOrCaller().execute(() -> {
+            if (heldOn.remove(lock) != null) {
+                releaseQuietly(lock);
+            }
+        }), delay.toNanos());
+        if (timer == null && heldOn.remove(lock) != null && failClosed) {
+            releaseQuietly(lock); // closed meanwhile, as close() does
+        }
+    }
+
+    private static void releaseQuietly(LockHandle lock) {
+        try {
+            lock.release();
+        }
+        catch (RuntimeException ex) {
+            log.warn("Releasing {} after its minimum hold failed; it is retried or expires as any release", lock, ex);
+        }
+    }
+
     void release(Hold hold) {
         Acquisition entry = hold.entry();
         if (!entry.dropHold()) {

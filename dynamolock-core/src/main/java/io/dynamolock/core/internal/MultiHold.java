@@ -2,6 +2,7 @@ package io.dynamolock.core.internal;
 
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockMode;
+import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -80,6 +81,12 @@ final class MultiHold implements LockHandle {
         if (released.compareAndSet(false, true)) {
             releaseAll(parts);
         }
+    }
+
+    @Override
+    public void releaseAfter(Duration delay) {
+        Hold first = (Hold) parts.get(0);
+        first.engine().releaseAfter(this, parts.stream().anyMatch(part -> ((Hold) part).entry().failClosed()), delay);
     }
 
     /** Releases {@code locks}, the last first; every one is released even if one fails, and the first failure is thrown. */
