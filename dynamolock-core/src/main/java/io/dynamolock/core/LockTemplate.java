@@ -56,10 +56,12 @@ public final class LockTemplate implements LockOperations, AutoCloseable {
 
     private final LockEngine engine;
     private final LockSettings settings;
+    private final TableBootstrap table;
 
     private LockTemplate(LockSettings settings, DynamoDbClient client, WakeUpOptions wakeUp) {
         this.settings = settings;
         this.engine = new LockEngine(client, settings, wakeUp);
+        this.table = TableBootstrap.of(client, settings.tableName());
     }
 
     public static Builder builder(DynamoDbClient dynamoDbClient) {
@@ -200,6 +202,15 @@ public final class LockTemplate implements LockOperations, AutoCloseable {
 
     public String tableName() {
         return settings.tableName();
+    }
+
+    /**
+     * This template's lock table as DynamoDB describes it, asked through this template's own client (one
+     * {@code DescribeTable} and one {@code DescribeTimeToLive}): what a health check reports. Never throws for a
+     * missing or unreachable table: the status says so.
+     */
+    public TableBootstrap.Status checkTable() {
+        return table.check();
     }
 
     public String ownerName() {

@@ -8,22 +8,22 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
-import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 /**
  * The {@code dynamolock} health indicator ({@link DynamoLockHealthIndicator}), when Spring
  * Boot's health support is present; {@code management.health.dynamolock.enabled=false}
- * turns it off.
+ * turns it off. It checks the table through the {@link LockTemplate}'s own client, so it needs no
+ * {@code DynamoDbClient} bean, and several of them do not confuse it.
  */
 @AutoConfiguration(after = DynamoLockAutoConfiguration.class)
 @ConditionalOnClass({HealthIndicator.class, ConditionalOnEnabledHealthIndicator.class})
-@ConditionalOnBean({LockTemplate.class, DynamoDbClient.class})
+@ConditionalOnBean(LockTemplate.class)
 @ConditionalOnEnabledHealthIndicator("dynamolock")
 public class DynamoLockHealthAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean(name = "dynamolockHealthIndicator")
-    DynamoLockHealthIndicator dynamolockHealthIndicator(LockTemplate lockTemplate, DynamoDbClient dynamoDbClient) {
-        return new DynamoLockHealthIndicator(lockTemplate, dynamoDbClient);
+    DynamoLockHealthIndicator dynamolockHealthIndicator(LockTemplate lockTemplate) {
+        return new DynamoLockHealthIndicator(lockTemplate);
     }
 }

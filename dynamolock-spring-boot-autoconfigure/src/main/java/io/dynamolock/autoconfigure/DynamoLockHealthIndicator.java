@@ -6,7 +6,6 @@ import io.dynamolock.core.TableBootstrap;
 import java.util.List;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
-import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 /**
  * Health of dynamolock: {@code DOWN} if the lock table cannot be reached, is missing or has
@@ -16,17 +15,16 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 public class DynamoLockHealthIndicator extends AbstractHealthIndicator {
 
     private final LockTemplate lockTemplate;
-    private final TableBootstrap table;
 
-    public DynamoLockHealthIndicator(LockTemplate lockTemplate, DynamoDbClient dynamoDbClient) {
+    /** Checks {@code lockTemplate}'s table through the template's own client, whatever other clients exist. */
+    public DynamoLockHealthIndicator(LockTemplate lockTemplate) {
         super("dynamolock health check failed");
         this.lockTemplate = lockTemplate;
-        this.table = TableBootstrap.of(dynamoDbClient, lockTemplate.tableName());
     }
 
     @Override
     protected void doHealthCheck(Health.Builder builder) {
-        TableBootstrap.Status status = table.check();
+        TableBootstrap.Status status = lockTemplate.checkTable();
         builder.withDetail("table", lockTemplate.tableName());
         if (!status.usable()) {
             builder.down().withDetail("problems", status.problems());

@@ -412,6 +412,20 @@ class DynamoLockAutoConfigurationTests {
         });
     }
 
+    /** An application with several clients and its own template: health checks the template's table, its way. */
+    @Test
+    void reportsHealthThroughTheTemplateWhateverClientsTheApplicationHas() {
+        contextRunner.withBean("ordersClient", DynamoDbClient.class, LOCAL::client)
+                .withBean("auditClient", DynamoDbClient.class, LOCAL::client)
+                .withBean(LockTemplate.class, () -> LockTemplate.builder(LOCAL.client()).tableName(TABLE).build())
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    var health = context.getBean("dynamolockHealthIndicator", HealthIndicator.class).health();
+                    assertThat(health.getStatus()).isEqualTo(Status.UP);
+                    assertThat(health.getDetails()).containsEntry("table", TABLE);
+                });
+    }
+
     @Test
     void reportsHealthDownForMissingTable() {
         contextRunner.withBean(LockTemplate.class,
