@@ -205,6 +205,18 @@ public final class LockTemplate implements LockOperations, AutoCloseable {
     }
 
     /**
+     * Checks options that requests will carry, as an acquire with this template checks them, without sending
+     * anything: a lease (positive, at most 365 days, longer than this template's heartbeat interval) and a
+     * namespace (not blank, at most 1024 bytes of UTF-8, valid Unicode); {@code null} for one not set. For options
+     * known before any call, such as an annotation's, so that they are refused at startup rather than on every call.
+     *
+     * @throws LockOptionException naming the option, its value and the fix
+     */
+    public void checkOptions(Duration lease, String namespace) {
+        engine.checkOptions(lease, namespace);
+    }
+
+    /**
      * This template's lock table as DynamoDB describes it, asked through this template's own client (one
      * {@code DescribeTable} and one {@code DescribeTimeToLive}): what a health check reports. Never throws for a
      * missing or unreachable table: the status says so.

@@ -136,6 +136,19 @@ final class QueueLockedMethods {
                         + " would expire before it is renewed; twice the heartbeat interval or more is usual");
             }
         }
+        // The core's other rules of leases and namespaces, checked now rather than failing every call.
+        try {
+            lockTemplate.get().checkOptions(lease, null);
+        }
+        catch (LockOptionException ex) {
+            throw invalid(description, "lease '" + annotation.lease() + "' is refused: " + ex.getMessage(), ex);
+        }
+        try {
+            lockTemplate.get().checkOptions(null, namespace.isEmpty() ? null : namespace);
+        }
+        catch (LockOptionException ex) {
+            throw invalid(description, ex.getMessage(), ex); // it names the namespace
+        }
         return new LockedMethod(method, description, List.of(annotation.entity()), entities, annotation.mode(),
                 annotation.permits(), namespace.isEmpty() ? null : namespace, maxWait, lease, returns,
                 annotation.onWaitTimeout(), minHold, annotation.failClosed());

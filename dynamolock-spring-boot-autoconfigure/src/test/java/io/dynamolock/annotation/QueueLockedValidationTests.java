@@ -154,6 +154,18 @@ class QueueLockedValidationTests {
     }
 
     @Test
+    void failsOnLeaseLongerThanTheCoreAllows() {
+        assertFails(EndlessLease.class, EndlessLease.class.getName() + ".run(String): lease '400d' is refused: lease"
+                + " PT9600H is too long: at most 365 days");
+    }
+
+    @Test
+    void failsOnNamespaceDynamoDbCannotTake() {
+        assertFails(LongNamespace.class, LongNamespace.class.getName() + ".run(String): namespace 'nnnnnnnnnn");
+        assertFails(LongNamespace.class, "is 1025 bytes in UTF-8; DynamoDB allows at most 1024 bytes");
+    }
+
+    @Test
     void failsOnFutureReturnType() {
         assertFails(ReturnsFuture.class, ReturnsFuture.class.getName() + ".run(String): returns"
                 + " java.util.concurrent.Future, whose work goes on after the method returns: the lock would be"
@@ -336,6 +348,25 @@ class QueueLockedValidationTests {
         public void run(String id) {
         }
     }
+
+    public static class EndlessLease {
+
+        @QueueLocked(entity = "#id", lease = "400d")
+        public void run(String id) {
+        }
+    }
+
+    public static class LongNamespace {
+
+        @QueueLocked(entity = "#id", namespace = LONG_NAMESPACE)
+        public void run(String id) {
+        }
+    }
+
+    static final String N32 = "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn";
+    static final String N256 = N32 + N32 + N32 + N32 + N32 + N32 + N32 + N32;
+    /** One byte more than DynamoDB takes in a sort key (1024). */
+    static final String LONG_NAMESPACE = N256 + N256 + N256 + N256 + "n";
 
     public static class ReturnsFuture {
 

@@ -405,6 +405,20 @@ public final class LockEngine {
         return null;
     }
 
+    /**
+     * The rules a request's lease and namespace must keep with this template, {@code null} for one not set: what
+     * every acquire checks, and what {@code LockTemplate.checkOptions} lets a caller check ahead.
+     */
+    public void checkOptions(Duration lease, String namespace) {
+        if (lease != null) {
+            LockSettings.requireLease(lease, "lease");
+            LockSettings.requireLeaseLongerThanHeartbeat(lease, settings.heartbeatInterval());
+        }
+        if (namespace != null) {
+            Keys.requireNamespace(namespace, "namespace");
+        }
+    }
+
     private Duration waitOf(LockRequest request) {
         return request == null || request.waitTime() == null ? settings.defaultWait()
                 : Waits.requireValid(request.waitTime(), "wait");
@@ -413,8 +427,7 @@ public final class LockEngine {
     /** A new entry and its waiter, not started; tells the listeners on the calling thread. */
     private Waiter begin(LockRequest request, LockKey key, Duration wait, Thread acquiredBy) {
         Duration lease = request.lease() == null ? settings.lease() : request.lease();
-        LockSettings.requireLease(lease, "lease");
-        LockSettings.requireLeaseLongerThanHeartbeat(lease, settings.heartbeatInterval());
+        checkOptions(lease, null);
         long start = System.nanoTime();
         Acquisition entry = new Acquisition(key, settings.ownerName(), lease, request.failClosed(), request.mode(),
                 request.permits(), acquiredBy, leases.callbacks());
