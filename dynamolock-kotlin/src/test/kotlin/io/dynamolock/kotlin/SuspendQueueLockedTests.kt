@@ -256,6 +256,22 @@ class SuspendQueueLockedTests {
         }
     }
 
+    /** A suspend function returning a Flow: Spring calls it as a Flux, so every element comes, under the lock. */
+    @Test
+    fun aSuspendFunctionReturningAFlowEmitsEveryElementUnderTheLock() {
+        contextRunner.run { context ->
+            val counters = context.getBean(CounterService::class.java)
+            val collected = runBlocking(Dispatchers.Default) {
+                withTimeout(60_000) {
+                    (1..4).map { async { counters.incrementsAfterASuspension("order-14", 3).toList() } }.awaitAll()
+                }
+            }
+            collected.forEach { values -> assertThat(values).containsExactly(values[0], values[0] + 1, values[0] + 2) }
+            assertThat(counters.read("order-14")).isEqualTo(12)
+            assertThat(counters.maxInside()).isEqualTo(1)
+        }
+    }
+
     @Test
     fun skipOnWaitTimeoutReturnsFromASuspendFunctionWithoutRunningItsBody() {
         contextRunner.withBean(Skips::class.java).run { context ->
@@ -382,7 +398,15 @@ class SuspendQueueLockedTests {
         }
 
         @QueueLocked(entity = ["#orderId"], maxWait = "60s")
-        fun incrementsOf(orderId: String, times: Int): Flow<Int> = flow {
+        fun incrementsOf(orderId: String, times: Int): Flow<Int> = increments(orderId, times)
+
+        @QueueLocked(entity = ["#orderId"], maxWait = "60s")
+        suspend fun incrementsAfterASuspension(orderId: String, times: Int): Flow<Int> {
+            delay(1)
+            return increments(orderId, times)
+        }
+
+        private fun increments(orderId: String, times: Int): Flow<Int> = flow {
             maxInside.accumulateAndGet(inside.incrementAndGet(), Math::max)
             repeat(times) {
                 val n = read(orderId) + 1

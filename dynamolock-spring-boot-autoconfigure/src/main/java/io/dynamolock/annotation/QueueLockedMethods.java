@@ -24,6 +24,7 @@ import org.springframework.beans.factory.BeanFactory;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.context.expression.AnnotatedElementKey;
 import org.springframework.core.KotlinDetector;
+import org.springframework.core.MethodParameter;
 import org.springframework.core.MethodClassKey;
 import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.core.annotation.AnnotatedElementUtils;
@@ -251,7 +252,8 @@ final class QueueLockedMethods {
 
     /**
      * How the lock follows the method: {@code CompletableFuture} / {@code CompletionStage} until they complete,
-     * {@code Mono} / {@code Flux} and Kotlin suspend functions (with reactor-core) while they run; throws for
+     * {@code Mono} / {@code Flux} and Kotlin suspend functions (with reactor-core; one returning a {@code Flow}
+     * as a {@code Flux}) while they run; throws for
      * other asynchronous types, whose work would outlast the lock.
      */
     private static LockedMethod.Returns returns(Method method, String description) {
@@ -271,7 +273,10 @@ final class QueueLockedMethods {
                 throw invalid(description, "is a Kotlin suspend function, which needs reactor-core and"
                         + " kotlinx-coroutines-reactor on the class path (Spring AOP calls it through a Mono)");
             }
-            return LockedMethod.Returns.MONO;
+            // Spring calls a suspend function that returns a Flow as a Flux of its elements, and the proxy turns the
+            // Publisher it gets back into a Flow: many elements, not one.
+            return KOTLIN_FLOW.equals(new MethodParameter(method, -1).getParameterType().getName())
+                    ? LockedMethod.Returns.FLUX : LockedMethod.Returns.MONO;
         }
         if (reactor && type.getName().equals(KOTLIN_FLOW)) {
             if (!ClassUtils.isPresent(COROUTINES_REACTOR, method.getDeclaringClass().getClassLoader())) {
