@@ -30,6 +30,7 @@ public class DynamoLockMetricsAutoConfiguration {
 
     /** Counts {@code @QueueLocked} calls skipped because their lock was busy (onWaitTimeout = SKIP). */
     @Bean
+    @ConditionalOnMissingBean(name = "lockSkipCounter")
     ApplicationListener<QueueLockedSkippedEvent> lockSkipCounter(MeterRegistry meterRegistry) {
         return skipped -> Counter.builder("dynamolock.skipped")
                 .description("@QueueLocked calls skipped because their lock was busy")

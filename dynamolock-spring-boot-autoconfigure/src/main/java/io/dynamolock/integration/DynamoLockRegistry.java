@@ -185,6 +185,13 @@ public final class DynamoLockRegistry
         return namespace != null ? namespace : locks.defaultNamespace();
     }
 
+    /** Whether the calling thread's scope holds {@code key} of this registry's namespace (the registry's own do not). */
+    private boolean heldThroughScope(String key) {
+        String ns = namespace();
+        return locks.currentScope().locks().stream().flatMap(lock -> lock.parts().stream())
+                .anyMatch(part -> part.entity().equals(key) && part.namespace().equals(ns) && part.isValid());
+    }
+
     /**
      * Takes a new hold on {@code key} for the calling thread, waiting at most {@code wait}; {@code false} if
      * the wait ran out.
@@ -195,6 +202,13 @@ public final class DynamoLockRegistry
     boolean take(String key, Duration wait, Duration lease) {
         if (closed) {
             throw new IllegalStateException(this + " is closed; it takes no new locks");
+        }
+        if (!wait.isZero() && heldThroughScope(key)) {
+            // Lock#lock() allows an implementation to refuse a call that would deadlock: this one would.
+            throw new IllegalStateException("The calling thread holds lock entity='" + key + "' namespace='"
+                    + namespace() + "' already, through its scope (@QueueLocked or LockTemplate), so a registry lock"
+                    + " on the same key would wait for itself for ever. Use the lock the scope holds, or take the"
+                    + " registry lock outside that scope");
         }
         LockRequest.Builder request = LockRequest.builder(key).namespace(namespace).wait(wait)
                 // Re-entry is counted here, per thread: the core's handle belongs to the handle, not the thread.

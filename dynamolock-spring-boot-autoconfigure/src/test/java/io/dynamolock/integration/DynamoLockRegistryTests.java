@@ -60,6 +60,31 @@ class DynamoLockRegistryTests {
         fixture.close();
     }
 
+    /**
+     * A thread that holds a key through its scope (@QueueLocked, LockTemplate.execute) and asks the registry for the
+     * same key would wait for itself for ever: it is told so at once, as {@link Lock#lock()} allows. A tryLock
+     * without waiting just says no.
+     */
+    @Test
+    void aThreadThatHoldsTheKeyThroughItsScopeIsRefusedInsteadOfWaitingForItself() throws Exception {
+        Lock registryLock = processA.obtain("self-1");
+        Future<String> inScope = threads.submit(() -> templateA.execute("self-1", WAIT, held -> {
+            assertThat(registryLock.tryLock()).as("no wait: just no").isFalse();
+            try {
+                registryLock.lock();
+                registryLock.unlock();
+                return "locked: waited for itself";
+            }
+            catch (IllegalStateException refused) {
+                return refused.getMessage();
+            }
+        }));
+
+        assertThat(inScope.get(10, TimeUnit.SECONDS)).contains("entity='self-1'").contains("would wait for itself");
+        registryLock.lock(); // outside the scope, once released: as usual
+        registryLock.unlock();
+    }
+
     @Test
     void excludesThreadsOfAllProcesses() throws Exception {
         DynamoLockRegistry[] registries = {processA, processB};
