@@ -23,10 +23,11 @@ public class QueueLockedAdvisor extends AbstractPointcutAdvisor {
     private final QueueLockedMethods methods;
     private final QueueLockedInterceptor interceptor;
     private final Supplier<LockTemplate> template;
+    private final Supplier<LostLeasePolicy> lostLeasePolicy;
 
     /**
      * @param lockTemplate     the template to lock with, asked for on first use
-     * @param lostLeasePolicy  what to do when a lease is lost during a call, asked for on each such loss
+     * @param lostLeasePolicy  what to do when a lease is lost during a call, asked for once
      * @param placeholders     resolves {@code ${...}} in namespaces and durations
      * @param beanFactory      resolves {@code @bean} references in entity expressions
      * @param order            the advisor's order; lower is outer
@@ -35,8 +36,9 @@ public class QueueLockedAdvisor extends AbstractPointcutAdvisor {
     public QueueLockedAdvisor(Supplier<LockTemplate> lockTemplate, Supplier<LostLeasePolicy> lostLeasePolicy,
             PropertyResolver placeholders, BeanFactory beanFactory, int order, ApplicationEventPublisher events) {
         this.template = cachedWithoutLock(lockTemplate);
+        this.lostLeasePolicy = cachedWithoutLock(lostLeasePolicy);
         this.methods = new QueueLockedMethods(placeholders, beanFactory, template);
-        this.interceptor = new QueueLockedInterceptor(methods, template, lostLeasePolicy, events::publishEvent);
+        this.interceptor = new QueueLockedInterceptor(methods, template, this.lostLeasePolicy, events::publishEvent);
         setOrder(order);
     }
 
@@ -57,11 +59,13 @@ public class QueueLockedAdvisor extends AbstractPointcutAdvisor {
     }
 
     /**
-     * Looks the template up now, once the singletons exist, so that no call does: a reactive method's first calls
-     * run on event loops, and two lookups at once park one of them on the bean factory's locks.
+     * Looks the template and the lost-lease policy up now, once the singletons exist, so that no call does: a
+     * reactive method's first calls run on event loops, and two lookups at once park one of them on the bean
+     * factory's locks.
      */
-    void lookUpLockTemplate() {
+    void lookUpBeans() {
         template.get();
+        lostLeasePolicy.get();
     }
 
     @Override

@@ -67,7 +67,7 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
         }
         if (found) {
             warnIfTransactionsRunOutside();
-            lookUpLockTemplate();
+            lookUpBeans();
         }
     }
 
@@ -107,9 +107,9 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
     }
 
     /** Without a template now, the first call looks again and fails there, as it always did. */
-    private void lookUpLockTemplate() {
+    private void lookUpBeans() {
         try {
-            advisor.lookUpLockTemplate();
+            advisor.lookUpBeans();
         }
         catch (BeansException ex) {
             log.debug("No LockTemplate at start; the first @QueueLocked call will look it up", ex);
