@@ -243,15 +243,7 @@ class SuspendQueueLockedTests {
             val locks = context.getBean(LockOperations::class.java)
             counters.incrementsOf("order-10", 3) // created, never collected
             assertThat(locks.queue("order-10", null).entries()).`as`("entries before any collection").isEmpty()
-            val collected = runBlocking(Dispatchers.Default) {
-                withTimeout(60_000) {
-                    (1..6).map { async { counters.incrementsOf("order-10", 3).toList() } }.awaitAll()
-                }
-            }
-            // Each collection saw three consecutive values: nobody else wrote while it was being collected.
-            collected.forEach { values -> assertThat(values).containsExactly(values[0], values[0] + 1, values[0] + 2) }
-            assertThat(counters.read("order-10")).isEqualTo(18)
-            assertThat(counters.maxInside()).isEqualTo(1)
+            collectsOneAtATime(counters, "order-10", 6) { counters.incrementsOf("order-10", 3) }
             assertThat(locks.queue("order-10", null).entries()).isEmpty()
         }
     }
@@ -261,15 +253,22 @@ class SuspendQueueLockedTests {
     fun aSuspendFunctionReturningAFlowEmitsEveryElementUnderTheLock() {
         contextRunner.run { context ->
             val counters = context.getBean(CounterService::class.java)
-            val collected = runBlocking(Dispatchers.Default) {
-                withTimeout(60_000) {
-                    (1..4).map { async { counters.incrementsAfterASuspension("order-14", 3).toList() } }.awaitAll()
-                }
-            }
-            collected.forEach { values -> assertThat(values).containsExactly(values[0], values[0] + 1, values[0] + 2) }
-            assertThat(counters.read("order-14")).isEqualTo(12)
-            assertThat(counters.maxInside()).isEqualTo(1)
+            collectsOneAtATime(counters, "order-14", 4) { counters.incrementsAfterASuspension("order-14", 3) }
         }
+    }
+
+    /**
+     * Collects `flows` flows of three increments of `orderId` at once: each collection saw three
+     * consecutive values (nobody else wrote while it was collected), none was lost, and one body ran at a time.
+     */
+    private fun collectsOneAtATime(counters: CounterService, orderId: String, flows: Int,
+            increments: suspend () -> Flow<Int>) {
+        val collected = runBlocking(Dispatchers.Default) {
+            withTimeout(60_000) { (1..flows).map { async { increments().toList() } }.awaitAll() }
+        }
+        collected.forEach { values -> assertThat(values).containsExactly(values[0], values[0] + 1, values[0] + 2) }
+        assertThat(counters.read(orderId)).isEqualTo(3 * flows)
+        assertThat(counters.maxInside()).isEqualTo(1)
     }
 
     @Test

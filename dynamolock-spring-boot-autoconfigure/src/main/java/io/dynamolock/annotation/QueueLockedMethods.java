@@ -129,6 +129,7 @@ final class QueueLockedMethods {
             throw invalid(description, "maxWait '" + annotation.maxWait() + "' is negative; use 0 for no wait,"
                     + " a positive duration, or infinite");
         }
+        // The core's rules of leases and namespaces, checked now rather than failing every call.
         if (lease != null) {
             Duration heartbeat = lockTemplate.get().heartbeatInterval();
             if (lease.compareTo(heartbeat) <= 0) {
@@ -136,19 +137,20 @@ final class QueueLockedMethods {
                         + " the heartbeat interval " + heartbeat + " (dynamolock.heartbeat-interval), or the lock"
                         + " would expire before it is renewed; twice the heartbeat interval or more is usual");
             }
+            try {
+                lockTemplate.get().checkOptions(lease, null);
+            }
+            catch (LockOptionException ex) {
+                throw invalid(description, "lease '" + annotation.lease() + "' is refused: " + ex.getMessage(), ex);
+            }
         }
-        // The core's other rules of leases and namespaces, checked now rather than failing every call.
-        try {
-            lockTemplate.get().checkOptions(lease, null);
-        }
-        catch (LockOptionException ex) {
-            throw invalid(description, "lease '" + annotation.lease() + "' is refused: " + ex.getMessage(), ex);
-        }
-        try {
-            lockTemplate.get().checkOptions(null, namespace.isEmpty() ? null : namespace);
-        }
-        catch (LockOptionException ex) {
-            throw invalid(description, ex.getMessage(), ex); // it names the namespace
+        if (!namespace.isEmpty()) {
+            try {
+                lockTemplate.get().checkOptions(null, namespace);
+            }
+            catch (LockOptionException ex) {
+                throw invalid(description, ex.getMessage(), ex); // it names the namespace
+            }
         }
         return new LockedMethod(method, description, List.of(annotation.entity()), entities, annotation.mode(),
                 annotation.permits(), namespace.isEmpty() ? null : namespace, maxWait, lease, returns,

@@ -523,7 +523,6 @@ public final class LockEngine {
         return hold;
     }
 
-    /** Gives up one hold; the last hold takes the entry out of the queue. */
     /**
      * {@link LockHandle#releaseAfter}: releases {@code lock} once {@code delay} has passed, on a request thread; at
      * once if the delay is over or the lock not valid. After {@link #close}, only a fail-closed lock is released
@@ -555,6 +554,7 @@ public final class LockEngine {
         }
     }
 
+    /** Gives up one hold; the last hold takes the entry out of the queue. */
     void release(Hold hold) {
         Acquisition entry = hold.entry();
         if (!entry.dropHold()) {

@@ -62,8 +62,8 @@ import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
  * over (if someone did, and the permits fit now, another caller took them over first with the same: the
  * usual enqueue once more); if the queue holds entries, the caller is refused with the two numbers. Every
  * operand reads the item before the update, so the caller's ticket and its place in the queue are taken in one
- * step: there is no window in which a lower ticket can appear after a higher one was granted. {@code :floor} comes from the
- * clock (epoch ms &times; 1000), so a counter that TTL removed restarts above every ticket it gave. A retried
+ * step: there is no window in which a lower ticket can appear after a higher one was granted. {@code :floor}
+ * comes from the clock (epoch ms &times; 1000), so a counter that TTL removed restarts above every ticket it gave. A retried
  * enqueue whose first attempt landed fails its condition and returns the item with the entry in it: the id
  * is the acquisition's own, so only that acquisition's retry can find it.</li>
  * <li><b>Read</b>: a strongly consistent GetItem, for waiters that poll; a poll takes no longer than its wait has
