@@ -57,12 +57,14 @@ class QueueLockedMinHoldTests {
     @Test
     void aFailOpenLockHeldForItsMinimumHoldIsLeftToItsLeaseWhenTheApplicationStops() {
         String entity = "report-" + UUID.randomUUID();
-        contextRunner.run(context -> context.getBean(Jobs.class).report(entity));
+        // A lease long enough that the check below comes well within it, however slow this machine.
+        contextRunner.withPropertyValues("dynamolock.lease-duration=6s")
+                .run(context -> context.getBean(Jobs.class).report(entity));
 
         try (DynamoDbClient client = LOCAL.client();
                 LockTemplate others = LockTemplate.builder(client).tableName(table).build()) {
             assertThat(others.tryAcquire(entity)).as("still kept out after the stop").isEmpty();
-            try (LockHandle next = others.acquire(entity, Duration.ofSeconds(10))) {
+            try (LockHandle next = others.acquire(entity, Duration.ofSeconds(20))) {
                 assertThat(next.isValid()).as("taken over once its lease ran out").isTrue();
             }
         }
