@@ -22,7 +22,7 @@ import org.springframework.context.annotation.Bean;
 public class DynamoLockHealthAutoConfiguration {
 
     @Bean
-    @ConditionalOnMissingBean(name = "dynamolockHealthIndicator")
+    @ConditionalOnMissingBean(value = DynamoLockHealthIndicator.class, name = "dynamolockHealthIndicator")
     DynamoLockHealthIndicator dynamolockHealthIndicator(LockTemplate lockTemplate) {
         return new DynamoLockHealthIndicator(lockTemplate);
     }

@@ -11,6 +11,8 @@ import io.dynamolock.core.LockOptionException;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.mock.env.MockEnvironment;
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockInterruptedException;
@@ -424,6 +426,22 @@ class DynamoLockAutoConfigurationTests {
                     assertThat(health.getStatus()).isEqualTo(Status.UP);
                     assertThat(health.getDetails()).containsEntry("table", TABLE);
                 });
+    }
+
+    @Test
+    void aHealthIndicatorOfTheApplicationsOwnUnderAnyNameReplacesOurs() {
+        contextRunner.withUserConfiguration(OwnHealth.class)
+                .run(context -> assertThat(context).hasSingleBean(DynamoLockHealthIndicator.class)
+                        .hasBean("locksHealth").doesNotHaveBean("dynamolockHealthIndicator"));
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnHealth {
+
+        @Bean
+        DynamoLockHealthIndicator locksHealth(LockTemplate lockTemplate) {
+            return new DynamoLockHealthIndicator(lockTemplate);
+        }
     }
 
     @Test
