@@ -218,8 +218,8 @@ public final class LockTemplate implements LockOperations, AutoCloseable {
 
     /**
      * This template's lock table as DynamoDB describes it, asked through this template's own client (one
-     * {@code DescribeTable} and one {@code DescribeTimeToLive}): what a health check reports. Never throws for a
-     * missing or unreachable table: the status says so.
+     * {@code DescribeTable} and one {@code DescribeTimeToLive}): what a health check reports. A missing table or
+     * wrong keys are in the status; a table that cannot be reached (network, permissions) throws DynamoDB's error.
      */
     public TableBootstrap.Status checkTable() {
         return table.check();

@@ -731,6 +731,36 @@ class LockTemplateContractTests {
         }
     }
 
+    /**
+     * Minimum holds begun while the template closes (by a listener of the close's own first release, here) are
+     * released by the close as well, not left to timers the process may not outlive.
+     */
+    @Test
+    void minimumHoldsBegunWhileTheTemplateClosesAreReleasedByTheClose() {
+        List<LockHandle> late = new CopyOnWriteArrayList<>();
+        AtomicBoolean first = new AtomicBoolean(true);
+        LockTemplate locks = fixture.template(builder -> builder.listener(new LockListener() {
+            @Override
+            public void onReleased(LockHandle lock, Duration held) {
+                if (first.compareAndSet(true, false)) {
+                    late.forEach(other -> other.releaseAfter(Duration.ofHours(1)));
+                }
+            }
+        }));
+        LockHandle closing = locks.acquire(LockRequest.builder("min-hold-race").failClosed(true).build());
+        for (int i = 0; i < 16; i++) {
+            late.add(locks.acquire(LockRequest.builder("min-hold-race-" + i).failClosed(true).build()));
+        }
+        closing.releaseAfter(Duration.ofHours(1));
+
+        locks.close();
+
+        assertThat(fixture.queue("min-hold-race")).isEmpty();
+        for (int i = 0; i < 16; i++) {
+            assertThat(fixture.queue("min-hold-race-" + i)).as("min-hold-race-" + i).isEmpty();
+        }
+    }
+
     /** A network that loses the requests {@code lost} picks before they are sent. */
     private static ExecutionInterceptor failing(Predicate<SdkRequest> lost) {
         return new ExecutionInterceptor() {

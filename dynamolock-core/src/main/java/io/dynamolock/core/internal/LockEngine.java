@@ -62,6 +62,8 @@ public final class LockEngine {
     private final MultiAcquire multi = new MultiAcquire(this);
     private final Set<Acquisition> live = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
+    /** Set as close() begins, before the minimum holds it releases: see {@link #releaseAfter}. */
+    private volatile boolean closing;
 
     /**
      * How much rarer waiters poll with wake-up hints on: a release's hint, not the next poll, tells the next
@@ -337,7 +339,9 @@ public final class LockEngine {
     }
 
     public void close() {
-        // First, while requests still go out: a fail-closed lock kept for a minimum hold would never expire.
+        // First, while requests still go out: a fail-closed lock kept for a minimum hold would never expire. A
+        // releaseAfter() racing with this loop sees closing and releases its lock itself.
+        closing = true;
         heldOn.forEach((lock, failClosed) -> {
             if (heldOn.remove(lock) != null && failClosed) {
                 releaseQuietly(lock);
@@ -535,13 +539,30 @@ public final class LockEngine {
             return;
         }
         heldOn.put(lock, failClosed);
-        ScheduledFuture<?> timer = closed ? null : workers.schedule(() -> workers.requestsOrCaller().execute(() -> {
+        // Checked after the put: a close() that began meanwhile may have passed over this lock.
+        if (closing) {
+            if (heldOn.remove(lock) != null && failClosed) {
+                releaseQuietly(lock); // as close() does
+            }
+            return;
+        }
+        scheduleRelease(lock, failClosed, delay.toNanos());
+    }
+
+    /** The release of a minimum hold, on a request thread (never the timer's, which renews every lease). */
+    private void scheduleRelease(LockHandle lock, boolean failClosed, long delayNanos) {
+        Runnable release = () -> {
             if (heldOn.remove(lock) != null) {
                 releaseQuietly(lock);
             }
-        }), delay.toNanos());
+        };
+        ScheduledFuture<?> timer = workers.schedule(() -> {
+            if (heldOn.containsKey(lock) && !workers.tryRequest(release)) {
+                scheduleRelease(lock, failClosed, Workers.BUSY_RETRY.toNanos());
+            }
+        }, delayNanos);
         if (timer == null && heldOn.remove(lock) != null && failClosed) {
-            releaseQuietly(lock); // closed meanwhile, as close() does
+            releaseQuietly(lock); // shut down meanwhile, as close() does
         }
     }
 
