@@ -20,6 +20,7 @@ import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.BeansException;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.context.expression.AnnotatedElementKey;
@@ -150,6 +151,9 @@ final class QueueLockedMethods {
             }
             catch (LockOptionException ex) {
                 throw invalid(description, ex.getMessage(), ex); // it names the namespace
+            }
+            catch (BeansException noTemplateYet) {
+                // As for the template itself: the first call looks it up again, and checks the namespace then.
             }
         }
         return new LockedMethod(method, description, List.of(annotation.entity()), entities, annotation.mode(),

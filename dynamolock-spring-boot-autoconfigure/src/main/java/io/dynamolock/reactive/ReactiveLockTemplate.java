@@ -139,7 +139,8 @@ public class ReactiveLockTemplate implements ReactiveLockOperations {
             if (remaining > 0 && lock.isValid()) {
                 // Not part of the subscriber's pipeline: the caller gets its signal now, the lock is kept till then
                 // by the template's timer (see LockHandle.releaseAfter for a close meanwhile).
-                lock.releaseAfter(Duration.ofNanos(remaining));
+                // On the release scheduler: if the lease was lost meanwhile, it releases at once, a request.
+                releases.schedule(() -> lock.releaseAfter(Duration.ofNanos(remaining)));
                 return Mono.<Void>empty();
             }
             return Mono.<Void>fromRunnable(lock::release).subscribeOn(releases);
