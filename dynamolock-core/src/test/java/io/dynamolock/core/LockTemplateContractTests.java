@@ -339,6 +339,19 @@ class LockTemplateContractTests {
         lock.onLost(handle -> late.countDown());
         assertThat(late.getCount()).as("a callback registered after the loss runs at once").isZero();
         lock.release();
+        CountDownLatch afterRelease = new CountDownLatch(1);
+        lock.onLost(handle -> afterRelease.countDown());
+        assertThat(afterRelease.getCount()).as("and still once the lost lock was released").isZero();
+    }
+
+    @Test
+    void aLockReleasedBeforeAnyLossNeverRunsALostCallback() {
+        LockTemplate locks = fixture.template();
+        LockHandle lock = locks.acquire("order-13b", Duration.ofSeconds(5));
+        lock.release();
+        AtomicBoolean ran = new AtomicBoolean();
+        lock.onLost(handle -> ran.set(true));
+        assertThat(ran).isFalse();
     }
 
     @Test

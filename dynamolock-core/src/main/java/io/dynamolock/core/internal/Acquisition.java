@@ -45,6 +45,8 @@ final class Acquisition {
     private volatile long enqueuedAtMillis;
     private volatile PredictivePolling.History history = PredictivePolling.History.NONE;
     private volatile String lostReason;
+    /** Whether the lease was lost (guarded by {@link #lostCallbacks}): the phase moves on to RELEASED after. */
+    private boolean lost;
 
     /**
      * @param owner     the template's owner name: a label for people, not part of the entry's identity
@@ -242,6 +244,7 @@ final class Acquisition {
         lostReason = reason;
         List<Consumer<Acquisition>> registered;
         synchronized (lostCallbacks) {
+            lost = true;
             registered = List.copyOf(lostCallbacks);
         }
         registered.forEach(callback -> callbacks.execute(() -> runCallback(callback)));
@@ -249,10 +252,13 @@ final class Acquisition {
         return true;
     }
 
-    /** Registers a lost-lease callback; one registered after the loss runs at once, on the calling thread. */
+    /**
+     * Registers a lost-lease callback; one registered after the loss runs at once, on the calling thread, also
+     * once the lost entry was released.
+     */
     void onLost(Consumer<Acquisition> callback) {
         synchronized (lostCallbacks) {
-            if (phase.get() != Phase.LOST) {
+            if (!lost) {
                 lostCallbacks.add(callback);
                 return;
             }
