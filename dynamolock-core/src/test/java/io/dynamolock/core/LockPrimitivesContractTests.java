@@ -17,7 +17,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -225,6 +227,74 @@ class LockPrimitivesContractTests {
     }
 
     @Test
+    void aPartLostWhileTheNextIsWaitedForIsNeverHandedOutAsHeld() throws Exception {
+        CompletableFuture<LockHandle> lost = new CompletableFuture<>();
+        LockTemplate locks = fixture.template(b -> b.listener(lostTo(lost)));
+        LockHandle holderOfB = fixture.template().acquire("x-b", WAIT);
+        AtomicReference<LockHandle> intruderOnA = new AtomicReference<>();
+        AtomicBoolean ranBesideTheIntruder = new AtomicBoolean();
+        Future<Object> execute = threads.submit(() -> locks.execute(
+                LockRequest.builder(List.of("x-a", "x-b")).wait(WAIT).build(), lock -> {
+                    ranBesideTheIntruder.set(intruderOnA.get() != null && intruderOnA.get().isValid());
+                    return "ran";
+                }));
+        intruderOnA.set(loseTheFirstPartToAnIntruder("x-a", "x-b", lost));
+        holderOfB.release();
+        assertThatThrownBy(() -> execute.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(LockLostException.class)
+                .hasMessageContaining("x-a");
+        assertThat(ranBesideTheIntruder).as("the callback ran while another caller held x-a").isFalse();
+        awaitQueue("x-b", 0); // the part granted last was given back
+    }
+
+    @Test
+    void anAsyncAcquisitionWhosePartWasLostMeanwhileFailsAndGivesBackTheRest() throws Exception {
+        CompletableFuture<LockHandle> lost = new CompletableFuture<>();
+        LockTemplate locks = fixture.template(b -> b.listener(lostTo(lost)));
+        LockHandle holderOfB = fixture.template().acquire("y-b", WAIT);
+        CompletableFuture<LockHandle> both = locks.acquireAsync(LockRequest.builder(List.of("y-a", "y-b"))
+                .wait(WAIT).build());
+        loseTheFirstPartToAnIntruder("y-a", "y-b", lost);
+        holderOfB.release();
+        assertThatThrownBy(() -> both.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(LockLostException.class);
+        awaitQueue("y-b", 0);
+    }
+
+    private static LockListener lostTo(CompletableFuture<LockHandle> lost) {
+        return new LockListener() {
+            @Override
+            public void onLost(LockHandle lock) {
+                lost.complete(lock);
+            }
+        };
+    }
+
+    /**
+     * Once {@code first} is held and {@code second} waited for: {@code first}'s entry is purged (as another
+     * process purges a holder paused past its lease), its holder learns it at its heartbeat, and another caller
+     * takes {@code first}; returns that caller's lock.
+     */
+    private LockHandle loseTheFirstPartToAnIntruder(String first, String second, CompletableFuture<LockHandle> lost)
+            throws Exception {
+        fixture.awaitQueueLength(second, 2);
+        fixture.purge(first, fixture.queue(first).get(0).entryId());
+        assertThat(lost.get(10, TimeUnit.SECONDS).entity()).isEqualTo(first);
+        return fixture.template().tryAcquire(first).orElseThrow();
+    }
+
+    @Test
+    void completingAnAsyncAcquisitionOfSeveralEntitiesWithAValueGivesUpAsCancellingDoes() throws Exception {
+        LockTemplate locks = fixture.template();
+        LockHandle other = fixture.template().acquire("v-b", WAIT);
+        CompletableFuture<LockHandle> both = locks.acquireAsync(LockRequest.builder(List.of("v-a", "v-b"))
+                .wait(WAIT).build());
+        fixture.awaitQueueLength("v-b", 2); // v-a is held, v-b waited for
+        both.complete(null); // what completeOnTimeout(null, ...) does when its time is up
+        awaitQueue("v-a", 0);
+        awaitQueue("v-b", 1);
+        other.release();
+    }
+
+    @Test
     void severalEntitiesAreAllOrNothingWhenTheWaitRunsOut() {
         LockTemplate locks = fixture.template();
         LockHandle other = fixture.template().acquire("n-b", WAIT);
@@ -304,6 +374,17 @@ class LockPrimitivesContractTests {
         try (LockHandle lock = other.acquire(LockRequest.builder("p-1").permits(2).build())) {
             assertThat(other.queue("p-1", null).permits()).isEqualTo(2);
             assertThat(lock.fencingToken()).isGreaterThan(semaphore.fencingToken());
+        }
+    }
+
+    @Test
+    void leftoverPermitsAreTakenOverAfterUsersWithALongerLease() {
+        // Their TTL is far above ours, so the takeover is sent without lowering it: a second write.
+        fixture.template().acquire(LockRequest.builder("p-2").permits(3).lease(Duration.ofMinutes(30)).build())
+                .release();
+        LockTemplate other = fixture.template();
+        try (LockHandle lock = other.acquire(LockRequest.builder("p-2").permits(2).build())) {
+            assertThat(other.queue("p-2", null).permits()).isEqualTo(2);
         }
     }
 

@@ -1,6 +1,7 @@
 package io.dynamolock.core.internal;
 
 import io.dynamolock.core.LockHandle;
+import io.dynamolock.core.LockLostException;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockScope;
 import java.time.Duration;
@@ -33,6 +34,7 @@ final class MultiAcquire {
             for (LockRequest part : parts) {
                 taken.add(engine.acquireOne(part, remaining(wait, deadline)));
             }
+            requireAllValid(taken);
         }
         catch (RuntimeException | Error ex) {
             releaseQuietly(taken, ex);
@@ -42,8 +44,8 @@ final class MultiAcquire {
     }
 
     /**
-     * Chained futures, one part after another. Completing the returned future from outside (cancel, a time-out)
-     * abandons the part being waited for and releases what was taken; a part granted after that is released.
+     * Chained futures, one part after another. Completing the returned future from outside (cancel, a time-out,
+     * a value) abandons the part being waited for and releases what was taken; a part granted after that is released.
      */
     CompletableFuture<LockHandle> acquireAsync(LockRequest request, Duration wait, LockScope scope) {
         List<LockRequest> parts = parts(request);
@@ -74,6 +76,20 @@ final class MultiAcquire {
         return Waits.isForever(wait) ? wait : Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
     }
 
+    /**
+     * All or nothing: a part whose lease was lost while a later one was waited for (paused past it, and purged)
+     * fails the whole, as a single lock lost before its grant does; someone else may hold that entity by now.
+     */
+    private static void requireAllValid(List<LockHandle> taken) {
+        for (LockHandle part : taken) {
+            if (!part.isValid()) {
+                throw new LockLostException("The lease of " + part.entity() + " (namespace '" + part.namespace()
+                        + "') was lost while the other entities of the request were waited for; the request"
+                        + " released what it had taken and holds none of them");
+            }
+        }
+    }
+
     private static void releaseQuietly(List<LockHandle> taken, Throwable cause) {
         try {
             MultiHold.releaseAll(taken);
@@ -93,6 +109,8 @@ final class MultiAcquire {
         private final LockScope scope;
         private final List<LockHandle> taken = new ArrayList<>();
         private CompletableFuture<LockHandle> current;
+        /** The lock this chain completed {@link #result} with; any other completion is the caller's. */
+        private volatile LockHandle built;
 
         Chain(List<LockRequest> parts, Duration wait, long deadline, LockScope scope) {
             this.parts = parts;
@@ -100,8 +118,8 @@ final class MultiAcquire {
             this.deadline = deadline;
             this.scope = scope;
             result.whenComplete((lock, ex) -> {
-                if (ex != null) {
-                    abandon();
+                if (ex != null || lock == null || lock != built) {
+                    abandon(); // failed, cancelled, or completed by the caller (complete, completeOnTimeout)
                 }
             });
         }
@@ -139,7 +157,15 @@ final class MultiAcquire {
                     synchronized (this) {
                         all = List.copyOf(taken);
                     }
-                    result.complete(new MultiHold(all));
+                    try {
+                        requireAllValid(all);
+                    }
+                    catch (LockLostException lost) {
+                        result.completeExceptionally(lost);
+                        return;
+                    }
+                    built = new MultiHold(all);
+                    result.complete(built);
                 }
             });
         }

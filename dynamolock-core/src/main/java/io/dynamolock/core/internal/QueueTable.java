@@ -173,18 +173,15 @@ final class QueueTable {
      * @throws LockOptionException if the queue holds entries of another number of permits
      */
     QueueState enqueue(LockKey key, NewEntry entry, long nowMillis) {
-        String usual = "(attribute_not_exists(#p) OR #p = :permits)";
-        String permitsFit = usual;
-        Map<String, AttributeValue> seen = Map.of();
+        Long takeOverAt = null;
         for (int attempt = 1; ; attempt++) {
-            QueueState state = enqueue(key, entry, nowMillis, permitsFit, seen);
+            QueueState state = enqueue(key, entry, nowMillis, takeOverAt);
             if (state.entry(entry.id()) != null || attempt == 4) {
                 return keepTtl(key, state, nowMillis);
             }
             if (state.admits(entry.permits())) {
                 // Our takeover of leftover permits lost to another caller's, who asked for ours: queue as usual.
-                permitsFit = usual;
-                seen = Map.of();
+                takeOverAt = null;
                 continue;
             }
             if (!state.entries().isEmpty() || attempt == 3) {
@@ -195,13 +192,15 @@ final class QueueTable {
                         + " lock must ask for the same permits: fix the one that differs");
             }
             // The permits of an empty queue are a leftover: take them over unless someone enqueued meanwhile.
-            permitsFit = "#next = :seenNext";
-            seen = Map.of(":seenNext", number(state.nextTicket()));
+            takeOverAt = state.nextTicket();
         }
     }
 
-    private QueueState enqueue(LockKey key, NewEntry entry, long nowMillis, String permitsFit,
-            Map<String, AttributeValue> extraValues) {
+    /**
+     * One enqueue: on the usual condition that the item admits our permits, or, with {@code takeOverAt}, on
+     * condition that its counter still stands there (the queue is still empty) whatever permits it admits.
+     */
+    private QueueState enqueue(LockKey key, NewEntry entry, long nowMillis, Long takeOverAt) {
         String id = entry.id();
         long expiresAt = nowMillis + entry.lease().toMillis();
         Map<String, String> names = new HashMap<>(Map.of("#next", QueueState.NEXT, "#t", ticket(id),
@@ -209,7 +208,11 @@ final class QueueTable {
         Map<String, AttributeValue> values = new HashMap<>(Map.of(":floor", number(nowMillis * TICKETS_PER_MILLI),
                 ":one", ONE, ":exp", number(expiresAt), ":owner", AttributeValue.fromS(entry.owner()),
                 ":permits", number(entry.permits())));
-        values.putAll(extraValues);
+        String permitsFit = "(attribute_not_exists(#p) OR #p = :permits)";
+        if (takeOverAt != null) {
+            permitsFit = "#next = :seenNext";
+            values.put(":seenNext", number(takeOverAt));
+        }
         String set = "SET #next = if_not_exists(#next, :floor) + :one, #t = if_not_exists(#next, :floor),"
                 + " #e = :exp, #o = :owner, #p = :permits";
         if (entry.shared()) {
@@ -230,9 +233,10 @@ final class QueueTable {
                     condition, names, values));
         }
         // A retried enqueue whose first attempt landed finds its entry: the request's own condition failed. So
-        // does one refused for its permits.
+        // does one refused for its permits, or a takeover that someone else's enqueue came before.
         return writeNeverLoweringTtl(key, ProtocolStep.ENQUEUE, set, condition, names, values, ttlFor(expiresAt),
-                seen -> seen.entry(id) == null && seen.admits(entry.permits()));
+                seen -> seen.entry(id) == null && (takeOverAt == null ? seen.admits(entry.permits())
+                        : seen.nextTicket() == takeOverAt));
     }
 
     /** Request 2: the item as it is now. */

@@ -69,10 +69,19 @@ public final class LockFixture implements AutoCloseable {
 
     /** Removes the entry of {@code lock} behind its holder's back, as another process's purge would. */
     public void purge(io.dynamolock.core.LockHandle lock) {
+        purge(lock.entity(), lock.namespace(), lock.entryId());
+    }
+
+    /** Removes the entry {@code entryId} of {@code entity} in the default namespace, as {@link #purge(io.dynamolock.core.LockHandle)}. */
+    public void purge(String entity, String entryId) {
+        purge(entity, "default", entryId);
+    }
+
+    private void purge(String entity, String namespace, String entryId) {
         admin.updateItem(b -> b.tableName(table)
-                .key(Map.of("pk", AttributeValue.fromS(lock.entity()), "sk", AttributeValue.fromS(lock.namespace())))
+                .key(Map.of("pk", AttributeValue.fromS(entity), "sk", AttributeValue.fromS(namespace)))
                 .updateExpression("REMOVE #t, #e")
-                .expressionAttributeNames(Map.of("#t", "t#" + lock.entryId(), "#e", "e#" + lock.entryId())));
+                .expressionAttributeNames(Map.of("#t", "t#" + entryId, "#e", "e#" + entryId)));
     }
 
     /** The raw lock item, as DynamoDB stores it. */
