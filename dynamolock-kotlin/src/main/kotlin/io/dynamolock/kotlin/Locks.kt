@@ -68,7 +68,17 @@ suspend fun <T> LockOperations.withLock(
  */
 suspend fun <T> LockOperations.withLock(request: LockRequest, block: suspend (LockHandle) -> T): T {
     val scope = currentLockScope()
-    val lock = acquireAsync(request, scope).await()
+    val acquisition = acquireAsync(request, scope)
+    val lock = try {
+        acquisition.await()
+    } catch (ex: CancellationException) {
+        // Cancelled as the grant came in: await() cancels promptly and drops the handle of a future that completed
+        // meanwhile, which the core then never hears of. Give the lock back.
+        if (acquisition.isDone && !acquisition.isCompletedExceptionally) {
+            withContext(NonCancellable + Dispatchers.IO) { acquisition.join().release() }
+        }
+        throw ex
+    }
     try {
         return withContext(lockScopeElements(scope.with(lock))) { guarded(lock, block) }
     } finally {
@@ -103,8 +113,4 @@ private suspend fun lockScopeElements(scope: LockScope): CoroutineContext {
     return if (ReactorScopes.present) element + ReactorScopes.element(coroutineContext, scope) else element
 }
 
-private fun lost(lock: LockHandle) = LockLostException(
-    "The lease of lock entity='${lock.entity()}' namespace='${lock.namespace()}' (fencing token " +
-        "${lock.fencingToken()}) was lost while the block of withLock ran: its work was not protected by the lock " +
-        "from then on",
-)
+private fun lost(lock: LockHandle) = LockLostException.whileRunning(lock, "the block of withLock")

@@ -215,12 +215,7 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
         if (lock.isValid()) {
             return;
         }
-        // Every entity and token of a lock of several entities: any lost part is a lost whole.
-        LockLostException ex = new LockLostException("The lease of lock entity='"
-                + String.join("', '", lock.fencingTokens().keySet()) + "' namespace='" + lock.namespace()
-                + "' (fencing token" + (lock.parts().size() == 1 ? " " + lock.fencingToken()
-                : "s " + lock.fencingTokens()) + ") was lost while "
-                + locked.description() + " ran: its work was not protected by the lock from then on");
+        LockLostException ex = LockLostException.whileRunning(lock, locked.description());
         if (failure != null) {
             failure.addSuppressed(ex);
         }

@@ -148,9 +148,6 @@ public class ReactiveLockTemplate implements ReactiveLockOperations {
     }
 
     private static LockLostException lost(LockHandle lock) {
-        return new LockLostException("The lease of lock entity='" + String.join("', '", lock.fencingTokens().keySet())
-                + "' namespace='" + lock.namespace() + "' (fencing token" + (lock.parts().size() == 1 ? " "
-                + lock.fencingToken() : "s " + lock.fencingTokens()) + ") was lost while its reactive body ran: its"
-                + " work was not protected by the lock from then on");
+        return LockLostException.whileRunning(lock, "its reactive body");
     }
 }

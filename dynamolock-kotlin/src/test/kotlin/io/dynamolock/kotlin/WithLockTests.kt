@@ -1,0 +1,77 @@
+package io.dynamolock.kotlin
+
+import io.dynamolock.core.LockHandle
+import io.dynamolock.core.LockLostException
+import io.dynamolock.core.LockOperations
+import io.dynamolock.core.LockRequest
+import io.dynamolock.core.LockScope
+import io.dynamolock.core.LockTemplate
+import io.dynamolock.core.test.LockFixture
+import java.time.Duration
+import java.util.concurrent.CompletableFuture
+import java.util.concurrent.TimeUnit
+import java.util.concurrent.atomic.AtomicReference
+import kotlinx.coroutines.awaitCancellation
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withTimeout
+import kotlinx.coroutines.yield
+import org.assertj.core.api.Assertions.assertThat
+import org.junit.jupiter.api.AfterEach
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.Timeout
+
+/** `withLock` on a bare template (no Spring): cancellation racing the grant, and losses of locks of several entities. */
+@Timeout(60)
+class WithLockTests {
+
+    private val fixture = LockFixture()
+
+    @AfterEach
+    fun tearDown() = fixture.close()
+
+    /** Hands out the future of each acquisition, so a test can wait for the grant itself. */
+    private class Acquisitions(val locks: LockTemplate) : LockOperations by locks {
+        val last = AtomicReference<CompletableFuture<LockHandle>>()
+        override fun acquireAsync(request: LockRequest, scope: LockScope): CompletableFuture<LockHandle> =
+            locks.acquireAsync(request, scope).also { last.set(it) }
+    }
+
+    @Test
+    fun aCoroutineCancelledAsItsLockIsGrantedGivesTheLockBack() {
+        val locks = Acquisitions(fixture.template())
+        val holder = locks.acquire("grant-race", Duration.ofSeconds(5))
+        lateinit var granted: LockHandle
+        // One thread: the coroutine's resumption after the grant queues behind this block, so the cancel lands
+        // between the grant and the resumption.
+        runBlocking {
+            val job = launch { locks.withLock("grant-race", wait = Duration.ofSeconds(30)) { "ran" } }
+            yield() // the job runs until it waits for the lock
+            val acquisition = locks.last.get()
+            assertThat(acquisition.isDone).isFalse()
+            holder.release()
+            granted = acquisition.get(30, TimeUnit.SECONDS)
+            job.cancel()
+            job.join()
+        }
+        assertThat(granted.isValid).`as`("the lock granted to the cancelled coroutine is released").isFalse()
+        assertThat(fixture.queue("grant-race")).isEmpty()
+    }
+
+    @Test
+    fun aLostLeaseOfALockOfSeveralEntitiesFailsWithLockLostExceptionNamingThemAll() {
+        val locks = fixture.template()
+        val failure = runBlocking {
+            runCatching {
+                withTimeout(30_000) {
+                    locks.withLock(LockRequest.builder(listOf("multi-a", "multi-b")).build()) { lock ->
+                        locks.breakLock("multi-b", null, lock.fencingTokens().getValue("multi-b"))
+                        awaitCancellation()
+                    }
+                }
+            }.exceptionOrNull()
+        }
+        assertThat(failure).isInstanceOf(LockLostException::class.java)
+            .hasMessageContaining("multi-a', 'multi-b").hasMessageContaining("withLock")
+    }
+}
