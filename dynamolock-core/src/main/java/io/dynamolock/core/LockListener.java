@@ -38,7 +38,10 @@ public interface LockListener {
     default void onFailed(LockAttempt attempt, Duration waited, RuntimeException failure) {
     }
 
-    /** The lock was released after being held for {@code held}. */
+    /**
+     * The lock was released after being held for {@code held}. {@code lock} is the handle {@link #onAcquired}
+     * reported, even when a re-entry's handle (which joined the lock) was the last to let go of it.
+     */
     default void onReleased(LockHandle lock, Duration held) {
     }
 

@@ -54,6 +54,10 @@ public class LockObservationListener implements LockListener {
                 .highCardinalityKeyValue("entity", lock.entity())
                 .highCardinalityKeyValue("fencing.token", Long.toString(lock.fencingToken()))
                 .start());
+        if (!lock.isValid()) {
+            // Lost while the observation started: onLost may have run before the put and found nothing to stop.
+            stopHolding(lock, "lost");
+        }
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.dynamolock.core.internal;
 
 import io.dynamolock.core.LockAttempt;
+import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockMode;
 import java.time.Duration;
 import java.time.Instant;
@@ -45,6 +46,8 @@ final class Acquisition {
     private volatile long enqueuedAtMillis;
     private volatile PredictivePolling.History history = PredictivePolling.History.NONE;
     private volatile String lostReason;
+    /** The handle the grant gave out: every listener event of the hold names it, whichever handle released it. */
+    private volatile LockHandle handle;
     /** Whether the lease was lost (guarded by {@link #lostCallbacks}): the phase moves on to RELEASED after. */
     private boolean lost;
 
@@ -97,6 +100,15 @@ final class Acquisition {
 
     LockMode mode() {
         return attempt.mode();
+    }
+
+    /** The handle the grant gave out ({@code onAcquired}'s), {@code null} before. */
+    LockHandle handle() {
+        return handle;
+    }
+
+    void handedOutAs(LockHandle granted) {
+        handle = granted;
     }
 
     int permits() {

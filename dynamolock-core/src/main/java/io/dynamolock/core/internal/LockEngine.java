@@ -513,6 +513,7 @@ public final class LockEngine {
 
     private LockHandle granted(Acquisition entry, Duration waited) {
         LockHandle hold = new Hold(entry, this);
+        entry.handedOutAs(hold);
         try {
             entry.onLost(lost -> {
                 log.warn("Lease lost: {} ({})", lost, lost.lostReason());
@@ -583,7 +584,9 @@ public final class LockEngine {
         }
         Duration held = Duration.ofNanos(System.nanoTime() - entry.grantedAtNanos());
         if (leave(entry) == Acquisition.Phase.HELD) {
-            notify(listener -> listener.onReleased(hold, held));
+            // The handle onAcquired named, not a re-entry's that outlived it: listeners pair the two.
+            LockHandle granted = entry.handle() == null ? hold : entry.handle();
+            notify(listener -> listener.onReleased(granted, held));
         }
     }
 
