@@ -49,8 +49,8 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  * waiting for its outcome. Code that hops threads carries its {@link LockScope} and passes it to
  * {@link #acquireAsync(LockRequest, LockScope)} to join a lock it holds.
  *
- * <p>{@link #close()} stops the heartbeats of this template; entries still held then expire after
- * their lease, and their holders are told when they do.
+ * <p>{@link #close()} stops the heartbeats of this template; fail-open entries still held then expire after
+ * their lease, and their holders are told when they do. Fail-closed ones never expire: release them.
  */
 public final class LockTemplate implements LockOperations, AutoCloseable {
 
@@ -259,9 +259,11 @@ public final class LockTemplate implements LockOperations, AutoCloseable {
     }
 
     /**
-     * Stops this template's heartbeats and fails its waiters. Locks still held are not
-     * released: their entries expire after the lease, as if the process had died, and their
-     * handles turn invalid and run their lost-lease callbacks when it ends.
+     * Stops this template's heartbeats and fails its waiters. Locks still held are not released (but for
+     * fail-closed ones kept for a {@linkplain LockHandle#releaseAfter minimum hold}), and their handles turn invalid
+     * and run their lost-lease callbacks when the lease ends. A fail-open entry then expires, as if the process had
+     * died. A fail-closed one never does: release its handle still, and its removal is sent, and retried until it
+     * lands, on this template's daemon threads, which outlive the close until then.
      */
     @Override
     public void close() {

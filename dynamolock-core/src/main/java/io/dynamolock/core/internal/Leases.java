@@ -3,10 +3,10 @@ package io.dynamolock.core.internal;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -42,8 +42,11 @@ final class Leases {
     private final Duration interval;
     private final Handoff handoff;
     private final Workers workers;
-    /** Background retries of fail-closed removals still under way: the threads live until they are done. */
-    private final AtomicInteger pendingRemovals = new AtomicInteger();
+    /**
+     * Fail-closed entries not yet removed, from their start: the threads live until every one's removal has
+     * landed, since its release may come after close() and after its lease (and none would be left to retry it).
+     */
+    private final Set<Acquisition> pendingRemovals = ConcurrentHashMap.newKeySet();
     private final Map<Acquisition, ScheduledFuture<?>> renewals = new ConcurrentHashMap<>();
     private final Map<Acquisition, ScheduledFuture<?>> deadlines = new ConcurrentHashMap<>();
     private volatile boolean closed;
@@ -67,18 +70,21 @@ final class Leases {
 
     /** Starts renewing {@code entry} and watching its lease. */
     void start(Acquisition entry) {
+        if (entry.failClosed()) {
+            pendingRemovals.add(entry);
+        }
         watchDeadline(entry);
         scheduleRenewal(entry, nextRenewal(entry));
     }
 
     /**
      * Stops renewing and watching {@code entry}, which is leaving the queue now. A fail-closed one keeps the threads
-     * alive until its removal has landed ({@link #removed}) or is retried ({@link #retryRemoval}): counted only
-     * once the first attempt failed, it would find them shut down after a close(), and stay in the item for good.
+     * alive until its removal has landed ({@link #removed}), retried if need be ({@link #retryRemoval}); counted
+     * here too, since an entry refused before its lease started (a queue too long) is leaving unstarted.
      */
     void leaving(Acquisition entry) {
         if (entry.failClosed()) {
-            pendingRemovals.incrementAndGet();
+            pendingRemovals.add(entry);
         }
         stop(entry);
     }
@@ -86,7 +92,7 @@ final class Leases {
     /** The removal of an entry that was {@link #leaving} has landed. */
     void removed(Acquisition entry) {
         if (entry.failClosed()) {
-            pendingRemovals.decrementAndGet();
+            pendingRemovals.remove(entry);
             shutDownIfDone();
         }
     }
@@ -100,7 +106,7 @@ final class Leases {
 
     /**
      * Stops renewing. Leases still held end as if the process had died, and their holders are told when
-     * they do; the threads end after the last one.
+     * they do; the threads end after the last one, and after the removal of every fail-closed entry.
      */
     void close() {
         closed = true;
@@ -110,7 +116,7 @@ final class Leases {
     }
 
     private void shutDownIfDone() {
-        if (closed && deadlines.isEmpty() && pendingRemovals.get() == 0) {
+        if (closed && deadlines.isEmpty() && pendingRemovals.isEmpty()) {
             workers.shutdown();
         }
     }
@@ -203,8 +209,8 @@ final class Leases {
      * Sends the removal of {@code entry} in the background until it succeeds, doubling the pause after each
      * failure up to a renewal interval. A fail-open entry's removal is given up once its lease as last
      * confirmed has ended or the template closed: the entry then expires by itself. A fail-closed entry never
-     * expires, so its removal goes on, after close() too, for as long as this process lives (it was counted
-     * when it began {@link #leaving}, which keeps the threads alive until it lands).
+     * expires, so its removal goes on, after close() too, for as long as this process lives (it is counted from
+     * its start, which keeps the threads alive until it lands).
      */
     void retryRemoval(Acquisition entry, Supplier<?> removal) {
         scheduleRemoval(entry, removal, MIN_RETRY);

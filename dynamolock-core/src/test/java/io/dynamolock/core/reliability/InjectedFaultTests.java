@@ -653,6 +653,44 @@ class InjectedFaultTests extends LockTableTestSupport {
     }
 
     /**
+     * The same after the hold's lease has ended as well: the timer reported it lost, and nothing was leaving then,
+     * so the template's threads had shut down and the failed removal was never retried.
+     */
+    @Test
+    void aFailClosedHoldReleasedAfterTheTemplateClosedAndItsLeaseEndedIsRemovedDespiteAFailedFirstAttempt()
+            throws Exception {
+        LockHandle lock = faulty.acquire(LockRequest.builder(entity).failClosed(true).wait(LONG).build());
+        faulty.close();
+        Await.until(Duration.ofSeconds(10), "the hold reported lost", () -> !lock.isValid());
+        afterTheTimersCurrentTask(faulty); // the one that reported it, and shut the threads down if it may
+        faults.fail(Step.REMOVE, Fault.SERVER_ERROR_BEFORE, ATTEMPTS);
+
+        lock.release();
+
+        Await.until(Duration.ofSeconds(10), "the fail-closed entry removed by a background retry",
+                () -> item().entries().isEmpty());
+        clean.tryAcquire(entity).orElseThrow().release();
+    }
+
+    /** Waits for the task the template's one timer thread runs now, if the timer still runs. */
+    private static void afterTheTimersCurrentTask(LockTemplate template) throws Exception {
+        Object timer = field(field(field(template, "engine"), "workers"), "timer");
+        try {
+            ((java.util.concurrent.ScheduledExecutorService) timer).schedule(() -> { }, 0, TimeUnit.NANOSECONDS)
+                    .get();
+        }
+        catch (java.util.concurrent.RejectedExecutionException shutDown) {
+            // already shut down
+        }
+    }
+
+    private static Object field(Object target, String name) throws ReflectiveOperationException {
+        java.lang.reflect.Field field = target.getClass().getDeclaredField(name);
+        field.setAccessible(true);
+        return field.get(target);
+    }
+
+    /**
      * A same-JVM release that lands between a waiter's enqueue and its answer still reaches the waiter: it
      * is granted from the releaser's state, without a poll.
      */
