@@ -58,10 +58,13 @@ public final class LockTemplate implements LockOperations, AutoCloseable {
     private final LockSettings settings;
     private final TableBootstrap table;
 
-    private LockTemplate(LockSettings settings, DynamoDbClient client, WakeUpOptions wakeUp) {
+    private LockTemplate(LockSettings settings, DynamoDbClient client, WakeUpOptions wakeUp, boolean closesClient) {
         this.settings = settings;
         this.engine = new LockEngine(client, settings, wakeUp);
         this.table = TableBootstrap.of(client, settings.tableName());
+        if (closesClient) {
+            engine.afterTermination(client::close);
+        }
     }
 
     public static Builder builder(DynamoDbClient dynamoDbClient) {
@@ -288,6 +291,7 @@ public final class LockTemplate implements LockOperations, AutoCloseable {
         private Clock clock = Clock.systemUTC();
         private final List<LockListener> listeners = new ArrayList<>();
         private WakeUpOptions wakeUp = WakeUpOptions.disabled();
+        private boolean closesClient;
 
         private Builder(DynamoDbClient client) {
             this.client = Objects.requireNonNull(client, "dynamoDbClient must not be null");
@@ -372,6 +376,17 @@ public final class LockTemplate implements LockOperations, AutoCloseable {
             return this;
         }
 
+        /**
+         * Whether the template closes its {@code DynamoDbClient} when it is done with it (default {@code false}:
+         * the client is the caller's): after {@link LockTemplate#close()}, once every lease still held has ended
+         * and every fail-closed lock released since has been removed. A caller that closes the client itself
+         * right after the template cuts those removals off, and a fail-closed lock released later stays taken.
+         */
+        public Builder closesClient(boolean closesClient) {
+            this.closesClient = closesClient;
+            return this;
+        }
+
         /** The wall clock used for lease expiry times (default UTC system clock). */
         public Builder clock(Clock clock) {
             this.clock = clock;
@@ -384,7 +399,7 @@ public final class LockTemplate implements LockOperations, AutoCloseable {
             LockSettings settings = new LockSettings(tableName, defaultNamespace, lease, heartbeat, defaultWait,
                     ownerName != null ? ownerName : defaultOwnerName(), minPollInterval, maxPollInterval,
                     maxQueueLength, clock, listeners);
-            return new LockTemplate(settings, client, wakeUp);
+            return new LockTemplate(settings, client, wakeUp, closesClient);
         }
 
         private static String defaultOwnerName() {

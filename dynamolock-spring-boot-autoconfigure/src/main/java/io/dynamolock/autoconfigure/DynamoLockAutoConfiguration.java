@@ -9,6 +9,7 @@ import io.dynamolock.core.LockTemplate;
 import java.util.function.Supplier;
 import org.springframework.aop.config.AopConfigUtils;
 import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
@@ -74,8 +75,18 @@ public class DynamoLockAutoConfiguration {
     @ConditionalOnMissingBean(DynamoDbClient.class)
     static class DynamoDbClientConfiguration {
 
+        /** Not closed by the context, but by the template it serves ({@link OwnedDynamoDbClient}). */
+        @Bean(destroyMethod = "")
+        DynamoDbClient dynamoDbClient(OwnedDynamoDbClient owned) {
+            return owned.client;
+        }
+
         @Bean
-        DynamoDbClient dynamoDbClient(DynamoLockProperties properties) {
+        OwnedDynamoDbClient dynamoLockOwnedDynamoDbClient(DynamoLockProperties properties) {
+            return new OwnedDynamoDbClient(build(properties));
+        }
+
+        private static DynamoDbClient build(DynamoLockProperties properties) {
             DynamoLockProperties.DynamoDb settings = properties.getDynamodb();
             DynamoDbClientBuilder builder = DynamoDbClient.builder();
             if (settings.getEndpoint() != null) {
@@ -99,6 +110,39 @@ public class DynamoLockAutoConfiguration {
         }
     }
 
+    /**
+     * The {@code DynamoDbClient} this auto-configuration built. The context must not close it under the
+     * {@code LockTemplate}: a fail-closed lock released after the context closed (a job still running then) must
+     * still be removed, or it stays taken for good. So the template closes it once done with it; if no template of
+     * ours took it, it is closed with the context.
+     */
+    static final class OwnedDynamoDbClient implements DisposableBean {
+
+        private final DynamoDbClient client;
+        private volatile boolean handedOver;
+
+        OwnedDynamoDbClient(DynamoDbClient client) {
+            this.client = client;
+        }
+
+        /** Builds the template, which closes the client when done with it if it uses this one. */
+        LockTemplate handOver(DynamoDbClient inUse, LockTemplate.Builder builder) {
+            if (inUse != client) {
+                return builder.build();
+            }
+            LockTemplate template = builder.closesClient(true).build();
+            handedOver = true; // only once built: a failed start closes it with the context
+            return template;
+        }
+
+        @Override
+        public void destroy() {
+            if (!handedOver) {
+                client.close();
+            }
+        }
+    }
+
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnMissingBean(LockTemplate.class)
     static class LockTemplateConfiguration {
@@ -113,7 +157,7 @@ public class DynamoLockAutoConfiguration {
         @Bean
         LockTemplate lockTemplate(DynamoDbClient dynamoDbClient, DynamoLockProperties properties,
                 LockTableInitializer lockTableInitializer, ObjectProvider<LockListener> listeners,
-                ObjectProvider<LockTemplateBuilderCustomizer> customizers) {
+                ObjectProvider<LockTemplateBuilderCustomizer> customizers, ObjectProvider<OwnedDynamoDbClient> owned) {
             LockTemplate.Builder builder = LockTemplate.builder(dynamoDbClient)
                     .tableName(properties.getTableName())
                     .defaultNamespace(properties.getDefaultNamespace())
@@ -130,7 +174,8 @@ public class DynamoLockAutoConfiguration {
             }
             listeners.orderedStream().forEach(builder::listener);
             customizers.orderedStream().forEach(customizer -> customizer.customize(builder));
-            return builder.build();
+            OwnedDynamoDbClient ours = owned.getIfAvailable();
+            return ours == null ? builder.build() : ours.handOver(dynamoDbClient, builder);
         }
     }
 

@@ -74,6 +74,54 @@ class DynamoLockAutoConfigurationTests {
             .withPropertyValues(DynamoDbLocalProperties.of(TABLE));
 
     @Test
+    void aFailClosedJobThatEndsAfterTheContextClosedStillRemovesItsEntryAndTheTemplateThenClosesOurClient()
+            throws Exception {
+        String entity = "job-" + UUID.randomUUID();
+        java.util.concurrent.CountDownLatch holding = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch finish = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CompletableFuture<Object> job = new java.util.concurrent.CompletableFuture<>();
+        java.util.concurrent.atomic.AtomicReference<DynamoDbClient> client =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        contextRunner.run(context -> {
+            LockTemplate locks = context.getBean(LockTemplate.class);
+            client.set(context.getBean(DynamoDbClient.class));
+            new Thread(() -> {
+                try {
+                    job.complete(locks.execute(LockRequest.builder(entity).failClosed(true).build(), lock -> {
+                        holding.countDown();
+                        return finish.await(30, java.util.concurrent.TimeUnit.SECONDS);
+                    }));
+                }
+                catch (Throwable ex) {
+                    job.completeExceptionally(ex);
+                }
+            }).start();
+            assertThat(holding.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        }); // closed while the job still holds its lock
+        finish.countDown();
+        assertThat(job.get(30, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo(true);
+
+        assertThat(LOCAL.client().getItem(b -> b.tableName(TABLE).consistentRead(true).key(Map.of(
+                "pk", software.amazon.awssdk.services.dynamodb.model.AttributeValue.fromS(entity),
+                "sk", software.amazon.awssdk.services.dynamodb.model.AttributeValue.fromS("default"))))
+                .item()).as("the lock's item").noneSatisfy((name, value) -> assertThat(name).startsWith("t#"));
+        assertThatThrownBy(() -> client.get().listTables()).as("closed by the template, done with it")
+                .isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
+    void ourClientIsClosedWithTheContextWhenTheApplicationBuildsItsOwnTemplate() {
+        java.util.concurrent.atomic.AtomicReference<DynamoDbClient> client =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        contextRunner.withUserConfiguration(OwnTemplate.class).run(context -> {
+            assertThat(context).hasSingleBean(LockTemplate.class);
+            client.set(context.getBean(DynamoDbClient.class));
+        });
+        assertThat(client.get()).isNotNull();
+        assertThatThrownBy(() -> client.get().listTables()).isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
     void configuresLockTemplateOnClientBuiltFromProperties() {
         contextRunner.run(context -> {
             assertThat(context).hasSingleBean(DynamoDbClient.class).hasSingleBean(LockTemplate.class)
@@ -433,6 +481,15 @@ class DynamoLockAutoConfigurationTests {
         contextRunner.withUserConfiguration(OwnHealth.class)
                 .run(context -> assertThat(context).hasSingleBean(DynamoLockHealthIndicator.class)
                         .hasBean("locksHealth").doesNotHaveBean("dynamolockHealthIndicator"));
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnTemplate {
+
+        @Bean
+        LockTemplate lockTemplate(DynamoDbClient client) {
+            return LockTemplate.builder(client).tableName(TABLE).build();
+        }
     }
 
     @Configuration(proxyBeanMethods = false)

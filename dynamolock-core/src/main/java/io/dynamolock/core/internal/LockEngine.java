@@ -101,6 +101,14 @@ public final class LockEngine {
         }
     }
 
+    /**
+     * Runs {@code hook} once this engine is closed and has no more use for its threads or its client: every lease
+     * it watched has ended and every fail-closed entry's removal has landed.
+     */
+    public void afterTermination(Runnable hook) {
+        workers.afterShutdown(hook);
+    }
+
     /** Where other processes send this template's wake-up hints, or {@code null} when they are off. */
     public String wakeUpAddress() {
         return wakeUps == null ? null : wakeUps.address();

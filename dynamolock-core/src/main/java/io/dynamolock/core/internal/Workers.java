@@ -12,6 +12,7 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The threads of one template; none of them waits for a lock.
@@ -54,6 +55,7 @@ final class Workers {
     private final ThreadPoolExecutor requests;
     private final ThreadPoolExecutor steps;
     private final ThreadPoolExecutor callbacks;
+    private final AtomicReference<Runnable> afterShutdown = new AtomicReference<>();
 
     Workers() {
         this.timer = new ScheduledThreadPoolExecutor(1, daemonThreads("dynamolock-lease-timer-"));
@@ -120,11 +122,21 @@ final class Workers {
         }
     }
 
+    /** Shuts the threads down (tasks already given to them still run), then runs the hook, once. */
     void shutdown() {
         timer.shutdown();
         requests.shutdown();
         steps.shutdown();
         callbacks.shutdown();
+        Runnable hook = afterShutdown.getAndSet(null);
+        if (hook != null) {
+            hook.run();
+        }
+    }
+
+    /** What {@link #shutdown} runs after the threads are told to stop: the last use of the client, say. */
+    void afterShutdown(Runnable hook) {
+        afterShutdown.set(hook);
     }
 
     static ThreadFactory daemonThreads(String prefix) {
