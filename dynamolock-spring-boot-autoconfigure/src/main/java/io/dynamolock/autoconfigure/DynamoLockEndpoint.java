@@ -30,7 +30,8 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  * that ticket ({@link LockTemplate#breakLock}). Off by default: the endpoint's access is
  * read-only unless the application sets {@code management.endpoint.dynamolock.access=unrestricted}
  * (and should then secure it). Answers 200 with what was removed, 404 when no entry has the ticket,
- * 400 for a missing or malformed ticket or key. Each break is logged at WARN with who asked.
+ * 400 for a missing or malformed ticket or key. Each break is logged at WARN with who asked. A queue's GET
+ * answers 400 too for a key the lock table cannot hold (an entity over 2048 bytes, a blank namespace).
  */
 @Endpoint(id = "dynamolock", defaultAccess = Access.READ_ONLY)
 public class DynamoLockEndpoint {
@@ -49,16 +50,24 @@ public class DynamoLockEndpoint {
     }
 
     @ReadOperation
-    public QueueDescriptor queue(@Selector String entity) {
+    public WebEndpointResponse<Object> queue(@Selector String entity) {
         return queueInNamespace(entity, lockTemplate.defaultNamespace());
     }
 
+    /** The queue, or 400 naming the value if the entity or namespace cannot be a key of the lock table. */
     @ReadOperation
-    public QueueDescriptor queueInNamespace(@Selector String entity, @Selector String namespace) {
-        QueueSnapshot queue = lockTemplate.queue(entity, namespace);
+    public WebEndpointResponse<Object> queueInNamespace(@Selector String entity, @Selector String namespace) {
+        QueueSnapshot queue;
+        try {
+            queue = lockTemplate.queue(entity, namespace);
+        }
+        catch (IllegalArgumentException ex) {
+            return error(WebEndpointResponse.STATUS_BAD_REQUEST, ex.getMessage());
+        }
         Instant now = Instant.now();
-        return new QueueDescriptor(lockTemplate.tableName(), queue.entity(), queue.namespace(), queue.nextTicket(),
-                queue.permits(), queue.entries().stream().map(entry -> EntryDescriptor.of(entry, now)).toList());
+        return new WebEndpointResponse<>(new QueueDescriptor(lockTemplate.tableName(), queue.entity(),
+                queue.namespace(), queue.nextTicket(), queue.permits(),
+                queue.entries().stream().map(entry -> EntryDescriptor.of(entry, now)).toList()));
     }
 
     @DeleteOperation

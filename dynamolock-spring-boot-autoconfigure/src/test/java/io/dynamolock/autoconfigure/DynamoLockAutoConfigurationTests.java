@@ -534,7 +534,7 @@ class DynamoLockAutoConfigurationTests {
                     assertThat(info.namespace()).isEqualTo("ep");
                     assertThat(info.holding()).isTrue();
                 });
-                var queue = endpoint.queueInNamespace("shown", "ep");
+                var queue = queue(endpoint.queueInNamespace("shown", "ep"));
                 assertThat(queue.entries()).singleElement().satisfies(entry -> {
                     assertThat(entry.ticket()).isEqualTo(lock.fencingToken());
                     assertThat(entry.mode()).isEqualTo("fail-open");
@@ -542,17 +542,22 @@ class DynamoLockAutoConfigurationTests {
                     assertThat(entry.status()).isEqualTo("alive");
                 });
                 assertThat(queue.permits()).isEqualTo(1);
-                assertThat(endpoint.queue("shown").entries()).isEmpty();
+                assertThat(queue(endpoint.queue("shown")).entries()).isEmpty();
             }
             try (LockHandle readers = locks.acquire(LockRequest.builder("shown-read").mode(LockMode.SHARED).build());
                     LockHandle semaphore = locks.acquire(LockRequest.builder("shown-api").permits(5).build())) {
                 assertThat(endpoint.locks().locks()).extracting(LockInfo::mode)
                         .containsExactlyInAnyOrder(LockMode.SHARED, LockMode.EXCLUSIVE);
-                assertThat(endpoint.queue("shown-read").entries()).singleElement()
+                assertThat(queue(endpoint.queue("shown-read")).entries()).singleElement()
                         .satisfies(entry -> assertThat(entry.lockMode()).isEqualTo("shared"));
-                assertThat(endpoint.queue("shown-api").permits()).isEqualTo(5);
+                assertThat(queue(endpoint.queue("shown-api")).permits()).isEqualTo(5);
             }
         });
+    }
+
+    private static DynamoLockEndpoint.QueueDescriptor queue(WebEndpointResponse<Object> response) {
+        assertThat(response.getStatus()).isEqualTo(200);
+        return (DynamoLockEndpoint.QueueDescriptor) response.getBody();
     }
 
     /** The endpoint's web operations by HTTP method and path, filtered by access as Boot's actuator does. */
@@ -578,11 +583,26 @@ class DynamoLockAutoConfigurationTests {
                     "GET dynamolock/{entity}/{namespace}");
             Object queue = byPath.get("GET dynamolock/{entity}/{namespace}").invoke(new InvocationContext(
                     SecurityContext.NONE, Map.of("entity", "mapped", "namespace", "web")));
-            assertThat(queue).isInstanceOfSatisfying(DynamoLockEndpoint.QueueDescriptor.class, descriptor -> {
+            assertThat(queue).isInstanceOfSatisfying(WebEndpointResponse.class, response -> {
+                DynamoLockEndpoint.QueueDescriptor descriptor = queue(response);
                 assertThat(descriptor.entity()).isEqualTo("mapped");
                 assertThat(descriptor.namespace()).isEqualTo("web");
                 assertThat(descriptor.entries()).isEmpty();
             });
+        });
+    }
+
+    @Test
+    void endpointAnswersABadRequestNamingTheValueForAQueueItCannotRead() {
+        contextRunner.withPropertyValues("management.endpoints.web.exposure.include=dynamolock").run(context -> {
+            Map<String, WebOperation> byPath = webOperations(context);
+            Function<Map<String, Object>, Object> read = arguments -> byPath.get(arguments.size() == 1
+                    ? "GET dynamolock/{entity}" : "GET dynamolock/{entity}/{namespace}")
+                    .invoke(new InvocationContext(SecurityContext.NONE, arguments));
+            assertThat(read.apply(Map.of("entity", "e".repeat(2049)))).isInstanceOfSatisfying(
+                    WebEndpointResponse.class, response -> assertStatusAndMessage(response, 400, "is 2049 bytes"));
+            assertThat(read.apply(Map.of("entity", "order-42", "namespace", " "))).isInstanceOfSatisfying(
+                    WebEndpointResponse.class, response -> assertStatusAndMessage(response, 400, "namespace"));
         });
     }
 

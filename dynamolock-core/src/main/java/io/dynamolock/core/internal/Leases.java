@@ -212,36 +212,37 @@ final class Leases {
      * expires, so its removal goes on, after close() too, for as long as this process lives (it is counted from
      * its start, which keeps the threads alive until it lands).
      */
-    void retryRemoval(Acquisition entry, Supplier<?> removal) {
-        scheduleRemoval(entry, removal, MIN_RETRY);
+    void retryRemoval(Acquisition entry, Supplier<?> removal, RuntimeException failure) {
+        scheduleRemoval(entry, removal, MIN_RETRY, failure);
     }
 
-    private void scheduleRemoval(Acquisition entry, Supplier<?> removal, Duration pause) {
+    /** {@code failure}: why the last attempt failed, for the log (the stack trace is logged at debug). */
+    private void scheduleRemoval(Acquisition entry, Supplier<?> removal, Duration pause, RuntimeException failure) {
         if (!entry.failClosed() && (closed || System.nanoTime() - entry.confirmedUntilNanos() >= 0)) {
-            log.warn("Gave up removing {}; it expires with its lease", entry);
+            log.warn("Gave up removing {} ({}); it expires with its lease", entry, failure.toString());
             return;
         }
         Duration next = pause.compareTo(entry.renewalInterval(interval)) > 0 ? entry.renewalInterval(interval) : pause;
-        log.warn("Could not remove {}; retrying in {} ms", entry, next.toMillis());
-        if (workers.schedule(() -> dispatchRemoval(entry, removal, next), next.toNanos()) == null) {
+        log.warn("Could not remove {} ({}); retrying in {} ms", entry, failure.toString(), next.toMillis());
+        if (workers.schedule(() -> dispatchRemoval(entry, removal, next, failure), next.toNanos()) == null) {
             log.warn("Template closed: {} expires with its lease", entry); // fail-open: fail-closed ones keep it open
         }
     }
 
-    private void dispatchRemoval(Acquisition entry, Supplier<?> removal, Duration pause) {
+    private void dispatchRemoval(Acquisition entry, Supplier<?> removal, Duration pause, RuntimeException failure) {
         boolean sent = workers.tryRequest(() -> {
             try {
                 removal.get();
             }
             catch (RuntimeException ex) {
                 log.debug("Retry to remove {} failed", entry, ex);
-                scheduleRemoval(entry, removal, pause.multipliedBy(2));
+                scheduleRemoval(entry, removal, pause.multipliedBy(2), ex);
                 return;
             }
             removed(entry);
         });
         if (!sent) {
-            scheduleRemoval(entry, removal, pause);
+            scheduleRemoval(entry, removal, pause, failure);
         }
     }
 

@@ -628,7 +628,7 @@ public final class LockEngine {
         }
         catch (RuntimeException ex) {
             log.debug("Removing {} failed", entry, ex);
-            leases.retryRemoval(entry, () -> remove(entry, released));
+            leases.retryRemoval(entry, () -> remove(entry, released), ex);
         }
         finally {
             if (interrupted) {
