@@ -73,7 +73,10 @@ public final class TableBootstrap {
     /**
      * Creates the table if it is missing, waits until it is active, enables TTL, then verifies it. Other
      * instances doing the same at the same time are no trouble: a table being created or already there, and
-     * TTL being enabled or enabled already, all count as done.
+     * TTL being enabled or enabled already, all count as done. An existing table that cannot hold locks is
+     * refused without being changed.
+     *
+     * @throws LockTableException if the table cannot hold locks, or has TTL on another attribute
      */
     public Status createIfMissing() {
         try {
@@ -88,10 +91,34 @@ public final class TableBootstrap {
         }
         client.waiter().waitUntilTableExists(b -> b.tableName(tableName),
                 w -> w.maxAttempts(60).waitTimeout(Duration.ofMinutes(5)));
-        if (!check().ttlEnabled()) {
+        Status status = check();
+        if (!status.usable()) {
+            return verify(); // throws: a table that is not ours to use is left as it is, TTL included
+        }
+        if (!status.ttlEnabled()) {
+            String other = ttlOnOtherAttribute();
+            if (other != null) {
+                throw new LockTableException(ttlElsewhere(other) + "; give dynamolock a table of its own"
+                        + " (createIfMissing creates it), or enable TTL on '" + TableShape.TTL_ATTRIBUTE
+                        + "' in place of '" + other + "' if nothing else relies on it");
+            }
             enableTtl();
         }
         return verify();
+    }
+
+    /** The attribute TTL is on (enabled or being enabled), if not ours; {@code null} otherwise. */
+    private String ttlOnOtherAttribute() {
+        var ttl = client.describeTimeToLive(b -> b.tableName(tableName)).timeToLiveDescription();
+        boolean on = ttl != null && (ttl.timeToLiveStatus() == TimeToLiveStatus.ENABLED
+                || ttl.timeToLiveStatus() == TimeToLiveStatus.ENABLING);
+        return on && !TableShape.TTL_ATTRIBUTE.equals(ttl.attributeName()) ? ttl.attributeName() : null;
+    }
+
+    private String ttlElsewhere(String other) {
+        return "Lock table '" + tableName + "' has TTL on '" + other + "', and a table has one TTL attribute:"
+                + " dynamolock needs it on '" + TableShape.TTL_ATTRIBUTE + "', or the items of idle locks stay in"
+                + " the table";
     }
 
     private void enableTtl() {
@@ -132,10 +159,16 @@ public final class TableBootstrap {
                     + "; point dynamolock at another table or recreate this one");
         }
         if (!status.ttlEnabled()) {
-            log.warn("TTL is not enabled on '{}' of lock table '{}': items of idle locks will stay in the table."
-                    + " Enable it: aws dynamodb update-time-to-live --table-name {} --time-to-live-specification"
-                    + " Enabled=true,AttributeName={}", TableShape.TTL_ATTRIBUTE, tableName, tableName,
-                    TableShape.TTL_ATTRIBUTE);
+            String other = ttlOnOtherAttribute();
+            if (other != null) {
+                log.warn("{}. Give dynamolock a table of its own", ttlElsewhere(other));
+            }
+            else {
+                log.warn("TTL is not enabled on '{}' of lock table '{}': items of idle locks will stay in the table."
+                        + " Enable it: aws dynamodb update-time-to-live --table-name {} --time-to-live-specification"
+                        + " Enabled=true,AttributeName={}", TableShape.TTL_ATTRIBUTE, tableName, tableName,
+                        TableShape.TTL_ATTRIBUTE);
+            }
         }
         return status;
     }

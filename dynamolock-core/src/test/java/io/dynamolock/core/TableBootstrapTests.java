@@ -26,6 +26,7 @@ import software.amazon.awssdk.services.dynamodb.model.ReplicaDescription;
 import software.amazon.awssdk.services.dynamodb.model.BillingMode;
 import software.amazon.awssdk.services.dynamodb.model.KeyType;
 import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
+import software.amazon.awssdk.services.dynamodb.model.TimeToLiveStatus;
 
 class TableBootstrapTests {
 
@@ -69,11 +70,38 @@ class TableBootstrapTests {
     }
 
     @Test
-    void verifyAcceptsATableWithoutTtlButReportsIt() {
+    void createIfMissingRefusesATableWithWrongKeysWithoutTurningItsTtlOn() {
+        // An application's own table, named by mistake.
+        client.createTable(b -> b.tableName(table).billingMode(BillingMode.PAY_PER_REQUEST)
+                .attributeDefinitions(a -> a.attributeName("orderId").attributeType(ScalarAttributeType.S))
+                .keySchema(k -> k.attributeName("orderId").keyType(KeyType.HASH)));
+        assertThatThrownBy(() -> TableBootstrap.of(client, table).createIfMissing())
+                .isInstanceOf(LockTableException.class).hasMessageContaining("no partition key 'pk'");
+        assertThat(client.describeTimeToLive(b -> b.tableName(table)).timeToLiveDescription().timeToLiveStatus())
+                .isEqualTo(TimeToLiveStatus.DISABLED);
+    }
+
+    @Test
+    void createIfMissingRefusesATableWhoseTtlIsOnAnotherAttributeNamingIt() {
+        createKeyedTable();
+        client.updateTimeToLive(b -> b.tableName(table).timeToLiveSpecification(s -> s.attributeName("ttl")
+                .enabled(true)));
+        assertThatThrownBy(() -> TableBootstrap.of(client, table).createIfMissing())
+                .isInstanceOf(LockTableException.class).hasMessageContaining("has TTL on 'ttl'")
+                .hasMessageContaining("'expiresAt'").hasMessageContaining("a table of its own");
+        assertThat(TableBootstrap.of(client, table).verify().ttlEnabled()).as("verify only reports it").isFalse();
+    }
+
+    private void createKeyedTable() {
         client.createTable(b -> b.tableName(table).billingMode(BillingMode.PAY_PER_REQUEST)
                 .attributeDefinitions(a -> a.attributeName("pk").attributeType(ScalarAttributeType.S),
                         a -> a.attributeName("sk").attributeType(ScalarAttributeType.S))
                 .keySchema(k -> k.attributeName("pk").keyType(KeyType.HASH), k -> k.attributeName("sk").keyType(KeyType.RANGE)));
+    }
+
+    @Test
+    void verifyAcceptsATableWithoutTtlButReportsIt() {
+        createKeyedTable();
         TableBootstrap.Status status = TableBootstrap.of(client, table).verify();
         assertThat(status.usable()).isTrue();
         assertThat(status.ttlEnabled()).isFalse();
