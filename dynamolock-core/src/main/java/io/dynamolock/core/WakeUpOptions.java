@@ -1,5 +1,7 @@
 package io.dynamolock.core;
 
+import io.dynamolock.core.internal.WakeUpAddress;
+
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
@@ -158,10 +160,7 @@ public final class WakeUpOptions {
                         + secret.length + " bytes; use at least " + MIN_SECRET_BYTES + " (e.g. 32 random bytes,"
                         + " base64), or none for plain hints");
             }
-            if (advertisedAddress != null && advertisedAddress.endsWith(":")) {
-                throw new LockOptionException("wakeUp.advertisedAddress", advertisedAddress,
-                        "wakeUp.advertisedAddress '" + advertisedAddress + "' ends in ':'; use host or host:port");
-            }
+            WakeUpAddress.requireAdvertised(advertisedAddress);
             return new WakeUpOptions(this);
         }
     }

@@ -4,6 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 /** The options of wake-up hints: defaults, checks, and a secret that never shows. */
 class WakeUpOptionsTests {
@@ -38,5 +42,36 @@ class WakeUpOptionsTests {
                 .isInstanceOf(LockOptionException.class).hasMessageContaining("wakeUp.port 70000");
         assertThatThrownBy(() -> WakeUpOptions.builder().bindAddress(" ").build())
                 .isInstanceOf(LockOptionException.class).hasMessageContaining("0.0.0.0");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"10.0.0.9:abc", "10.0.0.9:70000", "10.0.0.9:-1", "10.0.0.9:0", "[fd00::1]:x"})
+    void refusesAnAdvertisedAddressWithABadPortNamingIt(String advertised) {
+        assertThatThrownBy(() -> WakeUpOptions.builder().advertisedAddress(advertised).build())
+                .isInstanceOfSatisfying(LockOptionException.class,
+                        ex -> assertThat(ex.option()).isEqualTo("wakeUp.advertisedAddress"))
+                .hasMessageContaining("'" + advertised + "'").hasMessageContaining("1 to 65535");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"10.0.0.9", "10.0.0.9:7600", "orders.internal:7600", "fd00::1", "[fd00::1]:7600"})
+    void acceptsAnAdvertisedHostWithOrWithoutAPort(String advertised) {
+        assertThat(WakeUpOptions.builder().advertisedAddress(advertised).build().advertisedAddress())
+                .isEqualTo(advertised);
+    }
+
+    @Test
+    void aBindAddressThatDoesNotResolveIsReportedAsTheBindAddress() {
+        WakeUpOptions options = WakeUpOptions.builder().bindAddress("no-such-host.invalid").build();
+        DynamoDbClient client = DynamoDbClient.builder().region(Region.EU_WEST_1).build();
+        try {
+            assertThatThrownBy(() -> LockTemplate.builder(client).wakeUp(options).build())
+                    .isInstanceOfSatisfying(LockOptionException.class,
+                            ex -> assertThat(ex.option()).isEqualTo("wakeUp.bindAddress"))
+                    .hasMessageContaining("no-such-host.invalid");
+        }
+        finally {
+            client.close();
+        }
     }
 }

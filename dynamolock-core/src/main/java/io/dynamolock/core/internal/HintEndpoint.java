@@ -2,7 +2,6 @@ package io.dynamolock.core.internal;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.net.StandardProtocolFamily;
@@ -90,7 +89,7 @@ final class HintEndpoint implements AutoCloseable {
             opened.configureBlocking(false);
             selector = Selector.open();
             opened.register(selector, SelectionKey.OP_READ);
-            this.advertised = advertisedAddress(advertised, (InetSocketAddress) opened.getLocalAddress());
+            this.advertised = WakeUpAddress.advertised(advertised, (InetSocketAddress) opened.getLocalAddress());
         }
         catch (IOException | RuntimeException ex) {
             closeQuietly(opened);
@@ -286,31 +285,6 @@ final class HintEndpoint implements AutoCloseable {
             throw new IllegalArgumentException("Cannot resolve " + host);
         }
         return resolved;
-    }
-
-    private static String advertisedAddress(String configured, InetSocketAddress bound) throws IOException {
-        String host = null;
-        int port = bound.getPort();
-        if (configured != null && !configured.isBlank()) {
-            String value = configured.strip();
-            int colon = value.lastIndexOf(':');
-            boolean bareV6 = value.indexOf(':') != colon && !value.startsWith("[");
-            if (colon > 0 && !bareV6 && !value.endsWith("]")) {
-                host = value.substring(0, colon);
-                port = Integer.parseInt(value.substring(colon + 1));
-            }
-            else {
-                host = value;
-            }
-        }
-        if (host == null || host.isEmpty()) {
-            InetAddress address = bound.getAddress();
-            host = (address.isAnyLocalAddress() ? InetAddress.getLocalHost() : address).getHostAddress();
-        }
-        if (host.indexOf(':') >= 0 && !host.startsWith("[")) {
-            host = "[" + host + "]";
-        }
-        return host + ":" + port;
     }
 
     /** Stops both threads and releases the port; hints still queued are dropped. */

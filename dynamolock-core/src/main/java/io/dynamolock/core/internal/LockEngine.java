@@ -94,6 +94,9 @@ public final class LockEngine {
         try {
             return new WakeUps(wakeUp, settings.clock());
         }
+        catch (LockOptionException ex) {
+            throw ex; // names its own option
+        }
         catch (java.io.UncheckedIOException | IllegalArgumentException | SecurityException ex) {
             throw new LockOptionException("wakeUp.port", wakeUp.bindAddress() + ":" + wakeUp.port(),
                     "Cannot receive wake-up hints on UDP " + wakeUp.bindAddress() + ":" + wakeUp.port() + " ("

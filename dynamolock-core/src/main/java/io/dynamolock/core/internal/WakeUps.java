@@ -1,5 +1,6 @@
 package io.dynamolock.core.internal;
 
+import io.dynamolock.core.LockOptionException;
 import io.dynamolock.core.WakeUpOptions;
 import io.dynamolock.core.WakeUpStats;
 import java.net.InetSocketAddress;
@@ -69,8 +70,14 @@ final class WakeUps implements AutoCloseable {
         this.clock = clock;
         byte[] secret = options.secret();
         this.sendItems = secret != null;
-        this.endpoint = new HintEndpoint(new InetSocketAddress(options.bindAddress(), options.port()),
-                options.advertisedAddress(), new HintCodec(secret, clock, FRESHNESS), this::deliver);
+        InetSocketAddress bind = new InetSocketAddress(options.bindAddress(), options.port());
+        if (bind.isUnresolved()) {
+            throw new LockOptionException("wakeUp.bindAddress", options.bindAddress(), "wakeUp.bindAddress '"
+                    + options.bindAddress() + "' is not an address of this host (it does not resolve); use one of"
+                    + " its addresses, or 0.0.0.0 for every interface");
+        }
+        this.endpoint = new HintEndpoint(bind, options.advertisedAddress(), new HintCodec(secret, clock, FRESHNESS),
+                this::deliver);
     }
 
     /** Where others send this template's hints: what its entries carry. */

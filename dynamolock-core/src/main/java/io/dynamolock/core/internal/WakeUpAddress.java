@@ -1,0 +1,78 @@
+package io.dynamolock.core.internal;
+
+import io.dynamolock.core.LockOptionException;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+
+/**
+ * The address a template advertises for its wake-up hints, {@code host:port}: how a configured one reads (a
+ * {@code host}, {@code host:port}, a bare IPv6 address or {@code [v6]:port}), and the rule it must keep. Internal:
+ * shared with {@code WakeUpOptions}, which checks it before anything is bound.
+ */
+public final class WakeUpAddress {
+
+    private WakeUpAddress() {
+    }
+
+    /** A configured address read as host and port; {@code port} is {@code null} when it names none. */
+    private record Configured(String host, String port) {
+
+        static Configured of(String value) {
+            int colon = value.lastIndexOf(':');
+            boolean bareV6 = value.indexOf(':') != colon && !value.startsWith("[");
+            if (colon > 0 && !bareV6 && !value.endsWith("]")) {
+                return new Configured(value.substring(0, colon), value.substring(colon + 1));
+            }
+            return new Configured(value, null);
+        }
+    }
+
+    /** @throws LockOptionException if {@code configured} names a port that is not 1 to 65535 */
+    public static void requireAdvertised(String configured) {
+        if (configured == null) {
+            return;
+        }
+        String port = Configured.of(configured).port();
+        if (configured.endsWith(":") || port != null && portOf(port) == 0) {
+            throw new LockOptionException("wakeUp.advertisedAddress", configured, "wakeUp.advertisedAddress '"
+                    + configured + "' names no UDP port others can send to; use host, or host:port with a port 1 to"
+                    + " 65535 (a bare IPv6 address, or [address]:port)");
+        }
+    }
+
+    /** The port, or 0 if {@code port} is not one. */
+    private static int portOf(String port) {
+        try {
+            int value = Integer.parseInt(port);
+            return value >= 1 && value <= 65_535 ? value : 0;
+        }
+        catch (NumberFormatException ex) {
+            return 0;
+        }
+    }
+
+    /**
+     * What an entry carries: the configured host and port, the bound port if it names none, and the bound address
+     * (this host's, if bound to every interface) if nothing is configured.
+     */
+    static String advertised(String configured, InetSocketAddress bound) throws IOException {
+        String host = null;
+        int port = bound.getPort();
+        if (configured != null && !configured.isBlank()) {
+            Configured read = Configured.of(configured.strip());
+            host = read.host();
+            if (read.port() != null) {
+                port = portOf(read.port());
+            }
+        }
+        if (host == null || host.isEmpty()) {
+            InetAddress address = bound.getAddress();
+            host = (address.isAnyLocalAddress() ? InetAddress.getLocalHost() : address).getHostAddress();
+        }
+        if (host.indexOf(':') >= 0 && !host.startsWith("[")) {
+            host = "[" + host + "]";
+        }
+        return host + ":" + port;
+    }
+}
