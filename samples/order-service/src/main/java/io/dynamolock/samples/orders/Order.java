@@ -9,6 +9,13 @@ import software.amazon.awssdk.enhanced.dynamodb.mapper.annotations.DynamoDbParti
 @DynamoDbBean
 public class Order {
 
+    /**
+     * Lines one order holds at most. With names of at most 200 characters (600 bytes) and prices of at most
+     * {@link Item#MAX_PRICE_CENTS}, a full order stays well inside DynamoDB's 400 KB item, and neither its total nor
+     * a discount of it can overflow a {@code long}.
+     */
+    static final int MAX_ITEMS = 500;
+
     private String orderId;
     private String customer;
     private List<String> items = new ArrayList<>();
@@ -65,7 +72,11 @@ public class Order {
         this.lastFencingToken = lastFencingToken;
     }
 
+    /** @throws OrderFullException if the order holds {@link #MAX_ITEMS} lines already */
     void add(Item item) {
+        if (items.size() >= MAX_ITEMS) {
+            throw new OrderFullException(orderId);
+        }
         items.add(item.name());
         totalCents += item.priceCents();
     }

@@ -90,6 +90,11 @@ class OrderApiExceptionHandler extends ResponseEntityExceptionHandler {
     }
 
     @ExceptionHandler
+    ProblemDetail orderFull(OrderFullException ex) {
+        return problem(HttpStatus.CONFLICT, ex.getMessage(), ex.orderId());
+    }
+
+    @ExceptionHandler
     ProblemDetail staleFencingToken(StaleFencingTokenException ex) {
         ProblemDetail problem = problem(HttpStatus.CONFLICT, ex.getMessage(), ex.orderId());
         problem.setProperty("fencingToken", ex.token());

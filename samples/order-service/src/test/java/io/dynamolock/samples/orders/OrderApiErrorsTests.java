@@ -33,6 +33,9 @@ class OrderApiErrorsTests {
     @Autowired
     DynamoDbClient dynamoDbClient;
 
+    @Autowired
+    OrderRepository orders;
+
     @Test
     void orderWithoutIdGetsAGeneratedOne() {
         MvcTestResult created = post("/orders", "{\"customer\": \"ann\"}");
@@ -98,7 +101,30 @@ class OrderApiErrorsTests {
         assertProblem(post("/orders/ranges/discount", "{\"percent\": 150}"), HttpStatus.BAD_REQUEST, """
                 {"errors": [{"field": "percent", "rejectedValue": 150, "message": "must be less than or equal to 100"}]}
                 """);
+        // Bounded, so that no sum of valid lines overflows the total.
+        assertProblem(post("/orders/ranges/items", "{\"name\": \"yacht\", \"priceCents\": 9223372036854775807}"),
+                HttpStatus.BAD_REQUEST, """
+                {"errors": [{"field": "priceCents", "rejectedValue": 9223372036854775807,
+                             "message": "must be at most 1000000000000 (10,000,000,000.00)"}]}
+                """);
         assertUnchanged("ranges");
+    }
+
+    @Test
+    void aFullOrderRefusesAnotherLineWithAConflictAndStaysStored() {
+        // As full as an order gets, every line at the largest name and price: it must still fit one DynamoDB item.
+        Order full = new Order("full", "ann");
+        for (int line = 0; line < Order.MAX_ITEMS; line++) {
+            full.add(new Item("\u6f22".repeat(200), Item.MAX_PRICE_CENTS));
+        }
+        orders.create(full);
+
+        assertProblem(post("/orders/full/items", "{\"name\": \"pen\", \"priceCents\": 1}"), HttpStatus.CONFLICT,
+                "{\"detail\": \"Order 'full' has " + Order.MAX_ITEMS + " items, the most one order holds: start"
+                + " another order\"}");
+        assertThat(post("/orders/full/discount", "{\"percent\": 10}")).as("the lock was given back")
+                .hasStatusOk().bodyJson().extractingPath("$.totalCents")
+                .isEqualTo(Order.MAX_ITEMS * Item.MAX_PRICE_CENTS / 100 * 90);
     }
 
     @Test
