@@ -198,6 +198,12 @@ public class DynamoLockProperties implements Validator {
         if (onLostLease == null) {
             errors.rejectValue("onLostLease", "missing", "must be 'fail' or 'log'");
         }
+        URI endpoint = dynamodb.endpoint;
+        if (endpoint != null && (endpoint.getHost() == null
+                || !"http".equalsIgnoreCase(endpoint.getScheme()) && !"https".equalsIgnoreCase(endpoint.getScheme()))) {
+            errors.rejectValue("dynamodb.endpoint", "url", "must be an http or https URL with a host, e.g."
+                    + " http://localhost:8000 for DynamoDB Local; leave it unset for AWS's own endpoint");
+        }
         if ((dynamodb.accessKeyId == null) != (dynamodb.secretAccessKey == null)) {
             errors.rejectValue(dynamodb.accessKeyId == null ? "dynamodb.accessKeyId" : "dynamodb.secretAccessKey",
                     "incomplete", "must be set together with dynamodb."

@@ -381,6 +381,17 @@ class DynamoLockAutoConfigurationTests {
                         .hasMessageContaining("must be set together with dynamodb.access-key-id"));
     }
 
+    @ParameterizedTest
+    @CsvSource({"localhost:8000", "ftp://localhost:8000", "//localhost:8000"})
+    void failsOnAnEndpointThatIsNoHttpUrlNamingItAndTheFix(String endpoint) {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DynamoLockAutoConfiguration.class))
+                .withPropertyValues("dynamolock.dynamodb.endpoint=" + endpoint)
+                .run(context -> assertThat(context).getFailure().rootCause()
+                        .hasMessageContaining("on field 'dynamodb.endpoint'")
+                        .hasMessageContaining("http://localhost:8000"));
+    }
+
     @Test
     void failsOnUnknownLostLeasePolicy() {
         contextRunner.withPropertyValues("dynamolock.on-lost-lease=ignore")
