@@ -75,7 +75,8 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
     private Class<?> beanClass(String name) {
         if (beanFactory instanceof ConfigurableListableBeanFactory factory && factory.containsSingleton(name)) {
             Object bean = factory.getSingleton(name);
-            if (bean != null) {
+            // A FactoryBean's own instance is registered under the product's name: the product is what is proxied.
+            if (bean != null && !(bean instanceof org.springframework.beans.factory.FactoryBean)) {
                 return AopProxyUtils.ultimateTargetClass(bean);
             }
         }

@@ -204,6 +204,11 @@ class QueueLockedValidationTests {
                         + " intercept a final method");
     }
 
+    @Test
+    void checksTheProductOfAFactoryBeanNotTheFactory() {
+        assertFails(BadSyntaxFactory.class, "@QueueLocked on " + BadSyntax.class.getName() + ".run(String):");
+    }
+
     private void assertFails(Class<?> bean, String message, String... properties) {
         contextRunner.withPropertyValues(properties).withBean(bean).run(context -> assertThat(context).getFailure()
                 .isInstanceOf(QueueLockedConfigurationException.class).hasMessageContaining(message));
@@ -254,6 +259,19 @@ class QueueLockedValidationTests {
 
         @QueueLocked(entity = "#id +")
         public void run(String id) {
+        }
+    }
+
+    public static class BadSyntaxFactory implements org.springframework.beans.factory.FactoryBean<BadSyntax> {
+
+        @Override
+        public BadSyntax getObject() {
+            return new BadSyntax();
+        }
+
+        @Override
+        public Class<?> getObjectType() {
+            return BadSyntax.class;
         }
     }
 
