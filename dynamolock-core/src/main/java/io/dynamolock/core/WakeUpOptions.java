@@ -1,7 +1,6 @@
 package io.dynamolock.core;
 
 import io.dynamolock.core.internal.WakeUpAddress;
-
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
