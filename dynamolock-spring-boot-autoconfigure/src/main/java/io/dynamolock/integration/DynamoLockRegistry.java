@@ -233,6 +233,18 @@ public final class DynamoLockRegistry
         }
         holds.put(new Claim(Thread.currentThread(), key),
                 new ThreadHold(handle, lease != null ? lease : locks.leaseDuration()));
+        // Checked after the put: a close() that began while this thread waited either waits for this hold or is
+        // seen here, and the lock goes to the next in line now, not to an instance that is shutting down.
+        if (closed) {
+            try {
+                handle.release();
+            }
+            finally {
+                forget(key);
+            }
+            throw new IllegalStateException(this + " was closed while this thread waited for '" + key + "'; the lock"
+                    + " was handed on");
+        }
         return true;
     }
 

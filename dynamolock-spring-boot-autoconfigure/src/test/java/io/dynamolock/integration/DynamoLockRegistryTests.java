@@ -411,6 +411,28 @@ class DynamoLockRegistryTests {
     }
 
     @Test
+    void aThreadStillWaitingWhenTheRegistryClosesIsRefusedAndHandsTheLockOn() throws Exception {
+        Lock held = processB.obtain("closing-wait");
+        held.lock();
+        Future<String> waiter = threads.submit(() -> {
+            Lock lock = processA.obtain("closing-wait");
+            try {
+                lock.lock();
+            }
+            catch (IllegalStateException refused) {
+                return refused.getMessage();
+            }
+            lock.unlock();
+            return "granted after close";
+        });
+        fixture.awaitQueueLength("closing-wait", 2);
+        processA.close(); // nothing held here: returns at once
+        held.unlock();
+        assertThat(waiter.get(30, TimeUnit.SECONDS)).contains("was closed while this thread waited for 'closing-wait'");
+        Await.until(WAIT, "the lock handed on", () -> fixture.queue("closing-wait").isEmpty());
+    }
+
+    @Test
     void closeGivesUpWaitingAfterItsTimeout() {
         DynamoLockRegistry registry = new DynamoLockRegistry(templateA, null, Duration.ZERO);
         Lock lock = registry.obtain("close-timeout");
