@@ -71,8 +71,17 @@ public interface LockHandle extends AutoCloseable {
     boolean isValid();
 
     /**
-     * Runs {@code callback} once if the lease is lost before release; at once if it is
-     * lost already. Callbacks run on a heartbeat thread and should return quickly.
+     * Whether the lease was lost, at any time: while held ({@link #isValid()} then turned false), or found by the
+     * release, whose removal found the entry gone already (purged by another process after the lease expired, or
+     * broken by an operator) before any heartbeat told this process. After {@link #release()} has returned,
+     * {@code true} means the work done under the lock may have overlapped with another holder's. {@code false} if
+     * the release could not tell (its request failed and is retried in the background).
+     */
+    boolean wasLost();
+
+    /**
+     * Runs {@code callback} once if the lease is lost before release, or the release finds it was; at once if it
+     * is lost already. Callbacks run on a heartbeat thread and should return quickly.
      */
     void onLost(Consumer<LockHandle> callback);
 

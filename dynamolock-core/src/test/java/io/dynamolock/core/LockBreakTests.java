@@ -123,6 +123,40 @@ class LockBreakTests {
     }
 
     @Test
+    void aBrokenHolderThatReleasesBeforeAnyHeartbeatLearnsOfTheLossFromItsRelease() throws Exception {
+        List<String> events = new CopyOnWriteArrayList<>();
+        CompletableFuture<Void> reported = new CompletableFuture<>();
+        LockTemplate holderSide = fixture.template(b -> b.leaseDuration(Duration.ofSeconds(60))
+                .heartbeatInterval(Duration.ofSeconds(30)).listener(new LockListener() {
+                    @Override
+                    public void onReleased(LockHandle lock, Duration held) {
+                        events.add("released " + lock.fencingToken());
+                    }
+
+                    @Override
+                    public void onLost(LockHandle lock) {
+                        events.add("lost " + lock.fencingToken());
+                        reported.complete(null);
+                    }
+                }));
+        LockHandle kept = holderSide.acquire("kept", Duration.ZERO);
+        LockHandle held = holderSide.acquire("released-broken", Duration.ZERO);
+        CompletableFuture<LockHandle> lost = new CompletableFuture<>();
+        held.onLost(lost::complete);
+        fixture.template().breakLock("released-broken", null, held.fencingToken());
+        assertThat(held.isValid()).as("no heartbeat has told it yet").isTrue();
+
+        held.release();
+        kept.release();
+
+        assertThat(held.wasLost()).isTrue();
+        assertThat(kept.wasLost()).isFalse();
+        assertThat(lost.get(10, TimeUnit.SECONDS)).isSameAs(held);
+        reported.get(10, TimeUnit.SECONDS);
+        assertThat(events).containsExactlyInAnyOrder("lost " + held.fencingToken(), "released " + kept.fencingToken());
+    }
+
+    @Test
     void brokenLiveHolderLearnsItAtItsNextHeartbeatAndTheNextWaiterGoesAhead() throws Exception {
         Steps holderSteps = new Steps();
         LockTemplate holderSide = fixture.template(b -> { }, holderSteps);

@@ -88,10 +88,11 @@ final class RegistryLock implements DistributedLock {
         finally {
             registry.forget(key);
         }
-        if (!valid) {
+        if (!valid || hold.handle().wasLost()) {
             throw new ConcurrentModificationException("Lock '" + key + "' of " + registry.describe() + " was lost"
-                    + " before unlock (its lease ran out or another process purged its entry): the work done under"
-                    + " it may have overlapped with another holder's. Guard writes with the fencing token");
+                    + " before unlock (its lease ran out, or another process purged its entry, or an operator broke"
+                    + " it): the work done under it may have overlapped with another holder's. Guard writes with the"
+                    + " fencing token");
         }
     }
 

@@ -410,6 +410,27 @@ class DynamoLockRegistryTests {
         assertThat(closed.get(30, TimeUnit.SECONDS)).as("the queue when close() returned").isEmpty();
     }
 
+    /**
+     * Broken (or purged) behind the holder's back, and held by another process meanwhile, before any heartbeat of the
+     * holder could tell it: the release's removal finds the entry gone, and unlock() says so. A long lease keeps
+     * every heartbeat out of the test.
+     */
+    @Test
+    void unlockAfterTheEntryWasBrokenAndAnotherHeldItThrowsConcurrentModification() throws Exception {
+        LockTemplate slowHeartbeats = fixture.template(b -> b.leaseDuration(Duration.ofSeconds(60))
+                .heartbeatInterval(Duration.ofSeconds(30)));
+        Lock lock = new DynamoLockRegistry(slowHeartbeats).obtain("broken");
+        lock.lock();
+        fixture.template().breakLock("broken", null, fixture.queue("broken").get(0).ticket());
+        Lock other = processB.obtain("broken");
+        assertThat(other.tryLock()).isTrue();
+        other.unlock();
+
+        assertThatThrownBy(lock::unlock).isInstanceOf(ConcurrentModificationException.class)
+                .hasMessageContaining("broke it");
+        assertThat(fixture.queue("broken")).isEmpty();
+    }
+
     @Test
     void aThreadStillWaitingWhenTheRegistryClosesIsRefusedAndHandsTheLockOn() throws Exception {
         Lock held = processB.obtain("closing-wait");

@@ -265,6 +265,37 @@ final class Acquisition {
     }
 
     /**
+     * The release found the entry gone: the lease was lost before it (purged or broken) and nothing had told this
+     * JVM. Runs the lost-lease callbacks, as {@link #markLost} does; the phase stays released.
+     */
+    void lostAtRelease(String reason) {
+        List<Consumer<Acquisition>> registered;
+        synchronized (lostCallbacks) {
+            if (lost) {
+                return;
+            }
+            lostReason = reason;
+            lost = true;
+            registered = List.copyOf(lostCallbacks);
+        }
+        for (Consumer<Acquisition> callback : registered) {
+            try {
+                callbacks.execute(() -> runCallback(callback));
+            }
+            catch (java.util.concurrent.RejectedExecutionException closed) {
+                runCallback(callback); // the template's threads are gone: on the releasing thread
+            }
+        }
+    }
+
+    /** Whether the lease was lost, while held or found at the release. */
+    boolean wasLost() {
+        synchronized (lostCallbacks) {
+            return lost;
+        }
+    }
+
+    /**
      * Registers a lost-lease callback; one registered after the loss runs at once, on the calling thread, also
      * once the lost entry was released.
      */

@@ -63,6 +63,11 @@ final class Hold implements LockHandle {
     }
 
     @Override
+    public boolean wasLost() {
+        return entry.wasLost();
+    }
+
+    @Override
     public void onLost(Consumer<LockHandle> callback) {
         Objects.requireNonNull(callback, "callback must not be null");
         entry.onLost(lost -> callback.accept(this));

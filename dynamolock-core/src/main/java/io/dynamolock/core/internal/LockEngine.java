@@ -594,7 +594,8 @@ public final class LockEngine {
             return;
         }
         Duration held = Duration.ofNanos(System.nanoTime() - entry.grantedAtNanos());
-        if (leave(entry) == Acquisition.Phase.HELD) {
+        // A loss found by the release itself is reported as a loss, by the lost-lease callback of granted().
+        if (leave(entry) == Acquisition.Phase.HELD && !entry.wasLost()) {
             // The handle onAcquired named, not a re-entry's that outlived it: listeners pair the two.
             LockHandle granted = entry.handle() == null ? hold : entry.handle();
             notify(listener -> listener.onReleased(granted, held));
@@ -626,8 +627,14 @@ public final class LockEngine {
         boolean interrupted = Thread.interrupted();
         PredictivePolling.History released = entry.releaseHistory(previous, settings.clock().millis());
         try {
-            remove(entry, released);
+            QueueTable.Written removed = remove(entry, released);
             leases.removed(entry);
+            if (previous == Acquisition.Phase.HELD && !removed.applied() && removed.firstAttempt()) {
+                // Gone before this release, and no heartbeat had told us: another process purged it (this JVM
+                // paused past the lease) or an operator broke it. Whoever came next may have held meanwhile.
+                entry.lostAtRelease("its queue entry was gone when it was released: purged by another process after"
+                        + " its lease expired, or broken by an operator");
+            }
         }
         catch (RuntimeException ex) {
             log.debug("Removing {} failed", entry, ex);
@@ -641,11 +648,11 @@ public final class LockEngine {
         return previous;
     }
 
-    private QueueState remove(Acquisition entry, PredictivePolling.History released) {
-        QueueState state = table.remove(entry.key(), entry.id(), entry.failClosed(), settings.clock().millis(),
-                released);
-        published(entry.key(), state);
-        return state;
+    private QueueTable.Written remove(Acquisition entry, PredictivePolling.History released) {
+        QueueTable.Written removed = table.remove(entry.key(), entry.id(), entry.failClosed(),
+                settings.clock().millis(), released);
+        published(entry.key(), removed.state());
+        return removed;
     }
 
     private void notify(Consumer<LockListener> event) {

@@ -66,6 +66,11 @@ final class MultiHold implements LockHandle {
     }
 
     @Override
+    public boolean wasLost() {
+        return parts.stream().anyMatch(LockHandle::wasLost);
+    }
+
+    @Override
     public void onLost(Consumer<LockHandle> callback) {
         Objects.requireNonNull(callback, "callback must not be null");
         AtomicBoolean once = new AtomicBoolean();

@@ -323,15 +323,15 @@ final class QueueTable {
     /**
      * Request 4: leaves the queue. For a fail-closed entry, the TTL is settled too (the item may expire again
      * once no fail-closed entry is left); if that fails, this throws, so that the caller's retry of the
-     * removal settles it.
+     * removal settles it. Not applied if the entry had left already (purged, broken).
      */
-    QueueState remove(LockKey key, String id, boolean failClosed, long nowMillis, PredictivePolling.History released) {
-        QueueState state = removeEntry(key, id, ProtocolStep.REMOVE, "", Map.of(), Map.of(), failClosed, nowMillis,
-                released).state();
+    Written remove(LockKey key, String id, boolean failClosed, long nowMillis, PredictivePolling.History released) {
+        Written removed = removeEntry(key, id, ProtocolStep.REMOVE, "", Map.of(), Map.of(), failClosed, nowMillis,
+                released);
         if (failClosed) {
-            settleTtl(key, state, nowMillis);
+            settleTtl(key, removed.state(), nowMillis);
         }
-        return state;
+        return removed;
     }
 
     /**
@@ -508,7 +508,12 @@ final class QueueTable {
     }
 
     /** A conditional write's outcome: whether it was applied, and the item after it or as it stood instead. */
-    record Written(QueueState state, boolean applied) {
+    /**
+     * A conditional write's outcome: the item after it, or as it stood when the condition failed.
+     * {@code firstAttempt}: the answer came from the request's first attempt, so a failed condition was not made to
+     * fail by an earlier attempt of the same request whose answer was lost (an SDK retry).
+     */
+    record Written(QueueState state, boolean applied, boolean firstAttempt) {
     }
 
     private QueueState update(LockKey key, ProtocolStep step, UpdateItemRequest.Builder request) {
@@ -527,12 +532,12 @@ final class QueueTable {
             return new Written(QueueState.of(client.updateItem(request.tableName(tableName).key(key(key))
                     .returnValues(ReturnValue.ALL_NEW)
                     .returnValuesOnConditionCheckFailure(ReturnValuesOnConditionCheckFailure.ALL_OLD)
-                    .build()).attributes()), true);
+                    .build()).attributes()), true, true);
         }
         catch (ConditionalCheckFailedException ex) {
             // The old item says why: our entry is there already (a retried enqueue), or gone (purged, broken), or
             // a stale entry was renewed. Callers decide from the state.
-            return new Written(QueueState.of(ex.item()), false);
+            return new Written(QueueState.of(ex.item()), false, ex.numAttempts() != null && ex.numAttempts() == 1);
         }
         catch (ResourceNotFoundException ex) {
             throw missingTable(ex);
