@@ -12,6 +12,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 /**
@@ -58,13 +59,10 @@ public final class LockTemplate implements LockOperations, AutoCloseable {
     private final LockSettings settings;
     private final TableBootstrap table;
 
-    private LockTemplate(LockSettings settings, DynamoDbClient client, WakeUpOptions wakeUp, boolean closesClient) {
+    private LockTemplate(LockSettings settings, DynamoDbClient client, WakeUpOptions wakeUp) {
         this.settings = settings;
         this.engine = new LockEngine(client, settings, wakeUp);
         this.table = TableBootstrap.of(client, settings.tableName());
-        if (closesClient) {
-            engine.afterTermination(client::close);
-        }
     }
 
     public static Builder builder(DynamoDbClient dynamoDbClient) {
@@ -262,6 +260,17 @@ public final class LockTemplate implements LockOperations, AutoCloseable {
     }
 
     /**
+     * Completes once this template is closed and done with its {@code DynamoDbClient}: every lease it watched has
+     * ended, every waiter's entry has left the queue, and every fail-closed lock released since the close has been
+     * removed (a job that held one through the close and released it after). Whoever owns the client closes it
+     * then, not at once: closing it under the template cuts those removals off, and a fail-closed lock released
+     * later would stay taken for good. Never completes while a fail-closed lock is held and not released.
+     */
+    public CompletionStage<Void> terminated() {
+        return engine.terminated();
+    }
+
+    /**
      * Stops this template's heartbeats and fails its waiters. Locks still held are not released (but for
      * fail-closed ones kept for a {@linkplain LockHandle#releaseAfter minimum hold}), and their handles turn invalid
      * and run their lost-lease callbacks when the lease ends. A fail-open entry then expires, as if the process had
@@ -291,7 +300,6 @@ public final class LockTemplate implements LockOperations, AutoCloseable {
         private Clock clock = Clock.systemUTC();
         private final List<LockListener> listeners = new ArrayList<>();
         private WakeUpOptions wakeUp = WakeUpOptions.disabled();
-        private boolean closesClient;
 
         private Builder(DynamoDbClient client) {
             this.client = Objects.requireNonNull(client, "dynamoDbClient must not be null");
@@ -376,17 +384,6 @@ public final class LockTemplate implements LockOperations, AutoCloseable {
             return this;
         }
 
-        /**
-         * Whether the template closes its {@code DynamoDbClient} when it is done with it (default {@code false}:
-         * the client is the caller's): after {@link LockTemplate#close()}, once every lease still held has ended
-         * and every fail-closed lock released since has been removed. A caller that closes the client itself
-         * right after the template cuts those removals off, and a fail-closed lock released later stays taken.
-         */
-        public Builder closesClient(boolean closesClient) {
-            this.closesClient = closesClient;
-            return this;
-        }
-
         /** The wall clock used for lease expiry times (default UTC system clock). */
         public Builder clock(Clock clock) {
             this.clock = clock;
@@ -399,7 +396,7 @@ public final class LockTemplate implements LockOperations, AutoCloseable {
             LockSettings settings = new LockSettings(tableName, defaultNamespace, lease, heartbeat, defaultWait,
                     ownerName != null ? ownerName : defaultOwnerName(), minPollInterval, maxPollInterval,
                     maxQueueLength, clock, listeners);
-            return new LockTemplate(settings, client, wakeUp, closesClient);
+            return new LockTemplate(settings, client, wakeUp);
         }
 
         private static String defaultOwnerName() {

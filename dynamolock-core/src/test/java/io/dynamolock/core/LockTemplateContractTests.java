@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.dynamolock.core.test.FaultInjector;
 import io.dynamolock.core.test.LockFixture;
+import io.dynamolock.core.test.PausingInterceptor;
 import io.dynamolock.core.test.RecordingListener;
 import io.dynamolock.core.test.RequestCounter;
 import java.time.Duration;
@@ -46,6 +47,8 @@ import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
  */
 @Timeout(120)
 class LockTemplateContractTests {
+
+    private static final Duration WAIT = Duration.ofSeconds(30);
 
     private final LockFixture fixture = new LockFixture();
     private final ExecutorService pool = Executors.newCachedThreadPool();
@@ -720,6 +723,51 @@ class LockTemplateContractTests {
             assertThat(next.fencingToken()).isGreaterThan(lock.fencingToken());
         }
         assertThat(lock.isValid()).isFalse();
+    }
+
+    /**
+     * close() fails the waiters, and each takes its entry out of the queue: before the template has terminated, so an
+     * owner that closes the client then does not cut the removal off.
+     */
+    @Test
+    void aWaiterFailedByCloseLeavesTheQueueBeforeTheTemplateTerminates() throws Exception {
+        LockTemplate holder = fixture.template();
+        LockTemplate closing = fixture.templateClosingItsClientOnTermination(b -> b
+                .leaseDuration(Duration.ofSeconds(60)).heartbeatInterval(Duration.ofSeconds(1)));
+        LockHandle held = holder.acquire("closing-waiter", WAIT);
+        CompletableFuture<LockHandle> waiting = closing.acquireAsync(LockRequest.builder("closing-waiter")
+                .wait(Duration.ofMinutes(1)).build());
+        fixture.awaitQueueLength("closing-waiter", 2);
+
+        closing.close();
+
+        assertThatThrownBy(() -> waiting.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(DynamoLockException.class);
+        closing.terminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        assertThat(fixture.queue("closing-waiter")).extracting(QueueSnapshot.Entry::ticket)
+                .containsExactly(held.fencingToken());
+        held.release();
+    }
+
+    /**
+     * A fail-closed enqueue answered while close() runs: its lease had not started, yet the template must not
+     * terminate before the failed acquisition has removed the entry, which would otherwise stay for good.
+     */
+    @Test
+    void aFailClosedEnqueueAnsweredDuringCloseIsRemovedBeforeTheTemplateTerminates() throws Exception {
+        PausingInterceptor enqueueAnswer = new PausingInterceptor("UpdateItem", PausingInterceptor.Point.AFTER_ANSWER);
+        LockTemplate closing = fixture.templateClosingItsClientOnTermination(b -> { }, enqueueAnswer);
+        enqueueAnswer.arm();
+        CompletableFuture<LockHandle> acquired = CompletableFuture.supplyAsync(() -> closing.acquire(
+                LockRequest.builder("closing-fc").failClosed(true).wait(WAIT).build()));
+        enqueueAnswer.awaitPaused(); // landed; its answer held
+
+        closing.close();
+        assertThat(closing.terminated().toCompletableFuture()).as("an enqueue in flight").isNotDone();
+        enqueueAnswer.resume();
+
+        assertThatThrownBy(() -> acquired.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(DynamoLockException.class);
+        closing.terminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        assertThat(fixture.queue("closing-fc")).isEmpty();
     }
 
     /**

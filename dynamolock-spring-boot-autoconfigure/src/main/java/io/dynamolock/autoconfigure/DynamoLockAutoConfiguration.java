@@ -75,7 +75,7 @@ public class DynamoLockAutoConfiguration {
     @ConditionalOnMissingBean(DynamoDbClient.class)
     static class DynamoDbClientConfiguration {
 
-        /** Not closed by the context, but by the template it serves ({@link OwnedDynamoDbClient}). */
+        /** Closed by {@link OwnedDynamoDbClient}, once the template it serves is done with it too. */
         @Bean(destroyMethod = "")
         DynamoDbClient dynamoDbClient(OwnedDynamoDbClient owned) {
             return owned.client;
@@ -111,34 +111,38 @@ public class DynamoLockAutoConfiguration {
     }
 
     /**
-     * The {@code DynamoDbClient} this auto-configuration built. The context must not close it under the
-     * {@code LockTemplate}: a fail-closed lock released after the context closed (a job still running then) must
-     * still be removed, or it stays taken for good. So the template closes it once done with it; if no template of
-     * ours took it, it is closed with the context.
+     * The {@code DynamoDbClient} this auto-configuration built, closed once both the context and our
+     * {@code LockTemplate} are done with it. Destroyed after every bean that uses the client (they depend on it
+     * through the client bean), it closes the client then, unless the template still needs it: a fail-closed lock
+     * released after the context closed (a job still running then) must still be removed, or it stays taken for
+     * good. The client then closes when the template has {@linkplain LockTemplate#terminated() terminated}.
      */
     static final class OwnedDynamoDbClient implements DisposableBean {
 
         private final DynamoDbClient client;
-        private volatile boolean handedOver;
+        private volatile LockTemplate template;
 
         OwnedDynamoDbClient(DynamoDbClient client) {
             this.client = client;
         }
 
-        /** Builds the template, which closes the client when done with it if it uses this one. */
-        LockTemplate handOver(DynamoDbClient inUse, LockTemplate.Builder builder) {
-            if (inUse != client) {
-                return builder.build();
+        /** Builds the template; if it uses this client, the client outlives it. */
+        LockTemplate build(DynamoDbClient inUse, LockTemplate.Builder builder) {
+            LockTemplate built = builder.build();
+            if (inUse == client) {
+                template = built;
             }
-            LockTemplate template = builder.closesClient(true).build();
-            handedOver = true; // only once built: a failed start closes it with the context
-            return template;
+            return built;
         }
 
         @Override
         public void destroy() {
-            if (!handedOver) {
+            LockTemplate served = template;
+            if (served == null) {
                 client.close();
+            }
+            else {
+                served.terminated().whenComplete((done, never) -> client.close());
             }
         }
     }
@@ -175,7 +179,7 @@ public class DynamoLockAutoConfiguration {
             listeners.orderedStream().forEach(builder::listener);
             customizers.orderedStream().forEach(customizer -> customizer.customize(builder));
             OwnedDynamoDbClient ours = owned.getIfAvailable();
-            return ours == null ? builder.build() : ours.handOver(dynamoDbClient, builder);
+            return ours == null ? builder.build() : ours.build(dynamoDbClient, builder);
         }
     }
 

@@ -110,6 +110,36 @@ class DynamoLockAutoConfigurationTests {
     }
 
     @Test
+    void aBeanThatUsesOurClientCanStillUseItWhenItIsDestroyed() {
+        ShutdownWriter.outcome.set(null);
+        contextRunner.withUserConfiguration(ShutdownWriter.class)
+                .run(context -> assertThat(context).hasNotFailed().hasSingleBean(LockTemplate.class));
+        assertThat(ShutdownWriter.outcome.get()).as("what a bean using the client got in its destroy()")
+                .isEqualTo("ok");
+    }
+
+    /** Writes on shutdown with the application's client (here, ours), as a flush or a deregistration would. */
+    @Configuration(proxyBeanMethods = false)
+    static class ShutdownWriter {
+
+        static final java.util.concurrent.atomic.AtomicReference<String> outcome =
+                new java.util.concurrent.atomic.AtomicReference<>();
+
+        @Bean
+        org.springframework.beans.factory.DisposableBean shutdownWrite(DynamoDbClient client) {
+            return () -> {
+                try {
+                    client.describeTable(b -> b.tableName(TABLE));
+                    outcome.set("ok");
+                }
+                catch (RuntimeException ex) {
+                    outcome.set(ex.toString());
+                }
+            };
+        }
+    }
+
+    @Test
     void ourClientIsClosedWithTheContextWhenTheApplicationBuildsItsOwnTemplate() {
         java.util.concurrent.atomic.AtomicReference<DynamoDbClient> client =
                 new java.util.concurrent.atomic.AtomicReference<>();

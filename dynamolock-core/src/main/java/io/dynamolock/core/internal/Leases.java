@@ -43,8 +43,11 @@ final class Leases {
     private final Handoff handoff;
     private final Workers workers;
     /**
-     * Fail-closed entries not yet removed, from their start: the threads live until every one's removal has
-     * landed, since its release may come after close() and after its lease (and none would be left to retry it).
+     * Entries whose removal may still be due and whom no lease deadline covers: the threads (and the client, for an
+     * owner that closes it on termination) live until each is removed or given up. Every entry from its enqueue
+     * until its lease starts (an enqueue answered during close() must be removable), and from its leaving until its
+     * removal is sent; a fail-closed one from its enqueue until its removal lands, since its release may come after
+     * close() and after its lease, and it never expires.
      */
     private final Set<Acquisition> pendingRemovals = ConcurrentHashMap.newKeySet();
     private final Map<Acquisition, ScheduledFuture<?>> renewals = new ConcurrentHashMap<>();
@@ -68,33 +71,33 @@ final class Leases {
         return workers.callbacks();
     }
 
+    /** The enqueue of {@code entry} is about to be sent. */
+    void enqueuing(Acquisition entry) {
+        pendingRemovals.add(entry);
+    }
+
     /** Starts renewing {@code entry} and watching its lease. */
     void start(Acquisition entry) {
-        if (entry.failClosed()) {
-            pendingRemovals.add(entry);
-        }
         watchDeadline(entry);
         scheduleRenewal(entry, nextRenewal(entry));
+        if (!entry.failClosed()) {
+            pendingRemovals.remove(entry); // its deadline keeps the threads now, and its lease ends it
+        }
     }
 
     /**
-     * Stops renewing and watching {@code entry}, which is leaving the queue now. A fail-closed one keeps the threads
-     * alive until its removal has landed ({@link #removed}), retried if need be ({@link #retryRemoval}); counted
-     * here too, since an entry refused before its lease started (a queue too long) is leaving unstarted.
+     * Stops renewing and watching {@code entry}, which is leaving the queue now: the threads stay until its removal
+     * is sent ({@link #removed}), retried if need be ({@link #retryRemoval}).
      */
     void leaving(Acquisition entry) {
-        if (entry.failClosed()) {
-            pendingRemovals.add(entry);
-        }
+        pendingRemovals.add(entry);
         stop(entry);
     }
 
-    /** The removal of an entry that was {@link #leaving} has landed. */
+    /** The entry needs no more removal: it landed, was given up to the lease, or nothing was enqueued. */
     void removed(Acquisition entry) {
-        if (entry.failClosed()) {
-            pendingRemovals.remove(entry);
-            shutDownIfDone();
-        }
+        pendingRemovals.remove(entry);
+        shutDownIfDone();
     }
 
     /** Stops renewing and watching {@code entry}: it lost its lease. */
@@ -220,12 +223,14 @@ final class Leases {
     private void scheduleRemoval(Acquisition entry, Supplier<?> removal, Duration pause, RuntimeException failure) {
         if (!entry.failClosed() && (closed || System.nanoTime() - entry.confirmedUntilNanos() >= 0)) {
             log.warn("Gave up removing {} ({}); it expires with its lease", entry, failure.toString());
+            removed(entry);
             return;
         }
         Duration next = pause.compareTo(entry.renewalInterval(interval)) > 0 ? entry.renewalInterval(interval) : pause;
         log.warn("Could not remove {} ({}); retrying in {} ms", entry, failure.toString(), next.toMillis());
         if (workers.schedule(() -> dispatchRemoval(entry, removal, next, failure), next.toNanos()) == null) {
-            log.warn("Template closed: {} expires with its lease", entry); // fail-open: fail-closed ones keep it open
+            // Only once nothing is pending, so never for a fail-closed entry, which keeps the threads.
+            log.warn("Template closed: {} expires with its lease", entry);
         }
     }
 

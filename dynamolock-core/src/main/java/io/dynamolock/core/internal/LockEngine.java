@@ -29,6 +29,7 @@ import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledFuture;
@@ -105,11 +106,22 @@ public final class LockEngine {
     }
 
     /**
-     * Runs {@code hook} once this engine is closed and has no more use for its threads or its client: every lease
-     * it watched has ended and every fail-closed entry's removal has landed.
+     * Completes once this engine is closed and has no more use for its threads or its client: every lease it
+     * watched has ended, every entry it enqueued has been removed or given up to its lease, and every fail-closed
+     * entry's removal has landed.
      */
-    public void afterTermination(Runnable hook) {
-        workers.afterShutdown(hook);
+    public CompletionStage<Void> terminated() {
+        return workers.terminated().minimalCompletionStage();
+    }
+
+    /** An enqueue is about to be sent: until it is answered, nothing else keeps the template's threads alive. */
+    void enqueuing(Acquisition entry) {
+        leases.enqueuing(entry);
+    }
+
+    /** The enqueue failed before anything could land: the entry needs no removal. */
+    void notEnqueued(Acquisition entry) {
+        leases.removed(entry);
     }
 
     /** Where other processes send this template's wake-up hints, or {@code null} when they are off. */

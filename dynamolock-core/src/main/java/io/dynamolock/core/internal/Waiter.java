@@ -174,6 +174,9 @@ final class Waiter implements WakeUps.Addressee {
                 // enqueue may have landed even if its answer was lost: take the entry out again.
                 engine.leave(entry);
             }
+            else {
+                engine.notEnqueued(entry);
+            }
             settle(null, null, ex);
         }
         catch (Error ex) {
@@ -195,6 +198,7 @@ final class Waiter implements WakeUps.Addressee {
         entry.enqueued(0, sentAt);
         long sentAtMillis = engine.settings.clock().millis();
         entry.enqueuedAt(sentAtMillis);
+        engine.enqueuing(entry);
         QueueState answer = engine.table.enqueue(entry.key(), entry.newEntry(engine.wakeUpAddress()), sentAtMillis);
         QueueState.Entry self = answer.entry(entry.id());
         if (self == null) {

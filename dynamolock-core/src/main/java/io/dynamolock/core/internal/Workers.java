@@ -1,6 +1,7 @@
 package io.dynamolock.core.internal;
 
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.LinkedTransferQueue;
@@ -12,7 +13,6 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The threads of one template; none of them waits for a lock.
@@ -55,7 +55,7 @@ final class Workers {
     private final ThreadPoolExecutor requests;
     private final ThreadPoolExecutor steps;
     private final ThreadPoolExecutor callbacks;
-    private final AtomicReference<Runnable> afterShutdown = new AtomicReference<>();
+    private final CompletableFuture<Void> terminated = new CompletableFuture<>();
 
     Workers() {
         this.timer = new ScheduledThreadPoolExecutor(1, daemonThreads("dynamolock-lease-timer-"));
@@ -122,21 +122,18 @@ final class Workers {
         }
     }
 
-    /** Shuts the threads down (tasks already given to them still run), then runs the hook, once. */
+    /** Shuts the threads down (tasks already given to them still run), then completes {@link #terminated}. */
     void shutdown() {
         timer.shutdown();
         requests.shutdown();
         steps.shutdown();
         callbacks.shutdown();
-        Runnable hook = afterShutdown.getAndSet(null);
-        if (hook != null) {
-            hook.run();
-        }
+        terminated.complete(null);
     }
 
-    /** What {@link #shutdown} runs after the threads are told to stop: the last use of the client, say. */
-    void afterShutdown(Runnable hook) {
-        afterShutdown.set(hook);
+    /** Completes once {@link #shutdown} has run. */
+    CompletableFuture<Void> terminated() {
+        return terminated;
     }
 
     static ThreadFactory daemonThreads(String prefix) {

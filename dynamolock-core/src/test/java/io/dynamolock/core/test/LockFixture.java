@@ -51,6 +51,23 @@ public final class LockFixture implements AutoCloseable {
         return template;
     }
 
+    /**
+     * A template whose client is closed as soon as the template has {@linkplain LockTemplate#terminated()
+     * terminated}, as an owner that closes it then would (the Spring auto-configuration does): whatever the
+     * template still sends after that fails.
+     */
+    public LockTemplate templateClosingItsClientOnTermination(Consumer<LockTemplate.Builder> customizer,
+            ExecutionInterceptor... interceptors) {
+        DynamoDbClient client = db.client(interceptors);
+        LockTemplate.Builder builder = LockTemplate.builder(client).tableName(table).leaseDuration(LEASE)
+                .heartbeatInterval(HEARTBEAT).pollInterval(Duration.ofMillis(20), Duration.ofMillis(200));
+        customizer.accept(builder);
+        LockTemplate template = builder.build();
+        template.terminated().whenComplete((done, never) -> client.close());
+        resources.add(template);
+        return template;
+    }
+
     /** The queue of {@code entity} in the default namespace, read with a client no template under test shares. */
     public List<QueueSnapshot.Entry> queue(String entity) {
         return observer.queue(entity, null).entries();
