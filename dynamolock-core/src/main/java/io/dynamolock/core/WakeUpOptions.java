@@ -124,8 +124,8 @@ public final class WakeUpOptions {
         }
 
         /**
-         * What others send to, {@code host} or {@code host:port} (default: this host's address and the bound
-         * port). Set it where the bound address is not what others reach: the task's IP in ECS bridge mode, the
+         * What others send to, {@code host}, {@code host:port} or {@code :port} (default: this host's address and
+         * the bound port; an IPv6 address bare or as {@code [address]:port}). Set it where the bound address is not what others reach: the task's IP in ECS bridge mode, the
          * pod IP or a host port in Kubernetes.
          */
         public Builder advertisedAddress(String advertisedAddress) {

@@ -45,12 +45,25 @@ class WakeUpOptionsTests {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"10.0.0.9:abc", "10.0.0.9:70000", "10.0.0.9:-1", "10.0.0.9:0", "[fd00::1]:x"})
+    @ValueSource(strings = {"10.0.0.9:abc", "10.0.0.9:70000", "10.0.0.9:-1", "10.0.0.9:0", "[fd00::1]:x",
+            ":70000", ":-1", ":0", ":abc", "[fd00::1", "[fd00::1]7600"})
     void refusesAnAdvertisedAddressWithABadPortNamingIt(String advertised) {
         assertThatThrownBy(() -> WakeUpOptions.builder().advertisedAddress(advertised).build())
                 .isInstanceOfSatisfying(LockOptionException.class,
                         ex -> assertThat(ex.option()).isEqualTo("wakeUp.advertisedAddress"))
                 .hasMessageContaining("'" + advertised + "'").hasMessageContaining("1 to 65535");
+    }
+
+    @Test
+    void aPortAloneIsAdvertisedWithThisHostsAddress() {
+        DynamoDbClient client = DynamoDbClient.builder().region(Region.EU_WEST_1).build();
+        try (LockTemplate template = LockTemplate.builder(client).wakeUp(WakeUpOptions.builder()
+                .bindAddress("127.0.0.1").advertisedAddress(":7600").build()).build()) {
+            assertThat(template.wakeUpAddress()).isEqualTo("127.0.0.1:7600");
+        }
+        finally {
+            client.close();
+        }
     }
 
     @ParameterizedTest

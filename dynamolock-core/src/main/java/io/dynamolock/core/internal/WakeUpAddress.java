@@ -15,29 +15,42 @@ public final class WakeUpAddress {
     private WakeUpAddress() {
     }
 
-    /** A configured address read as host and port; {@code port} is {@code null} when it names none. */
+    /**
+     * A configured address read as host and port: {@code port} is {@code null} when it names none, {@code host}
+     * empty when it names only a port ({@code :7600}: this host's address); {@code null} when it cannot be read.
+     */
     private record Configured(String host, String port) {
 
         static Configured of(String value) {
-            int colon = value.lastIndexOf(':');
-            boolean bareV6 = value.indexOf(':') != colon && !value.startsWith("[");
-            if (colon > 0 && !bareV6 && !value.endsWith("]")) {
-                return new Configured(value.substring(0, colon), value.substring(colon + 1));
+            if (value.startsWith("[")) {
+                int close = value.indexOf(']');
+                if (close < 0) {
+                    return null;
+                }
+                String rest = value.substring(close + 1);
+                if (!rest.isEmpty() && !rest.startsWith(":")) {
+                    return null;
+                }
+                return new Configured(value.substring(0, close + 1), rest.isEmpty() ? null : rest.substring(1));
             }
-            return new Configured(value, null);
+            int colon = value.lastIndexOf(':');
+            if (colon < 0 || value.indexOf(':') != colon) {
+                return new Configured(value, null); // a host name, an IPv4 address or a bare IPv6 address
+            }
+            return new Configured(value.substring(0, colon), value.substring(colon + 1));
         }
     }
 
-    /** @throws LockOptionException if {@code configured} names a port that is not 1 to 65535 */
+    /** @throws LockOptionException if {@code configured} cannot be read, or names a port that is not 1 to 65535 */
     public static void requireAdvertised(String configured) {
         if (configured == null) {
             return;
         }
-        String port = Configured.of(configured).port();
-        if (configured.endsWith(":") || port != null && portOf(port) == 0) {
+        Configured read = Configured.of(configured);
+        if (read == null || read.port() != null && portOf(read.port()) == 0) {
             throw new LockOptionException("wakeUp.advertisedAddress", configured, "wakeUp.advertisedAddress '"
-                    + configured + "' names no UDP port others can send to; use host, or host:port with a port 1 to"
-                    + " 65535 (a bare IPv6 address, or [address]:port)");
+                    + configured + "' names no UDP port others can send to; use host, host:port or :port with a port"
+                    + " 1 to 65535 (a bare IPv6 address, or [address]:port)");
         }
     }
 
@@ -59,8 +72,8 @@ public final class WakeUpAddress {
     static String advertised(String configured, InetSocketAddress bound) throws IOException {
         String host = null;
         int port = bound.getPort();
-        if (configured != null && !configured.isBlank()) {
-            Configured read = Configured.of(configured.strip());
+        Configured read = configured == null || configured.isBlank() ? null : Configured.of(configured.strip());
+        if (read != null) { // checked by requireAdvertised when the options were built
             host = read.host();
             if (read.port() != null) {
                 port = portOf(read.port());
