@@ -41,6 +41,7 @@ public final class LockRequest {
     private final Duration wait;
     private final Duration lease;
     private final boolean reentrant;
+    private final boolean threadBound;
     private final boolean failClosed;
     private final LockMode mode;
     private final int permits;
@@ -51,6 +52,7 @@ public final class LockRequest {
         this.wait = builder.wait;
         this.lease = builder.lease;
         this.reentrant = builder.reentrant;
+        this.threadBound = builder.threadBound;
         this.failClosed = builder.failClosed;
         this.mode = builder.mode;
         this.permits = builder.permits;
@@ -115,6 +117,17 @@ public final class LockRequest {
     }
 
     /**
+     * Whether the lock belongs to the thread that takes it, as a {@code java.util.concurrent.locks.Lock} does
+     * (default {@code false}): the caller promises that only that thread releases it. While that thread holds it, a
+     * request of the same thread for the same lock that would wait (a scope's, which cannot join it) is refused
+     * with {@link IllegalStateException} rather than left waiting for itself for ever. Without it a handle may be
+     * released from any thread, so such a request waits, and only a warning is logged.
+     */
+    public boolean threadBound() {
+        return threadBound;
+    }
+
+    /**
      * Whether the entry is fail-closed (default {@code false}, fail-open). A fail-open entry whose process dies
      * expires one lease after its last heartbeat, and the next waiter goes ahead. A fail-closed entry never
      * expires by lease: if its process dies, the lock stays taken (waiters wait, or time out, behind it; the
@@ -150,7 +163,8 @@ public final class LockRequest {
     @Override
     public String toString() {
         return "LockRequest[entit" + (entities.size() == 1 ? "y=" + entity() : "ies=" + entities) + ", namespace="
-                + namespace + ", wait=" + wait + ", lease=" + lease + ", reentrant=" + reentrant + ", failClosed="
+                + namespace + ", wait=" + wait + ", lease=" + lease + ", reentrant=" + reentrant + ", threadBound="
+                + threadBound + ", failClosed="
                 + failClosed + ", mode=" + mode + ", permits=" + permits + "]";
     }
 
@@ -165,6 +179,7 @@ public final class LockRequest {
         private Duration wait;
         private Duration lease;
         private boolean reentrant = true;
+        private boolean threadBound;
         private boolean failClosed;
         private LockMode mode = LockMode.EXCLUSIVE;
         private int permits = 1;
@@ -179,6 +194,7 @@ public final class LockRequest {
             this.wait = request.wait;
             this.lease = request.lease;
             this.reentrant = request.reentrant;
+            this.threadBound = request.threadBound;
             this.failClosed = request.failClosed;
             this.mode = request.mode;
             this.permits = request.permits;
@@ -204,6 +220,12 @@ public final class LockRequest {
 
         public Builder reentrant(boolean reentrant) {
             this.reentrant = reentrant;
+            return this;
+        }
+
+        /** See {@link LockRequest#threadBound()}. */
+        public Builder threadBound(boolean threadBound) {
+            this.threadBound = threadBound;
             return this;
         }
 

@@ -212,7 +212,9 @@ public final class DynamoLockRegistry
         }
         LockRequest.Builder request = LockRequest.builder(key).namespace(namespace).wait(wait)
                 // Re-entry is counted here, per thread: the core's handle belongs to the handle, not the thread.
-                .reentrant(false);
+                .reentrant(false)
+                // Only this thread unlocks it: a scope of this thread on the key is refused, not left waiting.
+                .threadBound(true);
         if (lease != null) {
             request.lease(lease);
         }

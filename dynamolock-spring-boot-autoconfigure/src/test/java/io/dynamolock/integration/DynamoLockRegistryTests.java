@@ -8,6 +8,7 @@ import io.dynamolock.autoconfigure.DynamoDbLocalProperties;
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockListener;
 import io.dynamolock.core.LockLostException;
+import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.QueueSnapshot;
 import io.dynamolock.core.test.Await;
@@ -408,6 +409,30 @@ class DynamoLockRegistryTests {
 
         lock.unlock();
         assertThat(closed.get(30, TimeUnit.SECONDS)).as("the queue when close() returned").isEmpty();
+    }
+
+    /**
+     * The converse of the test above: a thread that holds the key through the registry and enters a scope on the same
+     * key (@QueueLocked, LockTemplate.execute) would queue behind its own registry hold, which only it may unlock.
+     */
+    @Test
+    void aThreadThatHoldsTheKeyThroughTheRegistryIsRefusedByAScopeInsteadOfWaitingForItself() throws Exception {
+        Future<String> thread = threads.submit(() -> {
+            Lock lock = processA.obtain("self-2");
+            lock.lock();
+            try {
+                return templateA.execute(LockRequest.builder("self-2").wait(LockRequest.WAIT_FOREVER).build(),
+                        held -> "waited for itself and got in");
+            }
+            catch (IllegalStateException refused) {
+                return refused.getMessage();
+            }
+            finally {
+                lock.unlock();
+            }
+        });
+        assertThat(thread.get(30, TimeUnit.SECONDS)).contains("entity='self-2'").contains("wait for itself");
+        assertThat(fixture.queue("self-2")).isEmpty();
     }
 
     /**

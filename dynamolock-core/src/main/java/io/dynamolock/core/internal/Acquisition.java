@@ -32,6 +32,7 @@ final class Acquisition {
     private final boolean failClosed;
     private final LockAttempt attempt;
     private final Thread acquiredBy;
+    private final boolean threadBound;
     private final Executor callbacks;
     private volatile Runnable waker = () -> { };
     private final AtomicReference<Phase> phase = new AtomicReference<>(Phase.WAITING);
@@ -56,18 +57,20 @@ final class Acquisition {
      * @param failClosed whether others must never treat the entry as expired
      * @param mode      the entry's mode
      * @param permits   the permits the request asks the lock for
+     * @param threadBound whether only {@code acquiredBy} releases the lock ({@code LockRequest.threadBound})
      * @param acquiredBy the thread that waits for the grant in a blocking {@code acquire()}, {@code null} for an
      *                  asynchronous one, which no thread waits for
      * @param callbacks where lost-lease callbacks run, so that a slow one delays no other lease
      */
     Acquisition(LockKey key, String owner, Duration lease, boolean failClosed, LockMode mode, int permits,
-            Thread acquiredBy, Executor callbacks) {
+            Thread acquiredBy, boolean threadBound, Executor callbacks) {
         this.key = key;
         this.owner = owner;
         this.lease = lease;
         this.failClosed = failClosed;
         this.attempt = new LockAttempt(id, key.entity(), key.namespace(), mode, permits);
         this.acquiredBy = acquiredBy;
+        this.threadBound = threadBound;
         this.callbacks = callbacks;
     }
 
@@ -134,6 +137,11 @@ final class Acquisition {
      */
     Thread acquiredBy() {
         return acquiredBy;
+    }
+
+    /** Whether only {@link #acquiredBy()} releases it: that thread must never wait for it. */
+    boolean threadBound() {
+        return threadBound;
     }
 
     Instant since() {

@@ -455,11 +455,30 @@ public final class LockEngine {
     private Waiter begin(LockRequest request, LockKey key, Duration wait, Thread acquiredBy) {
         Duration lease = request.lease() == null ? settings.lease() : request.lease();
         checkOptions(lease, null);
+        if (acquiredBy != null && !wait.isZero()) {
+            refuseWaitingForOwnThreadBoundHold(key, acquiredBy);
+        }
         long start = System.nanoTime();
         Acquisition entry = new Acquisition(key, settings.ownerName(), lease, request.failClosed(), request.mode(),
-                request.permits(), acquiredBy, leases.callbacks());
+                request.permits(), acquiredBy, request.threadBound(), leases.callbacks());
         notify(listener -> listener.onAcquiring(entry.attempt()));
         return new Waiter(this, entry, start, Waits.deadline(start, wait));
+    }
+
+    /**
+     * A thread that holds a lock only it may release would wait behind itself for ever: refused before anything is
+     * sent.
+     */
+    private void refuseWaitingForOwnThreadBoundHold(LockKey key, Thread thread) {
+        for (Acquisition held : live) {
+            if (held.key().equals(key) && held.threadBound() && held.acquiredBy() == thread
+                    && held.phase() == Acquisition.Phase.HELD) {
+                throw new IllegalStateException("The calling thread holds lock " + key + " already, through a lock"
+                        + " only it may release (ticket " + held.ticket() + ", e.g. a LockRegistry lock), so this"
+                        + " request would wait for itself for ever. Release that lock first, or take this lock before"
+                        + " it");
+            }
+        }
     }
 
     /**
