@@ -63,7 +63,8 @@ suspend fun <T> LockOperations.withLock(
  *   and the `ReactorContext` when kotlinx-coroutines-reactor is present), so a nested `withLock` of the same lock,
  *   a `@QueueLocked` suspend function or a `ReactiveLockTemplate` call joins it; other coroutines queue.
  * - **Lease lost** while the block runs: the block is cancelled and `LockLostException` thrown (also when the
- *   loss is only seen once the block has returned); an exception of the block gets the loss as suppressed.
+ *   loss is only seen once the block has returned, or by the release); an exception of the block gets the loss as
+ *   suppressed.
  * - **Release** is one DynamoDB request, made on `Dispatchers.IO` and not cancellable.
  */
 suspend fun <T> LockOperations.withLock(request: LockRequest, block: suspend (LockHandle) -> T): T {
@@ -79,11 +80,16 @@ suspend fun <T> LockOperations.withLock(request: LockRequest, block: suspend (Lo
         }
         throw ex
     }
-    try {
-        return withContext(lockScopeElements(scope.with(lock))) { guarded(lock, block) }
-    } finally {
+    val result = try {
+        withContext(lockScopeElements(scope.with(lock))) { guarded(lock, block) }
+    } catch (ex: Throwable) {
         withContext(NonCancellable + Dispatchers.IO) { lock.release() }
+        throw ex
     }
+    withContext(NonCancellable + Dispatchers.IO) { lock.release() }
+    // The release may find the entry gone before any heartbeat told us (broken, or purged after the lease).
+    if (lock.wasLost()) throw lost(lock)
+    return result
 }
 
 /** Runs [block], cancelling it when the lease of [lock] is lost, and reports that loss as [LockLostException]. */

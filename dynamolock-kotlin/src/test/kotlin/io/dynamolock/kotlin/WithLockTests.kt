@@ -59,6 +59,22 @@ class WithLockTests {
     }
 
     @Test
+    fun aLossFoundByTheReleaseFailsWithLockLostException() {
+        // No heartbeat during the block: only the release can find that the entry was broken.
+        val locks = fixture.template { it.leaseDuration(Duration.ofSeconds(60)).heartbeatInterval(Duration.ofSeconds(30)) }
+        val failure = runBlocking {
+            runCatching {
+                locks.withLock("broken-unheard") { lock ->
+                    fixture.template().breakLock("broken-unheard", null, lock.fencingToken())
+                    "done"
+                }
+            }.exceptionOrNull()
+        }
+        assertThat(failure).isInstanceOf(LockLostException::class.java).hasMessageContaining("broken-unheard")
+        assertThat(fixture.queue("broken-unheard")).isEmpty()
+    }
+
+    @Test
     fun aLostLeaseOfALockOfSeveralEntitiesFailsWithLockLostExceptionNamingThemAll() {
         val locks = fixture.template()
         val failure = runBlocking {

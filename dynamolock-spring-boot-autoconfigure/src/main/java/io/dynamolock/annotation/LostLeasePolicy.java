@@ -2,8 +2,9 @@ package io.dynamolock.annotation;
 
 /**
  * What a {@link QueueLocked} call does when the lock's lease was lost while the method ran
- * (the entry was purged after it expired, or could not be renewed in time): the method's
- * work was then not protected by the lock.
+ * (the entry was purged after it expired, broken by an operator, or could not be renewed in time;
+ * seen by a heartbeat, or by the release itself when none came first): the method's work was then
+ * not protected by the lock.
  */
 public enum LostLeasePolicy {
 

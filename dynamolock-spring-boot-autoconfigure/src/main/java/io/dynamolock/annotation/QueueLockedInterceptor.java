@@ -191,28 +191,30 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
                 + locked.description() + " " + problem + ". No lock was taken and the method did not run", cause);
     }
 
-    /** Reports a lost lease, then releases the lock, at once or when its minimum hold has passed. */
+    /** Releases the lock, at once or when its minimum hold has passed, then reports a lost lease. */
     private void finish(LockHandle lock, LockedMethod locked, long grantedAt, Throwable failure) {
+        boolean lostDuringTheCall = !lock.isValid();
         try {
-            reportLoss(lock, locked, failure);
-        }
-        finally {
             long remaining = locked.minHold() == null ? 0
                     : grantedAt + locked.minHold().toNanos() - System.nanoTime();
             // Held on, renewed as usual, if the minimum hold is not over (see LockHandle.releaseAfter for a close
             // meanwhile); else released now.
             lock.releaseAfter(Duration.ofNanos(remaining));
         }
+        finally {
+            // A release made now may find the entry gone before any heartbeat told us (broken, or purged).
+            reportLoss(lock, locked, failure, lostDuringTheCall || lock.wasLost());
+        }
     }
 
     /**
-     * Checks, before the release, whether the lease was lost during the call.
+     * Reports a lease lost during the call, or found lost by its release.
      *
      * @param failure what the method threw, or {@code null}
      * @throws LockLostException if the lease was lost, the method did not throw and the policy is FAIL
      */
-    private void reportLoss(LockHandle lock, LockedMethod locked, Throwable failure) {
-        if (lock.isValid()) {
+    private void reportLoss(LockHandle lock, LockedMethod locked, Throwable failure, boolean lost) {
+        if (!lost) {
             return;
         }
         LockLostException ex = LockLostException.whileRunning(lock, locked.description());

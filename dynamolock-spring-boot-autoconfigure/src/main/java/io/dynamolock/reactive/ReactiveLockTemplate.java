@@ -31,7 +31,8 @@ import reactor.core.scheduler.Schedulers;
  *     a release is a DynamoDB request and must not block an event loop. Completion is signalled after the
  *     release; cancellation does not wait for it.</li>
  * <li>The lease is lost while the body runs: with {@code failOnLostLease}, the body is cancelled and the result
- *     fails with {@link LockLostException} at once (also when the loss is only noticed at completion);
+ *     fails with {@link LockLostException} at once (also when the loss is only noticed at completion, or by the
+ *     release itself);
  *     otherwise a warning is logged and the body goes on.</li>
  * </ol>
  */
@@ -96,8 +97,17 @@ public class ReactiveLockTemplate implements ReactiveLockOperations {
                             .contextWrite(inner -> inner.put(LockScope.class, scope.with(held.lock()))),
                     held -> releaseOnComplete(held, minHold),
                     (held, failure) -> release(held, minHold),
-                    held -> release(held, minHold));
+                    held -> release(held, minHold))
+                    .onErrorMap(ReactiveLockTemplate::lossAtCompletion);
         });
+    }
+
+    /**
+     * usingWhen wraps an error of the completion's cleanup ("Async resource cleanup failed after onComplete"): a
+     * loss found there is passed on as the LockLostException it is, as one found while the body ran.
+     */
+    private static Throwable lossAtCompletion(Throwable ex) {
+        return ex.getClass() == RuntimeException.class && ex.getCause() instanceof LockLostException lost ? lost : ex;
     }
 
     private void releaseDiscarded(LockHandle lock) {
@@ -121,13 +131,20 @@ public class ReactiveLockTemplate implements ReactiveLockOperations {
         return flux;
     }
 
-    /** Releases, then fails the completion if the lease turned out lost meanwhile. */
+    /**
+     * Releases, then fails the completion if the lease turned out lost meanwhile, or the release found it lost
+     * (broken, or purged, before any heartbeat told us).
+     */
     private Mono<Void> releaseOnComplete(Held held, Duration minHold) {
         return Mono.defer(() -> {
             LockHandle lock = held.lock();
             boolean valid = lock.isValid();
             Mono<Void> released = release(held, minHold);
-            return valid || !failOnLostLease ? released : released.then(Mono.error(lost(lock)));
+            if (!failOnLostLease) {
+                return released;
+            }
+            return released.then(Mono.defer(() -> valid && !lock.wasLost() ? Mono.<Void>empty()
+                    : Mono.error(lost(lock))));
         });
     }
 

@@ -55,6 +55,18 @@ class QueueLockedLostLeaseTests {
         });
     }
 
+    /** No heartbeat comes during the call: the loss is found by the release itself, and reported all the same. */
+    @Test
+    void failsTheCallWhenItsReleaseFindsTheEntryGone() {
+        contextRunner.withPropertyValues("dynamolock.lease-duration=60s", "dynamolock.heartbeat-interval=30s")
+                .run(context -> {
+                    Saboteur saboteur = context.getBean(Saboteur.class);
+                    assertThatExceptionOfType(LockLostException.class)
+                            .isThrownBy(() -> saboteur.loseLeaseUnheard("lost-5"))
+                            .withMessageContaining("The lease of lock entity='lost-5' namespace='default'");
+                });
+    }
+
     @Test
     void keepsTheMethodsExceptionAndAddsTheLossAsSuppressed() {
         contextRunner.run(context -> {
@@ -124,6 +136,12 @@ class QueueLockedLostLeaseTests {
             if (thenFail) {
                 throw new IllegalStateException("failed after losing the lease");
             }
+            return "done";
+        }
+
+        @QueueLocked(entity = "#id")
+        public String loseLeaseUnheard(String id) {
+            purge(id);
             return "done";
         }
 

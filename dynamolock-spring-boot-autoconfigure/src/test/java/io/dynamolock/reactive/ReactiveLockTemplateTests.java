@@ -43,6 +43,26 @@ class ReactiveLockTemplateTests {
         client.close();
     }
 
+    /** No heartbeat during the body: the loss is found by the release, and fails the call all the same. */
+    @Test
+    void aLossFoundByTheReleaseFailsTheCall() {
+        LockTemplate slowHeartbeats = LockTemplate.builder(client).tableName(TABLE)
+                .leaseDuration(Duration.ofSeconds(60)).heartbeatInterval(Duration.ofSeconds(30)).build();
+        try {
+            Mono<String> call = new ReactiveLockTemplate(slowHeartbeats).execute(LockRequest.of(entity),
+                    lock -> Mono.fromCallable(() -> {
+                        locks.breakLock(entity, null, lock.fencingToken()); // another template: nothing tells ours
+                        return "done";
+                    }));
+            assertThat(call.materialize().block(Duration.ofSeconds(30)).getThrowable())
+                    .isInstanceOf(io.dynamolock.core.LockLostException.class).hasMessageContaining(entity);
+            assertThat(locks.queue(entity, null).entries()).isEmpty();
+        }
+        finally {
+            slowHeartbeats.close();
+        }
+    }
+
     /**
      * A call cancelled after its lock was granted but before its body was subscribed (every worker of the body's
      * scheduler busy, as under load) releases the lock: nothing may keep it, renewed, with nobody to release it.
