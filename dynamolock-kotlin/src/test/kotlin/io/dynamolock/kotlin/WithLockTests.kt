@@ -11,6 +11,7 @@ import java.time.Duration
 import java.util.concurrent.CompletableFuture
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicReference
+import java.util.function.Consumer
 import kotlinx.coroutines.awaitCancellation
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
@@ -61,7 +62,9 @@ class WithLockTests {
     @Test
     fun aLossFoundByTheReleaseFailsWithLockLostException() {
         // No heartbeat during the block: only the release can find that the entry was broken.
-        val locks = fixture.template { it.leaseDuration(Duration.ofSeconds(60)).heartbeatInterval(Duration.ofSeconds(30)) }
+        val locks = fixture.template(
+            Consumer { it.leaseDuration(Duration.ofSeconds(60)).heartbeatInterval(Duration.ofSeconds(30)) },
+        )
         val failure = runBlocking {
             runCatching {
                 locks.withLock("broken-unheard") { lock ->
