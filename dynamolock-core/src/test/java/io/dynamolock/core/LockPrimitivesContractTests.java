@@ -388,6 +388,30 @@ class LockPrimitivesContractTests {
         }
     }
 
+    /**
+     * A thread-bound lock's thread is refused a blocking request that could wait behind its own hold, for one entity
+     * or several; a second permit of its own semaphore waits for nobody but others, so it is granted.
+     */
+    @Test
+    void aThreadBoundHoldRefusesItsThreadARequestThatCouldWaitForItButNotAnotherPermit() {
+        LockTemplate locks = fixture.template();
+        LockHandle both = locks.acquire(LockRequest.builder(List.of("tb-a", "tb-b")).threadBound(true).build());
+        assertThatThrownBy(() -> locks.acquire(LockRequest.builder("tb-a").wait(WAIT).build()))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("entity='tb-a'");
+        LockHandle shared = locks.acquire(LockRequest.builder("tb-r").mode(LockMode.SHARED).threadBound(true).build());
+        assertThatThrownBy(() -> locks.acquire(LockRequest.builder("tb-r").mode(LockMode.SHARED).wait(WAIT).build()))
+                .as("a writer queued between the two would wait for one and block the other")
+                .isInstanceOf(IllegalStateException.class);
+        LockHandle permit = locks.acquire(LockRequest.builder("tb-s").permits(2).threadBound(true).build());
+        try (LockHandle second = locks.acquire(LockRequest.builder("tb-s").permits(2).wait(WAIT).build())) {
+            assertThat(second.isValid()).isTrue();
+        }
+        permit.release();
+        shared.release();
+        both.release();
+        assertThat(fixture.queue("tb-a")).isEmpty();
+    }
+
     @Test
     void aSharedRequestJoinsAnExclusiveScopeAndAnExclusiveOneInASharedScopeFailsFast() {
         LockTemplate locks = fixture.template();

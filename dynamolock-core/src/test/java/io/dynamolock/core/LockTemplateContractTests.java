@@ -749,6 +749,45 @@ class LockTemplateContractTests {
     }
 
     /**
+     * An acquire that passed its check of the template before close() and reaches its enqueue after it: nothing may
+     * be sent once the template could have terminated (its owner may close the client then), so nothing is.
+     */
+    @Test
+    void anAcquireThatReachesItsEnqueueAfterCloseSendsNothing() throws Exception {
+        CountDownLatch beginning = new CountDownLatch(1);
+        CountDownLatch proceed = new CountDownLatch(1);
+        RequestCounter requests = new RequestCounter();
+        LockTemplate locks = fixture.templateClosingItsClientOnTermination(b -> b.listener(new LockListener() {
+            @Override
+            public void onAcquiring(LockAttempt attempt) { // after the check of the template, before the enqueue
+                beginning.countDown();
+                await(proceed);
+            }
+        }), requests);
+        Future<LockHandle> acquiring = pool.submit(() -> locks.acquire(LockRequest.builder("late-enqueue")
+                .failClosed(true).wait(WAIT).build()));
+        assertThat(beginning.await(30, TimeUnit.SECONDS)).isTrue();
+
+        locks.close();
+        locks.terminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        proceed.countDown();
+
+        assertThatThrownBy(() -> acquiring.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(DynamoLockException.class)
+                .hasMessageContaining("closed");
+        assertThat(requests.total()).as("requests sent").isZero();
+        assertThat(fixture.queue("late-enqueue")).isEmpty();
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            assertThat(latch.await(30, TimeUnit.SECONDS)).isTrue();
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
      * A fail-closed enqueue answered while close() runs: its lease had not started, yet the template must not
      * terminate before the failed acquisition has removed the entry, which would otherwise stay for good.
      */

@@ -71,9 +71,17 @@ final class Leases {
         return workers.callbacks();
     }
 
-    /** The enqueue of {@code entry} is about to be sent. */
-    void enqueuing(Acquisition entry) {
+    /**
+     * The enqueue of {@code entry} is about to be sent; {@code false} if it must not be, the template being closed.
+     * Counted first and checked after, so that close() either sees it pending or it sees close().
+     */
+    boolean enqueuing(Acquisition entry) {
         pendingRemovals.add(entry);
+        if (closed) {
+            removed(entry);
+            return false;
+        }
+        return true;
     }
 
     /** Starts renewing {@code entry} and watching its lease. */

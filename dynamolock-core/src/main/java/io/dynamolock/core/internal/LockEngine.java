@@ -114,9 +114,12 @@ public final class LockEngine {
         return workers.terminated().minimalCompletionStage();
     }
 
-    /** An enqueue is about to be sent: until it is answered, nothing else keeps the template's threads alive. */
-    void enqueuing(Acquisition entry) {
-        leases.enqueuing(entry);
+    /**
+     * An enqueue is about to be sent: until it is answered, nothing else keeps the template's threads alive.
+     * {@code false} if the template is closed: then it must not be sent, since the template may have terminated.
+     */
+    boolean enqueuing(Acquisition entry) {
+        return leases.enqueuing(entry);
     }
 
     /** The enqueue failed before anything could land: the entry needs no removal. */
@@ -471,11 +474,12 @@ public final class LockEngine {
      */
     private void refuseWaitingForOwnThreadBoundHold(LockKey key, Thread thread) {
         for (Acquisition held : live) {
+            // A semaphore's other permit waits for others only; any other request could wait behind this hold.
             if (held.key().equals(key) && held.threadBound() && held.acquiredBy() == thread
-                    && held.phase() == Acquisition.Phase.HELD) {
+                    && held.phase() == Acquisition.Phase.HELD && held.permits() == 1) {
                 throw new IllegalStateException("The calling thread holds lock " + key + " already, through a lock"
                         + " only it may release (ticket " + held.ticket() + ", e.g. a LockRegistry lock), so this"
-                        + " request would wait for itself for ever. Release that lock first, or take this lock before"
+                        + " request could wait for itself for ever. Release that lock first, or take this lock before"
                         + " it");
             }
         }

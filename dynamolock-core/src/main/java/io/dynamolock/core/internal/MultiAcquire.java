@@ -64,7 +64,8 @@ final class MultiAcquire {
 
     private static LockRequest part(LockRequest request, String entity) {
         LockRequest.Builder part = LockRequest.builder(entity).namespace(request.namespace())
-                .reentrant(request.reentrant()).failClosed(request.failClosed()).mode(request.mode())
+                .reentrant(request.reentrant()).threadBound(request.threadBound()).failClosed(request.failClosed())
+                .mode(request.mode())
                 .permits(request.permits());
         if (request.lease() != null) {
             part.lease(request.lease());

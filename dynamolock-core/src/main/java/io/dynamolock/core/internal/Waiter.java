@@ -169,7 +169,7 @@ final class Waiter implements WakeUps.Addressee {
             evaluate();
         }
         catch (RuntimeException ex) {
-            if (queued || LockEngine.mayHaveLanded(ex)) {
+            if (queued || !(ex instanceof NotSent) && LockEngine.mayHaveLanded(ex)) {
                 // The entry is in the queue (a poll failed for good, the lease ended, the template closed), or the
                 // enqueue may have landed even if its answer was lost: take the entry out again.
                 engine.leave(entry);
@@ -198,7 +198,9 @@ final class Waiter implements WakeUps.Addressee {
         entry.enqueued(0, sentAt);
         long sentAtMillis = engine.settings.clock().millis();
         entry.enqueuedAt(sentAtMillis);
-        engine.enqueuing(entry);
+        if (!engine.enqueuing(entry)) {
+            throw new NotSent("The LockTemplate was closed before the request for " + entry.key() + " was sent");
+        }
         QueueState answer = engine.table.enqueue(entry.key(), entry.newEntry(engine.wakeUpAddress()), sentAtMillis);
         QueueState.Entry self = answer.entry(entry.id());
         if (self == null) {
@@ -392,6 +394,14 @@ final class Waiter implements WakeUps.Addressee {
         if (timer != null) {
             timer.cancel(false);
             timer = null;
+        }
+    }
+
+    /** The template closed before the enqueue went out: nothing was sent, nothing is to be removed. */
+    private static final class NotSent extends DynamoLockException {
+
+        NotSent(String message) {
+            super(message);
         }
     }
 
