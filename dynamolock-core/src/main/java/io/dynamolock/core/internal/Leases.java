@@ -88,8 +88,8 @@ final class Leases {
     void start(Acquisition entry) {
         watchDeadline(entry);
         scheduleRenewal(entry, nextRenewal(entry));
-        if (!entry.failClosed()) {
-            pendingRemovals.remove(entry); // its deadline keeps the threads now, and its lease ends it
+        if (!entry.failClosed() && pendingRemovals.remove(entry)) {
+            shutDownIfDone(); // its deadline keeps the threads now, unless it is gone already
         }
     }
 
