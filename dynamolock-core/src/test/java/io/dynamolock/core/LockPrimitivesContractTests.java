@@ -390,7 +390,7 @@ class LockPrimitivesContractTests {
 
     /**
      * A thread-bound lock's thread is refused a blocking request that could wait behind its own hold, for one entity
-     * or several; a second permit of its own semaphore waits for nobody but others, so it is granted.
+     * or several; a semaphore's next permit waits for others only while the thread holds fewer than all of them.
      */
     @Test
     void aThreadBoundHoldRefusesItsThreadARequestThatCouldWaitForItButNotAnotherPermit() {
@@ -402,10 +402,13 @@ class LockPrimitivesContractTests {
         assertThatThrownBy(() -> locks.acquire(LockRequest.builder("tb-r").mode(LockMode.SHARED).wait(WAIT).build()))
                 .as("a writer queued between the two would wait for one and block the other")
                 .isInstanceOf(IllegalStateException.class);
-        LockHandle permit = locks.acquire(LockRequest.builder("tb-s").permits(2).threadBound(true).build());
-        try (LockHandle second = locks.acquire(LockRequest.builder("tb-s").permits(2).wait(WAIT).build())) {
-            assertThat(second.isValid()).isTrue();
-        }
+        LockRequest permitOfTwo = LockRequest.builder("tb-s").permits(2).threadBound(true).wait(WAIT).build();
+        LockHandle permit = locks.acquire(permitOfTwo);
+        LockHandle second = locks.acquire(permitOfTwo);
+        assertThat(second.isValid()).isTrue();
+        assertThatThrownBy(() -> locks.acquire(permitOfTwo)).as("every permit is the thread's own")
+                .isInstanceOf(IllegalStateException.class);
+        second.release();
         permit.release();
         shared.release();
         both.release();

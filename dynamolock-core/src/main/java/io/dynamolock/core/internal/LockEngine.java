@@ -473,15 +473,14 @@ public final class LockEngine {
      * sent.
      */
     private void refuseWaitingForOwnThreadBoundHold(LockKey key, Thread thread) {
-        for (Acquisition held : live) {
-            // A semaphore's other permit waits for others only; any other request could wait behind this hold.
-            if (held.key().equals(key) && held.threadBound() && held.acquiredBy() == thread
-                    && held.phase() == Acquisition.Phase.HELD && held.permits() == 1) {
-                throw new IllegalStateException("The calling thread holds lock " + key + " already, through a lock"
-                        + " only it may release (ticket " + held.ticket() + ", e.g. a LockRegistry lock), so this"
-                        + " request could wait for itself for ever. Release that lock first, or take this lock before"
-                        + " it");
-            }
+        List<Acquisition> own = live.stream().filter(held -> held.key().equals(key) && held.threadBound()
+                && held.acquiredBy() == thread && held.phase() == Acquisition.Phase.HELD).toList();
+        // A semaphore's next permit waits for others only, unless every permit is the thread's own; any other
+        // request could wait behind the thread's hold.
+        if (!own.isEmpty() && own.size() >= own.get(0).permits()) {
+            throw new IllegalStateException("The calling thread holds lock " + key + " already, through a lock only it"
+                    + " may release (ticket " + own.get(0).ticket() + ", e.g. a LockRegistry lock), so this request"
+                    + " could wait for itself for ever. Release that lock first, or take this lock before it");
         }
     }
 
