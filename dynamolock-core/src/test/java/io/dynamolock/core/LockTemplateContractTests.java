@@ -605,6 +605,24 @@ class LockTemplateContractTests {
         }
     }
 
+    /** A scheduled job's next tick behind its own minimum hold: the timer releases that hold, not the thread. */
+    @Test
+    void aHandleKeptForAMinimumHoldIsNoSelfWaitOfItsThread() throws Exception {
+        LockTemplate locks = fixture.template();
+        ExecutorService scheduler = Executors.newSingleThreadExecutor();
+        try {
+            scheduler.submit(() -> locks.acquire("acct-2", Duration.ofSeconds(5)).releaseAfter(Duration.ofSeconds(30)))
+                    .get();
+            Future<LockHandle> nextTick = scheduler.submit(() -> locks.acquire("acct-2", Duration.ofMillis(300)));
+
+            assertThatThrownBy(nextTick::get).cause().isInstanceOf(LockWaitTimeoutException.class)
+                    .message().as("no self-wait advice").doesNotContain("took with acquire()");
+        }
+        finally {
+            scheduler.shutdownNow();
+        }
+    }
+
     // ---- R11 lease loss is reported on time ----
 
     @Test

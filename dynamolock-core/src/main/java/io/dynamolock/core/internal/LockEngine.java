@@ -526,8 +526,10 @@ public final class LockEngine {
         if (thread == null) {
             return null;
         }
+        // A hold kept for a minimum hold is released by the template's timer: no self-wait (a job's next tick).
         return live.stream()
-                .filter(e -> e.key().equals(key) && e.acquiredBy() == thread && e.phase() == Acquisition.Phase.HELD)
+                .filter(e -> e.key().equals(key) && e.acquiredBy() == thread && e.phase() == Acquisition.Phase.HELD
+                        && (e.handle() == null || !heldOn.containsKey(e.handle())))
                 .findFirst()
                 .map(e -> "The lock is held by a handle this thread took with acquire() (ticket " + e.ticket()
                         + ") and has not released: such a handle is not re-entrant, it belongs to the handle, not to"
