@@ -121,8 +121,8 @@ public final class LockRequest {
      * (default {@code false}): the caller promises that only that thread releases it. While that thread holds it, a
      * request of the same thread for the same lock that may wait (a scope's, which cannot join it) is refused with
      * {@link IllegalStateException} rather than risk waiting for itself for ever; a semaphore's next permit is
-     * refused only once every permit is the thread's own (before that it waits for other holders only). Without it a handle may be released from any thread, so such a request
-     * waits, and only a warning is logged.
+     * refused only once every permit is the thread's own (before that it waits for other holders only). Without
+     * it a handle may be released from any thread, so such a request waits, and only a warning is logged.
      */
     public boolean threadBound() {
         return threadBound;

@@ -125,8 +125,8 @@ public final class WakeUpOptions {
 
         /**
          * What others send to, {@code host}, {@code host:port} or {@code :port} (default: this host's address and
-         * the bound port; an IPv6 address bare or as {@code [address]:port}). Set it where the bound address is not what others reach: the task's IP in ECS bridge mode, the
-         * pod IP or a host port in Kubernetes.
+         * the bound port; an IPv6 address bare or as {@code [address]:port}). Set it where the bound address is not
+         * what others reach: the task's IP in ECS bridge mode, the pod IP or a host port in Kubernetes.
          */
         public Builder advertisedAddress(String advertisedAddress) {
             this.advertisedAddress = advertisedAddress == null || advertisedAddress.isBlank() ? null

@@ -22,7 +22,10 @@ import org.junit.jupiter.api.AfterEach
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.Timeout
 
-/** `withLock` on a bare template (no Spring): cancellation racing the grant, and losses of locks of several entities. */
+/**
+ * `withLock` on a bare template (no Spring): cancellation racing the grant, losses found by the release, and losses of
+ * locks of several entities.
+ */
 @Timeout(60)
 class WithLockTests {
 

@@ -261,9 +261,9 @@ public class DynamoLockProperties implements Validator {
         private int port = 0;
 
         /**
-         * Address other instances send hints to: host, host:port or :port (a port 1 to 65535). Default: this host's address and the bound
-         * port. Set it where that is not what others reach: the task IP in ECS bridge mode, the pod IP (e.g.
-         * from the downward API) or a host port in Kubernetes.
+         * Address other instances send hints to: host, host:port or :port (a port 1 to 65535). Default: this host's
+         * address and the bound port. Set it where that is not what others reach: the task IP in ECS bridge mode,
+         * the pod IP (e.g. from the downward API) or a host port in Kubernetes.
          */
         private String advertisedAddress;
 

@@ -89,7 +89,10 @@ public final class LockFixture implements AutoCloseable {
         purge(lock.entity(), lock.namespace(), lock.entryId());
     }
 
-    /** Removes the entry {@code entryId} of {@code entity} in the default namespace, as {@link #purge(io.dynamolock.core.LockHandle)}. */
+    /**
+     * Removes the entry {@code entryId} of {@code entity} in the default namespace, as
+     * {@link #purge(io.dynamolock.core.LockHandle)}.
+     */
     public void purge(String entity, String entryId) {
         purge(entity, "default", entryId);
     }
