@@ -25,7 +25,10 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  *
  * <pre>{@code
  * LockTemplate locks = LockTemplate.builder(dynamoDbClient).tableName("dynamolock").build();
- * locks.execute("order-42", Duration.ofSeconds(60), lock -> addItem(order, item, lock.fencingToken()));
+ * locks.execute("order-42", Duration.ofSeconds(60), lock -> {
+ *     addItem(order, item, lock.fencingToken());
+ *     return null;
+ * });
  *
  * try (LockHandle lock = locks.acquire("order-42", Duration.ofSeconds(5))) {
  *     ...

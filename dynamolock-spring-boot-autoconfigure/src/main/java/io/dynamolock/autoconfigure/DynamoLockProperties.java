@@ -68,7 +68,8 @@ public class DynamoLockProperties implements Validator {
 
     /**
      * What a @QueueLocked call does when its lease was lost while the method ran: 'fail'
-     * throws LockLostException when the method returns, 'log' logs a warning.
+     * throws LockLostException when the method returns (a Mono, Flux or suspend method is
+     * cancelled at once and fails with it), 'log' logs a warning.
      */
     private LostLeasePolicy onLostLease = LostLeasePolicy.FAIL;
 
