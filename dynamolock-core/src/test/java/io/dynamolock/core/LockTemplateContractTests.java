@@ -725,6 +725,18 @@ class LockTemplateContractTests {
         handles.forEach(LockHandle::release);
     }
 
+    /** Centuries overflow a count of nanoseconds: such a hold is kept until released, not lost to an exception. */
+    @Test
+    void aMinimumHoldOfCenturiesKeepsTheLockUntilItIsReleased() {
+        LockTemplate locks = fixture.template();
+        LockHandle lock = locks.acquire("centuries", WAIT);
+        lock.releaseAfter(Duration.ofDays(110_000));
+        assertThat(lock.isValid()).isTrue();
+        assertThat(fixture.template().tryAcquire("centuries")).isEmpty();
+        lock.release();
+        assertThat(fixture.queue("centuries")).isEmpty();
+    }
+
     @Test
     void aLockReleasedAfterAMinimumHoldKeepsOthersOutUntilThenWithoutItsCaller() {
         LockTemplate locks = fixture.template();

@@ -40,6 +40,9 @@ import org.springframework.util.ClassUtils;
  */
 final class QueueLockedMethods {
 
+    /** The longest minimum hold, as the longest lease: a longer one is a mistake (and overflowed at the release). */
+    private static final Duration MAX_MIN_HOLD = Duration.ofDays(365);
+
     /** {@code #root}, {@code #this} and the positional {@code #p0} / {@code #a0} are always defined. */
     private static final Pattern BUILT_IN_VARIABLE = Pattern.compile("root|this|[pa]\\d+");
 
@@ -86,7 +89,12 @@ final class QueueLockedMethods {
         MethodClassKey key = new MethodClassKey(method, targetClass);
         LockedMethod locked = cache.get(key);
         if (locked == null) {
-            locked = parse(AopUtils.getMostSpecificMethod(method, targetClass), targetClass);
+            Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
+            if (java.lang.reflect.Proxy.isProxyClass(specific.getDeclaringClass())) {
+                // A JDK proxy's own methods have no parameter names: the interface's method carries them.
+                specific = ClassUtils.getInterfaceMethodIfPossible(specific, null);
+            }
+            locked = parse(specific, targetClass);
             cache.put(key, locked);
         }
         return locked == NOT_LOCKED ? null : locked;
@@ -117,6 +125,9 @@ final class QueueLockedMethods {
         Duration maxWait = duration(annotation.maxWait(), "maxWait", description);
         Duration lease = duration(annotation.lease(), "lease", description);
         Duration minHold = duration(annotation.minHold(), "minHold", description);
+        if (minHold != null && minHold.compareTo(MAX_MIN_HOLD) > 0) {
+            throw invalid(description, "minHold '" + annotation.minHold() + "' is too long: at most 365 days");
+        }
         if (minHold != null && (minHold.isNegative() || minHold.isZero())) {
             throw invalid(description, "minHold '" + annotation.minHold() + "' must be a positive duration, e.g. 30s;"
                     + " leave it empty for none");

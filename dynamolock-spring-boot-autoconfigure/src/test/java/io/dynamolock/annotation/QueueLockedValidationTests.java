@@ -112,6 +112,32 @@ class QueueLockedValidationTests {
                 + " use e.g. 60s, 500ms, 2m or PT1M, 0 for no wait, or infinite");
     }
 
+    /** Accepted, it made every call fail at the end with an overflow, and left its lock held. */
+    @Test
+    void failsOnMinHoldLongerThanAYear() {
+        assertFails(EndlessMinHold.class, EndlessMinHold.class.getName() + ".run(String): minHold '110000d' is too"
+                + " long: at most 365 days");
+    }
+
+    /** A bean that is itself a JDK proxy of its interface: the names come from the interface's method. */
+    @Test
+    void usesTheParameterNamesOfAnInterfaceMethodOfAJdkProxyBean() {
+        java.util.concurrent.atomic.AtomicReference<LockTemplate> locks = new java.util.concurrent.atomic.AtomicReference<>();
+        contextRunner.withBean(Payments.class, () -> (Payments) java.lang.reflect.Proxy.newProxyInstance(
+                Payments.class.getClassLoader(), new Class<?>[] {Payments.class}, (proxy, method, args) -> {
+                    if (!method.getName().equals("pay")) {
+                        return method.getName().equals("toString") ? "Payments" : null;
+                    }
+                    return "paid " + args[0] + " holding "
+                            + locks.get().activeLocks().stream().map(lock -> lock.entity()).toList();
+                }))
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    locks.set(context.getBean(LockTemplate.class));
+                    assertThat(context.getBean(Payments.class).pay("o-1")).isEqualTo("paid o-1 holding [o-1]");
+                });
+    }
+
     @Test
     void failsOnNegativeWait() {
         assertFails(NegativeWait.class, NegativeWait.class.getName() + ".run(String): maxWait '-1s' is negative");
@@ -322,6 +348,19 @@ class QueueLockedValidationTests {
         @QueueLocked(entity = "#id", maxWait = "soon")
         public void run(String id) {
         }
+    }
+
+    public static class EndlessMinHold {
+
+        @QueueLocked(entity = "#id", minHold = "110000d")
+        public void run(String id) {
+        }
+    }
+
+    public interface Payments {
+
+        @QueueLocked(entity = "#orderId")
+        String pay(String orderId);
     }
 
     public static class NegativeWait {

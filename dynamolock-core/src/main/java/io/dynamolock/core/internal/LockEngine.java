@@ -73,6 +73,9 @@ public final class LockEngine {
      */
     static final int HINTED_POLL_FACTOR = 4;
 
+    /** The longest delay the timer is given (about 146 years): any longer one is kept until release or close. */
+    private static final Duration MAX_TIMER_DELAY = Duration.ofNanos(Long.MAX_VALUE / 2);
+
     public LockEngine(DynamoDbClient client, LockSettings settings) {
         this(client, settings, WakeUpOptions.disabled());
     }
@@ -594,7 +597,9 @@ public final class LockEngine {
             }
             return;
         }
-        scheduleRelease(lock, failClosed, delay.toNanos());
+        // Saturated: a hold of centuries (overflowing nanoseconds) is kept until released or the template closes.
+        scheduleRelease(lock, failClosed, delay.compareTo(MAX_TIMER_DELAY) > 0 ? MAX_TIMER_DELAY.toNanos()
+                : delay.toNanos());
     }
 
     /** The release of a minimum hold, on a request thread (never the timer's, which renews every lease). */
