@@ -415,6 +415,25 @@ class LockPrimitivesContractTests {
         assertThat(fixture.queue("tb-a")).isEmpty();
     }
 
+    /** A scope whose hold was released joins nothing: its mode and permits refuse nothing either. */
+    @Test
+    void aRequestInAScopeWhoseHoldWasReleasedQueuesAsAnyoneWould() throws Exception {
+        LockTemplate locks = fixture.template();
+        String wrote = locks.execute(LockRequest.builder("stale-1").mode(LockMode.SHARED).build(), shared -> {
+            shared.release(); // done reading early
+            return locks.execute(LockRequest.of("stale-1"), exclusive -> "wrote");
+        });
+        assertThat(wrote).isEqualTo("wrote");
+
+        LockHandle permit = locks.acquire(LockRequest.builder("stale-2").permits(3).build());
+        LockScope carried = LockScope.empty().with(permit);
+        permit.release();
+        LockHandle single = locks.acquireAsync(LockRequest.builder("stale-2").wait(WAIT).build(), carried)
+                .get(30, TimeUnit.SECONDS);
+        assertThat(single.isValid()).as("the empty queue takes the new number of permits").isTrue();
+        single.release();
+    }
+
     @Test
     void aSharedRequestJoinsAnExclusiveScopeAndAnExclusiveOneInASharedScopeFailsFast() {
         LockTemplate locks = fixture.template();

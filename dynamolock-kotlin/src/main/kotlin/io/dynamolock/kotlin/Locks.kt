@@ -108,10 +108,12 @@ private suspend fun <T> guarded(lock: LockHandle, block: suspend (LockHandle) ->
     result
 }
 
-/** The scope the calling coroutine runs in: from [CoroutineLockScope], else from its Reactor context. */
+/** The scope the calling coroutine runs in: from its Reactor context, else from [CoroutineLockScope]. */
 private suspend fun currentLockScope(): LockScope =
-    coroutineContext[CoroutineLockScope]?.scope
-        ?: (if (ReactorScopes.present) ReactorScopes.scope(coroutineContext) else null)
+    // The Reactor context first: withLock writes one scope to both, but a @QueueLocked suspend function called inside
+    // withLock runs with the caller's CoroutineLockScope and only its Reactor context holds the function's own lock.
+    (if (ReactorScopes.present) ReactorScopes.scope(coroutineContext) else null)
+        ?: coroutineContext[CoroutineLockScope]?.scope
         ?: LockScope.empty()
 
 private suspend fun lockScopeElements(scope: LockScope): CoroutineContext {

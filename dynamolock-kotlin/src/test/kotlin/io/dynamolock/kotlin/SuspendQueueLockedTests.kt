@@ -135,6 +135,19 @@ class SuspendQueueLockedTests {
         }
     }
 
+    /** The same inside withLock of another lock, whose scope the function's coroutine inherits. */
+    @Test
+    fun withLockInsideAQueueLockedSuspendFunctionCalledInsideWithLockOfAnotherLockJoinsIt() {
+        contextRunner.run { context ->
+            val counters = context.getBean(CounterService::class.java)
+            val locks = context.getBean(LockOperations::class.java)
+            val tokens = runBlocking(Dispatchers.Default) {
+                locks.withLock("order-4a") { counters.tokensInside("order-4b") }
+            }
+            assertThat(tokens.second).`as`("the nested withLock's fencing token").isEqualTo(tokens.first)
+        }
+    }
+
     @Test
     fun anotherCoroutineDoesNotJoin() {
         contextRunner.run { context ->

@@ -401,8 +401,8 @@ public final class LockEngine {
      */
     private LockHandle join(LockRequest request, LockKey key, LockScope scope) {
         Acquisition held = request.reentrant() ? find(scope, key) : null;
-        if (held == null) {
-            return null;
+        if (held == null || held.phase() == Acquisition.Phase.RELEASED) {
+            return null; // nothing held, or released meanwhile: queue as anyone would, with this request's options
         }
         if (request.mode() == LockMode.EXCLUSIVE && held.mode() == LockMode.SHARED) {
             // Joining would let a writer in beside other readers; queueing would wait behind our own hold for ever.
