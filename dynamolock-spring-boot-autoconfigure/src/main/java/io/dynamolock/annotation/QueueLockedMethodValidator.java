@@ -14,6 +14,7 @@ import org.springframework.aop.framework.AopProxyUtils;
 import org.springframework.beans.BeansException;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
+import org.springframework.beans.factory.FactoryBean;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
@@ -76,7 +77,7 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
         if (beanFactory instanceof ConfigurableListableBeanFactory factory && factory.containsSingleton(name)) {
             Object bean = factory.getSingleton(name);
             // A FactoryBean's own instance is registered under the product's name: the product is what is proxied.
-            if (bean != null && !(bean instanceof org.springframework.beans.factory.FactoryBean)) {
+            if (bean != null && !(bean instanceof FactoryBean)) {
                 return AopProxyUtils.ultimateTargetClass(bean);
             }
         }

@@ -5,6 +5,7 @@ import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTemplate;
 import java.lang.reflect.Method;
 import java.lang.reflect.ParameterizedType;
+import java.lang.reflect.Proxy;
 import java.lang.reflect.Type;
 import java.lang.reflect.WildcardType;
 import java.time.Duration;
@@ -90,7 +91,7 @@ final class QueueLockedMethods {
         LockedMethod locked = cache.get(key);
         if (locked == null) {
             Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
-            if (java.lang.reflect.Proxy.isProxyClass(specific.getDeclaringClass())) {
+            if (Proxy.isProxyClass(specific.getDeclaringClass())) {
                 // A JDK proxy's own methods have no parameter names: the interface's method carries them.
                 specific = ClassUtils.getInterfaceMethodIfPossible(specific, null);
             }

@@ -7,14 +7,17 @@ import io.dynamolock.autoconfigure.DynamoLockAutoConfiguration;
 import io.dynamolock.core.LockMode;
 import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.test.DynamoDbLocal;
+import java.lang.reflect.Proxy;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Flow;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.beans.factory.FactoryBean;
 import org.springframework.beans.factory.support.DefaultListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
@@ -122,8 +125,8 @@ class QueueLockedValidationTests {
     /** A bean that is itself a JDK proxy of its interface: the names come from the interface's method. */
     @Test
     void usesTheParameterNamesOfAnInterfaceMethodOfAJdkProxyBean() {
-        java.util.concurrent.atomic.AtomicReference<LockTemplate> locks = new java.util.concurrent.atomic.AtomicReference<>();
-        contextRunner.withBean(Payments.class, () -> (Payments) java.lang.reflect.Proxy.newProxyInstance(
+        AtomicReference<LockTemplate> locks = new AtomicReference<>();
+        contextRunner.withBean(Payments.class, () -> (Payments) Proxy.newProxyInstance(
                 Payments.class.getClassLoader(), new Class<?>[] {Payments.class}, (proxy, method, args) -> {
                     if (!method.getName().equals("pay")) {
                         return method.getName().equals("toString") ? "Payments" : null;
@@ -288,7 +291,7 @@ class QueueLockedValidationTests {
         }
     }
 
-    public static class BadSyntaxFactory implements org.springframework.beans.factory.FactoryBean<BadSyntax> {
+    public static class BadSyntaxFactory implements FactoryBean<BadSyntax> {
 
         @Override
         public BadSyntax getObject() {

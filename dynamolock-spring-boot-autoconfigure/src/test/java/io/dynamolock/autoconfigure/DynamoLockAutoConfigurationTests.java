@@ -8,8 +8,13 @@ import io.dynamolock.annotation.QueueLockedAdvisor;
 import io.dynamolock.annotation.QueueLockedMethodValidator;
 import io.dynamolock.core.LockAttempt;
 import io.dynamolock.core.LockOptionException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.springframework.beans.factory.DisposableBean;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -60,6 +65,7 @@ import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
 class DynamoLockAutoConfigurationTests {
 
@@ -77,11 +83,11 @@ class DynamoLockAutoConfigurationTests {
     void aFailClosedJobThatEndsAfterTheContextClosedStillRemovesItsEntryAndTheTemplateThenClosesOurClient()
             throws Exception {
         String entity = "job-" + UUID.randomUUID();
-        java.util.concurrent.CountDownLatch holding = new java.util.concurrent.CountDownLatch(1);
-        java.util.concurrent.CountDownLatch finish = new java.util.concurrent.CountDownLatch(1);
-        java.util.concurrent.CompletableFuture<Object> job = new java.util.concurrent.CompletableFuture<>();
-        java.util.concurrent.atomic.AtomicReference<DynamoDbClient> client =
-                new java.util.concurrent.atomic.AtomicReference<>();
+        CountDownLatch holding = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        CompletableFuture<Object> job = new CompletableFuture<>();
+        AtomicReference<DynamoDbClient> client =
+                new AtomicReference<>();
         contextRunner.run(context -> {
             LockTemplate locks = context.getBean(LockTemplate.class);
             client.set(context.getBean(DynamoDbClient.class));
@@ -89,21 +95,21 @@ class DynamoLockAutoConfigurationTests {
                 try {
                     job.complete(locks.execute(LockRequest.builder(entity).failClosed(true).build(), lock -> {
                         holding.countDown();
-                        return finish.await(30, java.util.concurrent.TimeUnit.SECONDS);
+                        return finish.await(30, TimeUnit.SECONDS);
                     }));
                 }
                 catch (Throwable ex) {
                     job.completeExceptionally(ex);
                 }
             }).start();
-            assertThat(holding.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            assertThat(holding.await(30, TimeUnit.SECONDS)).isTrue();
         }); // closed while the job still holds its lock
         finish.countDown();
-        assertThat(job.get(30, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo(true);
+        assertThat(job.get(30, TimeUnit.SECONDS)).isEqualTo(true);
 
         assertThat(LOCAL.client().getItem(b -> b.tableName(TABLE).consistentRead(true).key(Map.of(
-                "pk", software.amazon.awssdk.services.dynamodb.model.AttributeValue.fromS(entity),
-                "sk", software.amazon.awssdk.services.dynamodb.model.AttributeValue.fromS("default"))))
+                "pk", AttributeValue.fromS(entity),
+                "sk", AttributeValue.fromS("default"))))
                 .item()).as("the lock's item").noneSatisfy((name, value) -> assertThat(name).startsWith("t#"));
         assertThatThrownBy(() -> client.get().listTables()).as("closed by the template, done with it")
                 .isInstanceOf(IllegalStateException.class);
@@ -122,11 +128,11 @@ class DynamoLockAutoConfigurationTests {
     @Configuration(proxyBeanMethods = false)
     static class ShutdownWriter {
 
-        static final java.util.concurrent.atomic.AtomicReference<String> outcome =
-                new java.util.concurrent.atomic.AtomicReference<>();
+        static final AtomicReference<String> outcome =
+                new AtomicReference<>();
 
         @Bean
-        org.springframework.beans.factory.DisposableBean shutdownWrite(DynamoDbClient client) {
+        DisposableBean shutdownWrite(DynamoDbClient client) {
             return () -> {
                 try {
                     client.describeTable(b -> b.tableName(TABLE));
@@ -141,8 +147,8 @@ class DynamoLockAutoConfigurationTests {
 
     @Test
     void ourClientIsClosedWithTheContextWhenTheApplicationBuildsItsOwnTemplate() {
-        java.util.concurrent.atomic.AtomicReference<DynamoDbClient> client =
-                new java.util.concurrent.atomic.AtomicReference<>();
+        AtomicReference<DynamoDbClient> client =
+                new AtomicReference<>();
         contextRunner.withUserConfiguration(OwnTemplate.class).run(context -> {
             assertThat(context).hasSingleBean(LockTemplate.class);
             client.set(context.getBean(DynamoDbClient.class));

@@ -2,6 +2,7 @@ package io.dynamolock.reactive;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.dynamolock.core.LockLostException;
 import io.dynamolock.core.LockOperations;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockScope;
@@ -55,7 +56,7 @@ class ReactiveLockTemplateTests {
                         return "done";
                     }));
             assertThat(call.materialize().block(Duration.ofSeconds(30)).getThrowable())
-                    .isInstanceOf(io.dynamolock.core.LockLostException.class).hasMessageContaining(entity);
+                    .isInstanceOf(LockLostException.class).hasMessageContaining(entity);
             assertThat(locks.queue(entity, null).entries()).isEmpty();
         }
         finally {

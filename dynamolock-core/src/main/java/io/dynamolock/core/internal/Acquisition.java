@@ -8,6 +8,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
@@ -290,7 +291,7 @@ final class Acquisition {
             try {
                 callbacks.execute(() -> runCallback(callback));
             }
-            catch (java.util.concurrent.RejectedExecutionException closed) {
+            catch (RejectedExecutionException closed) {
                 runCallback(callback); // the template's threads are gone: on the releasing thread
             }
         }

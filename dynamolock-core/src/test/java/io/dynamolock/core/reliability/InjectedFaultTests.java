@@ -15,7 +15,10 @@ import io.dynamolock.core.test.FaultInjector.Fault;
 import io.dynamolock.core.test.FaultInjector.Step;
 import io.dynamolock.core.test.FaultInjector;
 import io.dynamolock.core.test.LockItems;
+import java.lang.reflect.Field;
 import java.time.Duration;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.List;
 import java.util.UUID;
@@ -676,16 +679,16 @@ class InjectedFaultTests extends LockTableTestSupport {
     private static void afterTheTimersCurrentTask(LockTemplate template) throws Exception {
         Object timer = field(field(field(template, "engine"), "workers"), "timer");
         try {
-            ((java.util.concurrent.ScheduledExecutorService) timer).schedule(() -> { }, 0, TimeUnit.NANOSECONDS)
+            ((ScheduledExecutorService) timer).schedule(() -> { }, 0, TimeUnit.NANOSECONDS)
                     .get();
         }
-        catch (java.util.concurrent.RejectedExecutionException shutDown) {
+        catch (RejectedExecutionException shutDown) {
             // already shut down
         }
     }
 
     private static Object field(Object target, String name) throws ReflectiveOperationException {
-        java.lang.reflect.Field field = target.getClass().getDeclaredField(name);
+        Field field = target.getClass().getDeclaredField(name);
         field.setAccessible(true);
         return field.get(target);
     }

@@ -42,13 +42,17 @@ public final class LockFixture implements AutoCloseable {
 
     public LockTemplate template(Consumer<LockTemplate.Builder> customizer, ExecutionInterceptor... interceptors) {
         DynamoDbClient client = db.client(interceptors);
-        LockTemplate.Builder builder = LockTemplate.builder(client).tableName(table).leaseDuration(LEASE)
-                .heartbeatInterval(HEARTBEAT).pollInterval(Duration.ofMillis(20), Duration.ofMillis(200));
-        customizer.accept(builder);
-        LockTemplate template = builder.build();
+        LockTemplate template = build(client, customizer);
         resources.add(client);
         resources.add(template);
         return template;
+    }
+
+    private LockTemplate build(DynamoDbClient client, Consumer<LockTemplate.Builder> customizer) {
+        LockTemplate.Builder builder = LockTemplate.builder(client).tableName(table).leaseDuration(LEASE)
+                .heartbeatInterval(HEARTBEAT).pollInterval(Duration.ofMillis(20), Duration.ofMillis(200));
+        customizer.accept(builder);
+        return builder.build();
     }
 
     /**
@@ -59,10 +63,7 @@ public final class LockFixture implements AutoCloseable {
     public LockTemplate templateClosingItsClientOnTermination(Consumer<LockTemplate.Builder> customizer,
             ExecutionInterceptor... interceptors) {
         DynamoDbClient client = db.client(interceptors);
-        LockTemplate.Builder builder = LockTemplate.builder(client).tableName(table).leaseDuration(LEASE)
-                .heartbeatInterval(HEARTBEAT).pollInterval(Duration.ofMillis(20), Duration.ofMillis(200));
-        customizer.accept(builder);
-        LockTemplate template = builder.build();
+        LockTemplate template = build(client, customizer);
         template.terminated().whenComplete((done, never) -> client.close());
         resources.add(template);
         return template;
