@@ -149,8 +149,9 @@ public final class LockRequest {
 
     /**
      * How many exclusive holders the lock admits at once (default 1; more makes a semaphore). The first
-     * request that queues on an idle lock fixes it on the lock's item; while anyone is queued, a request with
-     * another number is refused with a {@link LockOptionException} naming both.
+     * request that queues on an idle lock fixes it on the lock's item; while anyone alive is queued, a request with
+     * another number is refused with a {@link LockOptionException} naming both (entries whose leases ended are
+     * purged instead).
      */
     public int permits() {
         return permits;

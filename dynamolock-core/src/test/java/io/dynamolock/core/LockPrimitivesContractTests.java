@@ -9,7 +9,9 @@ import io.dynamolock.core.test.RequestCounter;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -23,6 +25,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
 /**
  * The guarantees of read/write locks, semaphores and locks of several entities, on DynamoDB Local through the
@@ -375,6 +378,48 @@ class LockPrimitivesContractTests {
             assertThat(other.queue("p-1", null).permits()).isEqualTo(2);
             assertThat(lock.fencingToken()).isGreaterThan(semaphore.fencingToken());
         }
+    }
+
+    /**
+     * Instances that asked for 3 permits died (a redeploy's killed pods) and the new version asks for 2: their
+     * entries' leases ended, so nobody keeps the old number any more, yet nobody of the old number is left to purge
+     * them either. More of them than one purge removes.
+     */
+    @Test
+    void deadEntriesOfOtherPermitsAreTakenOverOnceTheirLeasesEnded() {
+        Map<String, AttributeValue> item = new HashMap<>(Map.of("pk", AttributeValue.fromS("p-dead"),
+                "sk", AttributeValue.fromS("default"), "next", AttributeValue.fromN("1030"),
+                "permits", AttributeValue.fromN("3")));
+        long expired = System.currentTimeMillis() - 1;
+        for (int i = 0; i < 30; i++) {
+            item.put("t#dead-" + i, AttributeValue.fromN(Long.toString(1000 + i)));
+            item.put("e#dead-" + i, AttributeValue.fromN(Long.toString(expired)));
+        }
+        fixture.admin().putItem(b -> b.tableName(fixture.table()).item(item));
+
+        LockTemplate redeployed = fixture.template();
+        try (LockHandle lock = redeployed.acquire(LockRequest.builder("p-dead").permits(2).build())) {
+            assertThat(lock.fencingToken()).isEqualTo(1030);
+            assertThat(redeployed.queue("p-dead", null).permits()).isEqualTo(2);
+            assertThat(fixture.queue("p-dead")).extracting(QueueSnapshot.Entry::entryId)
+                    .containsExactly(lock.entryId());
+        }
+    }
+
+    @Test
+    void aLiveEntryOfOtherPermitsStillRefusesBesideDeadOnes() {
+        LockHandle live = fixture.template().acquire(LockRequest.builder("p-mixed").permits(3).build());
+        fixture.admin().updateItem(b -> b.tableName(fixture.table())
+                .key(Map.of("pk", AttributeValue.fromS("p-mixed"), "sk", AttributeValue.fromS("default")))
+                .updateExpression("SET #t = :t, #e = :e")
+                .expressionAttributeNames(Map.of("#t", "t#dead", "#e", "e#dead"))
+                .expressionAttributeValues(Map.of(":t", AttributeValue.fromN("1"),
+                        ":e", AttributeValue.fromN(Long.toString(System.currentTimeMillis() - 1)))));
+        LockTemplate other = fixture.template();
+        assertThatThrownBy(() -> other.acquire(LockRequest.builder("p-mixed").permits(2).build()))
+                .isInstanceOf(LockOptionException.class).hasMessageContaining("admits 3");
+        assertThat(fixture.queue("p-mixed")).extracting(QueueSnapshot.Entry::entryId).contains(live.entryId());
+        live.release();
     }
 
     @Test

@@ -179,6 +179,9 @@ final class QueueTable {
             if (state.entry(entry.id()) != null || attempt == 4) {
                 return keepTtl(key, state, nowMillis);
             }
+            if (!state.admits(entry.permits())) {
+                state = purgeDeadOfOtherPermits(key, state, nowMillis);
+            }
             if (state.admits(entry.permits())) {
                 // Our takeover of leftover permits lost to another caller's, who asked for ours: queue as usual.
                 takeOverAt = null;
@@ -194,6 +197,26 @@ final class QueueTable {
             // The permits of an empty queue are a leftover: take them over unless someone enqueued meanwhile.
             takeOverAt = state.nextTicket();
         }
+    }
+
+    /**
+     * The entries of a queue that refused our permits, once every one of them has expired: their processes died
+     * (a redeploy that changed the permits), and nobody of their number is left to purge them as waiters do, so
+     * without this the lock would refuse everyone until TTL deleted the item. Removed as a waiter's purge removes
+     * them, each only if not renewed since, and only if nobody enqueued since. Returns the queue as it is after,
+     * or as {@code seen} if an entry is live (a fail-closed entry never expires): that one keeps the old number.
+     */
+    private QueueState purgeDeadOfOtherPermits(LockKey key, QueueState seen, long nowMillis) {
+        QueueState state = seen;
+        while (!state.entries().isEmpty() && state.entries().stream().allMatch(e -> e.isExpiredAt(nowMillis))) {
+            QueueState after = purge(key, state.entries(), "#next = :seenNext", Map.of("#next", QueueState.NEXT),
+                    Map.of(":seenNext", number(state.nextTicket())));
+            if (after.entries().size() >= state.entries().size()) {
+                return after; // refused: someone renewed or enqueued since, which the next attempt sees
+            }
+            state = after;
+        }
+        return state;
     }
 
     /**
@@ -420,12 +443,18 @@ final class QueueTable {
      * {@link #MAX_PURGE} of them, the lowest tickets first, since one expression may hold 4 KB only.
      */
     QueueState purge(LockKey key, String self, List<QueueState.Entry> stale) {
+        // The purger's own ticket: also keeps the update from creating an item that TTL deleted meanwhile.
+        return purge(key, stale, "attribute_exists(#self)", Map.of("#self", ticket(self)), Map.of());
+    }
+
+    /** A purge of {@code stale} on {@code guard}, which must hold only while the item exists. */
+    private QueueState purge(LockKey key, List<QueueState.Entry> stale, String guard, Map<String, String> guardNames,
+            Map<String, AttributeValue> guardValues) {
         stale = stale.subList(0, Math.min(stale.size(), MAX_PURGE));
-        Map<String, String> names = new HashMap<>();
-        Map<String, AttributeValue> values = new HashMap<>();
+        Map<String, String> names = new HashMap<>(guardNames);
+        Map<String, AttributeValue> values = new HashMap<>(guardValues);
         StringBuilder remove = new StringBuilder("REMOVE ");
-        StringBuilder condition = new StringBuilder("attribute_exists(#self)");
-        names.put("#self", ticket(self));
+        StringBuilder condition = new StringBuilder(guard);
         for (int i = 0; i < stale.size(); i++) {
             QueueState.Entry entry = stale.get(i);
             names.put("#t" + i, ticket(entry.id()));
@@ -507,7 +536,6 @@ final class QueueTable {
                 Map.of("#ttl", TTL_ATTRIBUTE, "#next", QueueState.NEXT), Map.of(":ttl", number(ttlFor(latest)))));
     }
 
-    /** A conditional write's outcome: whether it was applied, and the item after it or as it stood instead. */
     /**
      * A conditional write's outcome: the item after it, or as it stood when the condition failed.
      * {@code firstAttempt}: the answer came from the request's first attempt, so a failed condition was not made to
