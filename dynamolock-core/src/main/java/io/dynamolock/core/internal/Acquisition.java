@@ -349,11 +349,18 @@ final class Acquisition {
     }
 
     /**
-     * Whether {@code candidate} is at least as new as {@code known} for this entry: it holds the entry and no
-     * more entries ahead of it. A state without the entry predates our enqueue (or follows a purge of it).
+     * Whether {@code candidate} is newer than {@code known} for this entry: it holds the entry and fewer entries
+     * ahead of it, or as many and it was true no earlier. A state without the entry predates our enqueue (or
+     * follows a purge of it). The times break ties so that a state already acted on, offered again (a hint
+     * duplicated or replayed, its item aged since), is no news: acting on it again would cost a request each time.
      */
     boolean isNewer(QueueState candidate, QueueState known) {
-        return known == null || aheadOf(candidate) <= aheadOf(known);
+        if (known == null) {
+            return true;
+        }
+        int ahead = aheadOf(candidate);
+        int knownAhead = aheadOf(known);
+        return ahead < knownAhead || ahead == knownAhead && candidate.asOfMillis() >= known.asOfMillis();
     }
 
     private int aheadOf(QueueState state) {

@@ -231,15 +231,20 @@ final class Waiter implements WakeUps.Addressee {
         long now = System.nanoTime();
         // A plain hint: read now, once per interval of the poll schedule, without moving the schedule. So hints add
         // at most one read per interval, whatever arrives (forged, duplicated), and never delay the scheduled poll.
+        // Nor do they end the pause after a failed purge: only the scheduled poll does, or the read would be
+        // followed by another purge, and a failed one restarts the schedule, hint after hint.
         boolean forHint = hinted.getAndSet(false) && !hintReadSincePoll && now - nextPollAt < 0;
         if ((forHint || now - nextPollAt >= 0) && entry.isLive()) {
+            RuntimeException pausedBy = failure;
             attempt(() -> engine.table.read(entry.key(), timeLeft()));
             if (forHint) {
                 hintReadSincePoll = true;
+                failure = failure == null ? pausedBy : failure;
                 engine.wakeUps.countUseful();
             }
             else {
                 polled = true;
+                hintReadSincePoll = false;
                 if (nextPollFor != 0) {
                     predictions.spend(nextPollFor);
                 }
@@ -314,7 +319,6 @@ final class Waiter implements WakeUps.Addressee {
     private void sleep(long now, long delayNanos) {
         if (polled) {
             dueAt = now + delayNanos;
-            hintReadSincePoll = false;
         }
         else {
             dueAt = Waits.earlier(dueAt, now + delayNanos);

@@ -8,6 +8,7 @@ import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.QueueSnapshot;
 import io.dynamolock.core.WakeUpOptions;
 import io.dynamolock.core.test.Await;
+import io.dynamolock.core.test.DynamoDbLocal;
 import io.dynamolock.core.test.LockFixture;
 import io.dynamolock.core.test.FaultInjector;
 import java.io.IOException;
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.core.interceptor.Context;
 import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
 import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.GetItemRequest;
 
@@ -462,6 +464,84 @@ class WakeUpTemplateTests {
         assertThat(fixture.queue(entity)).extracting(QueueSnapshot.Entry::entryId).containsExactly(waiterId);
         granted.release();
         otherLock.release();
+    }
+
+    private static void send(LockTemplate template, byte[] datagram) throws IOException {
+        try (DatagramChannel sender = DatagramChannel.open()) {
+            sender.send(ByteBuffer.wrap(datagram), HintEndpoint.socketAddress(template.wakeUpAddress()));
+        }
+    }
+
+    /**
+     * While the purge of a dead holder keeps failing (throttled), plain hints, forged or not, still cost one read
+     * per poll interval: that read does not end the pause the failure started, so no purge follows it, and the
+     * hints after it cost nothing until the scheduled poll.
+     */
+    @Test
+    void plainHintsCostOneReadPerPollIntervalWhilePurgesFail() throws Exception {
+        long now = System.currentTimeMillis();
+        fixture.admin().putItem(b -> b.tableName(fixture.table()).item(Map.of("pk", AttributeValue.fromS(entity),
+                "sk", AttributeValue.fromS("default"), "next", AttributeValue.fromN("11"),
+                "t#dead", AttributeValue.fromN("10"), "e#dead", AttributeValue.fromN(Long.toString(now - 1)))));
+        FaultInjector faults = new FaultInjector();
+        faults.failAlways(FaultInjector.Step.PURGE, FaultInjector.Fault.THROTTLE_BEFORE);
+        try (DynamoDbClient client = faults.clientFor(DynamoDbLocal.shared(), 1);
+                LockTemplate waiter = LockTemplate.builder(client).tableName(fixture.table()).leaseDuration(LONG)
+                        .heartbeatInterval(Duration.ofSeconds(10))
+                        .pollInterval(Duration.ofSeconds(3), Duration.ofSeconds(3))
+                        .wakeUp(WakeUpOptions.builder().bindAddress("127.0.0.1").build()).build()) {
+            CompletableFuture<LockHandle> waiting = waitFor(waiter, 2);
+            Await.until(Duration.ofSeconds(10), "the first purge", () -> faults.attempts(FaultInjector.Step.PURGE) == 1);
+            String waiterId = fixture.queue(entity).get(1).entryId();
+            byte[] plain = new HintCodec(null, Clock.systemUTC(), Duration.ofSeconds(10))
+                    .encode(new WakeUpHint(new LockKey(entity, "default"), waiterId, now, null));
+
+            send(waiter, plain);
+            Await.until(Duration.ofSeconds(10), "the hint's read", () -> faults.attempts(FaultInjector.Step.READ) == 1);
+            for (int i = 0; i < 4; i++) {
+                long received = waiter.wakeUpStats().received();
+                send(waiter, plain);
+                handled(waiter, received + 1);
+            }
+            Await.until(Duration.ofSeconds(10), "the scheduled poll's purge",
+                    () -> faults.attempts(FaultInjector.Step.PURGE) >= 2);
+            assertThat(faults.attempts(FaultInjector.Step.PURGE)).as("the first purge and the scheduled poll's")
+                    .isEqualTo(2);
+            assertThat(faults.attempts(FaultInjector.Step.READ)).as("the first hint's read and the scheduled poll")
+                    .isEqualTo(2);
+            assertThat(waiting).isNotDone();
+        }
+    }
+
+    /**
+     * A genuine datagram whose item has aged (sent again, or late: here the holder's lease in it has ended, though
+     * the holder renews): the waiter acts on it once, and its copies are no news once the waiter knows better.
+     */
+    @Test
+    void aReplayedAuthenticatedHintCostsAtMostOnePurge() throws Exception {
+        LockTemplate holder = template(o -> o.secret(SECRET));
+        FaultInjector requests = new FaultInjector();
+        LockTemplate waiter = template(o -> o.secret(SECRET), requests);
+        LockHandle held = holder.acquire(entity, Duration.ZERO);
+        CompletableFuture<LockHandle> waiting = waitFor(waiter, 2);
+        handled(holder, 1); // the waiter's word: the holder will hand over to it
+        String waiterId = fixture.queue(entity).get(1).entryId();
+        Map<String, AttributeValue> aged = new HashMap<>(fixture.item(entity, "default"));
+        aged.put("e#" + held.entryId(), AttributeValue.fromN(Long.toString(System.currentTimeMillis() - 1)));
+        byte[] copy = new HintCodec(SECRET.getBytes(StandardCharsets.UTF_8), Clock.systemUTC(), Duration.ofSeconds(10))
+                .encode(new WakeUpHint(new LockKey(entity, "default"), waiterId, System.currentTimeMillis(), aged));
+
+        for (int i = 0; i < 6; i++) {
+            long received = waiter.wakeUpStats().received();
+            send(waiter, copy);
+            handled(waiter, received + 1);
+        }
+        held.release();
+        LockHandle granted = waiting.get(30, TimeUnit.SECONDS); // its step comes after those of the copies
+        assertThat(requests.attempts(FaultInjector.Step.PURGE)).as("purges for 6 copies of one datagram")
+                .isLessThanOrEqualTo(1);
+        assertThat(fixture.queue(entity)).extracting(QueueSnapshot.Entry::entryId).containsExactly(waiterId);
+        granted.release();
     }
 
     @Test
