@@ -71,6 +71,7 @@ final class ManyEntitiesScenario {
             long other = 0;
             long max = 0;
             int items = 0;
+            int entityItems = 0;
             for (Map.Entry<String, Long> item : writes.entrySet()) {
                 if (!item.getKey().startsWith(kind.table())) {
                     continue;
@@ -79,13 +80,14 @@ final class ManyEntitiesScenario {
                 max = Math.max(max, item.getValue());
                 if (item.getKey().contains(prefix)) {
                     entityWrites += item.getValue();
+                    entityItems++;
                 }
                 else {
                     other += item.getValue();
                 }
             }
             rows.add(new Row(kind, acquires.get() / seconds, meter.total() / seconds, items, max,
-                    (double) entityWrites / ENTITIES, other, (int) failures.get()));
+                    (double) entityWrites / Math.max(1, entityItems), other, (int) failures.get()));
             BenchMain.progress("many entities " + kind.id + ": " + acquires.get() + " acquires");
         }
         return rows;

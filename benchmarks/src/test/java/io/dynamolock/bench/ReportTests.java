@@ -1,0 +1,77 @@
+package io.dynamolock.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.knowm.xchart.CategoryChart;
+import org.knowm.xchart.CategorySeries;
+
+/** What the report prints and draws says what was measured. */
+class ReportTests {
+
+    private static final long MS = 1_000_000;
+    private static final List<String> EIGHT = List.of("1-0", "2-0", "3-0", "4-0", "5-0", "6-0", "7-0", "8-0");
+
+    private static Grant grant(String contender, int jvm, long waitStart, long granted, long released, long answered) {
+        return new Grant(contender, jvm, waitStart * MS, granted * MS, released * MS, answered * MS, -1);
+    }
+
+    /** Two JVMs taking turns, 40 ms apart: 4 grants in a window of 140 ms, 2 in the drain after it. */
+    private static ContendedRun turns() {
+        List<Grant> grants = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            long t = i * 40;
+            grants.add(grant((i % 2 + 1) + "-0", i % 2 + 1, t - 20, t + 10, t + 30, t + 35));
+        }
+        return new ContendedRun(CompetitorKind.DYNAMOLOCK, List.of("1-0", "2-0"), grants, 0, 140 * MS, Meter.NONE, 0);
+    }
+
+    @Test
+    void handoffsAreThoseOfTheWindowNotOfTheDrain() {
+        ContendedScenario.Row row = ContendedScenario.row(turns(), 5 * MS);
+        assertThat(row.grants()).isEqualTo(4);
+        assertThat(row.handoffsAcrossJvms()).as("the 3 between the window's 4 grants").isEqualTo(3);
+        assertThat(row.handoffCrossJvmP50()).as("release at t+30, next grant at t+50").isEqualTo(20);
+        assertThat(row.handoffsAcrossJvmsPerSecond()).isEqualTo(3 / 0.14, org.assertj.core.data.Offset.offset(1e-9));
+    }
+
+    /** A lock that gives itself the lock back: one contender took every grant while the others failed. */
+    @Test
+    void aRunWithoutHandoffsShowsNoHandoffFigures() {
+        List<Grant> grants = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            grants.add(grant("1-0", 1, i * 30, i * 30 + 5, i * 30 + 25, i * 30 + 30));
+        }
+        ContendedScenario.Row row = ContendedScenario.row(
+                new ContendedRun(CompetitorKind.AWS_DEFAULTS, EIGHT, grants, 0, 300 * MS, Meter.NONE, 7), 5 * MS);
+        String goals = Summary.goals(List.of(CompetitorKind.AWS_DEFAULTS), List.of(row));
+        Map<String, String> cells = goals.lines().filter(line -> line.startsWith("| ") && !line.startsWith("| --"))
+                .map(line -> line.substring(2, line.length() - 2).split(" \\| "))
+                .filter(cols -> cols.length == 2).collect(Collectors.toMap(cols -> cols[0], cols -> cols[1]));
+        assertThat(cells).containsEntry("handoff p50 ms across processes (handoffs)", "- (0)")
+                .containsEntry("of them handoffs between processes, per second", "0.0");
+        assertThat(cells.entrySet()).filteredOn(e -> e.getKey().startsWith("bound if"))
+                .extracting(Map.Entry::getValue).containsExactly("-");
+        assertThat(cells.entrySet()).filteredOn(e -> e.getKey().startsWith("p50 of its parts"))
+                .extracting(Map.Entry::getValue).containsExactly("- / -");
+    }
+
+    /** A hand-over: the next holder starts before the release's answer, so the handoff is below its parts' sum. */
+    @Test
+    void theHandoffChartShowsTheHandoffItselfBesideItsParts() {
+        ContendedScenario.Row row = new ContendedScenario.Row(CompetitorKind.DYNAMOLOCK_HINTS_AUTH, 8, 538, 44.8,
+                0.90, 146, 162, 196, 1.10, 1.0, 0, 0, 0, 1.8, 543, 11.3, -9.5, 2.0, Meter.NONE, 0, 0, new double[538]);
+        CategoryChart handoff = (CategoryChart) Report.processesCharts(List.of(CompetitorKind.DYNAMOLOCK_HINTS_AUTH),
+                List.of(row)).get(1);
+        assertThat(handoff.getStyler().isStacked()).isFalse();
+        Map<String, Number> bars = handoff.getSeriesMap().values().stream().collect(Collectors.toMap(
+                CategorySeries::getName, series -> series.getYData().iterator().next()));
+        assertThat(bars).containsEntry("handoff: release call to the next grant", 1.8)
+                .containsEntry("the release's own request", 11.3)
+                .containsEntry("its answer to the next grant (< 0: before it)", -9.5);
+    }
+}
