@@ -31,7 +31,9 @@ import java.lang.annotation.Target;
  *
  * <p>Every {@code @QueueLocked} method is checked when the application starts (expression
  * syntax, parameter names, durations, return type); a bad one stops the start with a message
- * naming the class, the method and the value. The annotation also works as a meta-annotation.
+ * naming the class, the method and the value. The annotation also works as a meta-annotation, on
+ * methods only: a composed annotation that carries it onto a class stops the start too, since
+ * it would lock nothing there.
  *
  * <ul>
  * <li>A method of the same thread that already holds the lock (another {@code @QueueLocked}

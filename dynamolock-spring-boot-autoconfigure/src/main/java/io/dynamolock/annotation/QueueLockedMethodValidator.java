@@ -22,6 +22,9 @@ import org.springframework.core.MethodIntrospector;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.annotation.AnnotationUtils;
+import org.springframework.core.annotation.MergedAnnotation;
+import org.springframework.core.annotation.MergedAnnotations;
+import org.springframework.core.annotation.MergedAnnotations.SearchStrategy;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -58,6 +61,7 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
         for (String name : beanFactory.getBeanDefinitionNames()) {
             Class<?> type = beanClass(name);
             if (type != null && seen.add(type) && AnnotationUtils.isCandidateClass(type, QueueLocked.class)) {
+                checkClass(type, problems);
                 found |= check(type, problems);
             }
         }
@@ -83,6 +87,20 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
         }
         Class<?> type = beanFactory.getType(name, false);
         return type == null ? null : ClassUtils.getUserClass(type);
+    }
+
+    /**
+     * A composed annotation whose {@code @Target} allows classes can carry {@code @QueueLocked} onto one, where the
+     * advisor, which matches methods, never sees it: every call would run unlocked.
+     */
+    private static void checkClass(Class<?> type, List<String> problems) {
+        MergedAnnotation<QueueLocked> onClass = MergedAnnotations.from(type, SearchStrategy.TYPE_HIERARCHY)
+                .get(QueueLocked.class);
+        if (onClass.isPresent()) {
+            problems.add(type.getName() + " carries @QueueLocked through @" + onClass.getRoot().getType().getSimpleName()
+                    + " on the class, where it locks nothing: @QueueLocked applies to methods; put it (or the"
+                    + " composed annotation) on each method to lock");
+        }
     }
 
     /** Checks the annotated methods of {@code type}; {@code true} if it has any. */

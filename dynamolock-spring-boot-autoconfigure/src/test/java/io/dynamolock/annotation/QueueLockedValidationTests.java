@@ -7,6 +7,10 @@ import io.dynamolock.autoconfigure.DynamoLockAutoConfiguration;
 import io.dynamolock.core.LockMode;
 import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.test.DynamoDbLocal;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
 import java.lang.reflect.Proxy;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -238,9 +242,33 @@ class QueueLockedValidationTests {
         assertFails(BadSyntaxFactory.class, "@QueueLocked on " + BadSyntax.class.getName() + ".run(String):");
     }
 
+    /**
+     * A composed annotation that may go on a class carries @QueueLocked there, where no method is locked by it:
+     * the start stops rather than let every call run unlocked.
+     */
+    @Test
+    void failsOnQueueLockedCarriedOntoAClass() {
+        assertFails(LockedClass.class, LockedClass.class.getName() + " carries @QueueLocked through @"
+                + LockedType.class.getSimpleName() + " on the class, where it locks nothing: @QueueLocked applies to"
+                + " methods; put it (or the composed annotation) on each method to lock");
+    }
+
     private void assertFails(Class<?> bean, String message, String... properties) {
         contextRunner.withPropertyValues(properties).withBean(bean).run(context -> assertThat(context).getFailure()
                 .isInstanceOf(QueueLockedConfigurationException.class).hasMessageContaining(message));
+    }
+
+    @Target({ElementType.TYPE, ElementType.METHOD})
+    @Retention(RetentionPolicy.RUNTIME)
+    @QueueLocked(entity = "#id")
+    public @interface LockedType {
+    }
+
+    @LockedType
+    public static class LockedClass {
+
+        public void run(String id) {
+        }
     }
 
     public static class Plain {
