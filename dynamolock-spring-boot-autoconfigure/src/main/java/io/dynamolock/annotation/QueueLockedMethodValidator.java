@@ -11,6 +11,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.framework.AopProxyUtils;
+import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.BeansException;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
@@ -62,7 +63,7 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
             Class<?> type = beanClass(name);
             if (type != null && seen.add(type) && AnnotationUtils.isCandidateClass(type, QueueLocked.class)) {
                 checkClass(type, problems);
-                found |= check(type, problems);
+                found |= check(type, isJdkProxy(name), problems);
             }
         }
         if (!problems.isEmpty()) {
@@ -103,14 +104,22 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
         }
     }
 
+    /** Whether the bean is already a JDK proxy: it is called through its interfaces, final methods included. */
+    private boolean isJdkProxy(String name) {
+        return beanFactory instanceof ConfigurableListableBeanFactory factory && factory.containsSingleton(name)
+                && AopUtils.isJdkDynamicProxy(factory.getSingleton(name));
+    }
+
     /** Checks the annotated methods of {@code type}; {@code true} if it has any. */
-    private boolean check(Class<?> type, List<String> problems) {
+    private boolean check(Class<?> type, boolean jdkProxy, List<String> problems) {
         Map<Method, QueueLocked> annotated = MethodIntrospector.selectMethods(type,
                 (MethodIntrospector.MetadataLookup<QueueLocked>) method ->
                         AnnotatedElementUtils.findMergedAnnotation(method, QueueLocked.class));
         for (Method method : annotated.keySet()) {
             int modifiers = method.getModifiers();
-            if (Modifier.isPrivate(modifiers) || Modifier.isFinal(modifiers) || Modifier.isStatic(modifiers)) {
+            boolean viaInterface = jdkProxy && ClassUtils.getInterfaceMethodIfPossible(method, type) != method;
+            if (Modifier.isPrivate(modifiers) || Modifier.isFinal(modifiers) && !viaInterface
+                    || Modifier.isStatic(modifiers)) {
                 log.warn("@QueueLocked on {} has no effect: a Spring proxy cannot intercept a {} method; make it"
                         + " public or protected and not final", QueueLockedMethods.describe(method, type),
                         Modifier.isPrivate(modifiers) ? "private" : Modifier.isFinal(modifiers) ? "final" : "static");

@@ -228,6 +228,20 @@ class QueueLockedValidationTests {
                 .hasMessageContaining(BadSyntax.class.getName()).hasMessageContaining(BadWait.class.getName()));
     }
 
+    /** A JDK proxy calls a final method through its interface: it is locked, so no warning says otherwise. */
+    @Test
+    void aFinalMethodOfAJdkProxiedBeanIsLockedWithoutAWarning(CapturedOutput output) {
+        contextRunner.withPropertyValues("spring.aop.proxy-target-class=false").withBean(FinalPayments.class)
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    Settlement settlement = context.getBean(Settlement.class);
+                    assertThat(Proxy.isProxyClass(settlement.getClass())).isTrue();
+                    assertThat(settlement.settle("o-7", context.getBean(LockTemplate.class))).containsExactly("o-7");
+                });
+        assertThat(output).doesNotContain(FinalPayments.class.getName() + ".settle(String, LockTemplate) has no"
+                + " effect");
+    }
+
     @Test
     void warnsWithoutFailingOnMethodsAProxyCannotIntercept(CapturedOutput output) {
         contextRunner.withBean(Unproxyable.class).run(context -> assertThat(context).hasNotFailed());
@@ -385,6 +399,20 @@ class QueueLockedValidationTests {
 
         @QueueLocked(entity = "#id", minHold = "110000d")
         public void run(String id) {
+        }
+    }
+
+    public interface Settlement {
+
+        List<String> settle(String orderId, LockTemplate locks);
+    }
+
+    public static class FinalPayments implements Settlement {
+
+        @Override
+        @QueueLocked(entity = "#orderId")
+        public final List<String> settle(String orderId, LockTemplate locks) {
+            return locks.activeLocks().stream().map(lock -> lock.entity()).toList();
         }
     }
 
