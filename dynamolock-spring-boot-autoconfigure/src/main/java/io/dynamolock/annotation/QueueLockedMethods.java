@@ -142,30 +142,35 @@ final class QueueLockedMethods {
             throw invalid(description, "maxWait '" + annotation.maxWait() + "' is negative; use 0 for no wait,"
                     + " a positive duration, or infinite");
         }
-        // The core's rules of leases and namespaces, checked now rather than failing every call.
-        if (lease != null) {
-            Duration heartbeat = lockTemplate.get().heartbeatInterval();
+        // The core's rules of leases and namespaces, checked now rather than failing every call. Without a
+        // template yet, as for the template itself: the first call looks it up again, and checks them then.
+        LockTemplate template;
+        try {
+            template = lease != null || !namespace.isEmpty() ? lockTemplate.get() : null;
+        }
+        catch (BeansException noTemplateYet) {
+            template = null;
+        }
+        if (lease != null && template != null) {
+            Duration heartbeat = template.heartbeatInterval();
             if (lease.compareTo(heartbeat) <= 0) {
                 throw invalid(description, "lease '" + annotation.lease() + "' (" + lease + ") must be longer than"
                         + " the heartbeat interval " + heartbeat + " (dynamolock.heartbeat-interval), or the lock"
                         + " would expire before it is renewed; twice the heartbeat interval or more is usual");
             }
             try {
-                lockTemplate.get().checkOptions(lease, null);
+                template.checkOptions(lease, null);
             }
             catch (LockOptionException ex) {
                 throw invalid(description, "lease '" + annotation.lease() + "' is refused: " + ex.getMessage(), ex);
             }
         }
-        if (!namespace.isEmpty()) {
+        if (!namespace.isEmpty() && template != null) {
             try {
-                lockTemplate.get().checkOptions(null, namespace);
+                template.checkOptions(null, namespace);
             }
             catch (LockOptionException ex) {
                 throw invalid(description, ex.getMessage(), ex); // it names the namespace
-            }
-            catch (BeansException noTemplateYet) {
-                // As for the template itself: the first call looks it up again, and checks the namespace then.
             }
         }
         return new LockedMethod(method, description, List.of(annotation.entity()), entities, annotation.mode(),

@@ -22,6 +22,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.beans.factory.FactoryBean;
+import org.springframework.beans.factory.NoSuchBeanDefinitionException;
 import org.springframework.beans.factory.support.DefaultListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
@@ -69,6 +70,20 @@ class QueueLockedValidationTests {
                     context.getBean(Plain.class).run("a");
                     assertThat(lookedUpOn).hasSize(1);
                 });
+    }
+
+    /**
+     * No template at start (defined later, or in a context that comes up after this one): a lease or a namespace
+     * cannot be checked against it yet, and the start goes on, as it does for a method with neither.
+     */
+    @Test
+    void startsWithoutATemplateYetWhateverTheMethodsAsk() {
+        contextRunner.withBean(WithLeaseAndNamespace.class)
+                .withBean(QueueLockedAdvisor.class, () -> new QueueLockedAdvisor(() -> {
+                    throw new NoSuchBeanDefinitionException(LockTemplate.class);
+                }, () -> LostLeasePolicy.FAIL, new StandardEnvironment(), new DefaultListableBeanFactory(), 0,
+                        event -> { }))
+                .run(context -> assertThat(context).hasNotFailed());
     }
 
     @Test
@@ -281,6 +296,13 @@ class QueueLockedValidationTests {
     @LockedType
     public static class LockedClass {
 
+        public void run(String id) {
+        }
+    }
+
+    public static class WithLeaseAndNamespace {
+
+        @QueueLocked(entity = "#id", lease = "2m", namespace = "billing")
         public void run(String id) {
         }
     }
