@@ -70,7 +70,7 @@
  *     rule is monotone, so the same-JVM handoff holds for it and a release hands over to every entry that may now
  *     hold; a request for other permits than the queued ones is refused, an emptied queue's permits taken over</td>
  *     <td>{@code internal.WaitLoopTests} (the rule, its monotonicity, what is purged), {@code LockPrimitivesContractTests}
- *     ({@code neverAWriterWithAnyoneElseInsideWhileReadersShare}, {@code neverMoreThanItsPermitsInsideASemaphore},
+ *     ({@code neverAWriterWithAnyoneElseInsideUnderContention}, {@code neverMoreThanItsPermitsInsideASemaphore},
  *     {@code aStreamOfReadersCannotHoldBackAWaitingWriter},
  *     {@code aWriterCannotHoldBackReadersQueuedBeforeTheNextWriterAndItsReleaseHandsOverToAllOfThem},
  *     {@code aCrashedReaderStopsNoOtherReaderAndItsWriterTakesOverAfterTheLease},

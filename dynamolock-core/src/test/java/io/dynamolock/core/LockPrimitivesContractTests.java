@@ -47,8 +47,9 @@ class LockPrimitivesContractTests {
         fixture.close();
     }
 
+    /** Exclusion only: that readers do hold together is the next test's, where no writer's place can stop them. */
     @Test
-    void neverAWriterWithAnyoneElseInsideWhileReadersShare() throws Exception {
+    void neverAWriterWithAnyoneElseInsideUnderContention() throws Exception {
         AtomicInteger readers = new AtomicInteger();
         AtomicInteger writers = new AtomicInteger();
         AtomicInteger violations = new AtomicInteger();
@@ -95,7 +96,8 @@ class LockPrimitivesContractTests {
                     inside.decrementAndGet();
                     return null;
                 }));
-        assertThat(most.get()).isBetween(1, 3);
+        assertThat(most.get()).as("never more than its permits inside").isLessThanOrEqualTo(3);
+        // That it does let 3 in at once, without a race to depend on:
         LockRequest permit = LockRequest.builder("partner-api").permits(3).build();
         List<Optional<LockHandle>> taken = List.of(fixture.template().tryAcquire(permit),
                 fixture.template().tryAcquire(permit), fixture.template().tryAcquire(permit));

@@ -19,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -54,6 +55,7 @@ final class HintEndpoint implements AutoCloseable {
     private final Selector readable;
     private final HintCodec codec;
     private final Consumer<WakeUpHint> consumer;
+    private final Function<String, InetSocketAddress> resolver;
     private final String advertised;
     private final BlockingQueue<Outgoing> outgoing = new ArrayBlockingQueue<>(SEND_QUEUE);
     private final Thread receiver;
@@ -75,8 +77,15 @@ final class HintEndpoint implements AutoCloseable {
      * @throws UncheckedIOException if the address cannot be bound
      */
     HintEndpoint(InetSocketAddress bind, String advertised, HintCodec codec, Consumer<WakeUpHint> consumer) {
+        this(bind, advertised, codec, consumer, HintEndpoint::socketAddress);
+    }
+
+    /** As above, with {@code resolver} turning {@code host:port} into where to send (tests watch its thread). */
+    HintEndpoint(InetSocketAddress bind, String advertised, HintCodec codec, Consumer<WakeUpHint> consumer,
+            Function<String, InetSocketAddress> resolver) {
         this.codec = codec;
         this.consumer = consumer;
+        this.resolver = resolver;
         for (HintCodec.Rejection why : HintCodec.Rejection.values()) {
             rejected.put(why, new AtomicLong());
         }
@@ -251,7 +260,7 @@ final class HintEndpoint implements AutoCloseable {
     private void transmit(Outgoing next) {
         try {
             byte[] datagram = codec.encode(next.hint());
-            if (datagram != null && channel.send(ByteBuffer.wrap(datagram), socketAddress(next.address())) > 0) {
+            if (datagram != null && channel.send(ByteBuffer.wrap(datagram), resolver.apply(next.address())) > 0) {
                 sent.incrementAndGet();
             }
             else {

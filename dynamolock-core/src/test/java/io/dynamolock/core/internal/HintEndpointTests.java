@@ -7,6 +7,8 @@ import static io.dynamolock.core.internal.HintCodecTests.SECRET;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 
+import io.dynamolock.core.test.Await;
+import io.dynamolock.core.test.FaultInjector;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -14,8 +16,12 @@ import java.nio.channels.DatagramChannel;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -69,17 +75,34 @@ class HintEndpointTests {
         assertThat(b.rejected()).isZero();
     }
 
+    /** A name lookup may block for seconds: a release's or a purge's thread must never wait for one. */
     @Test
     void aHintToAnIpAddressGoesOutOnTheCallersThreadAndOneToAHostNameOnTheSenderThread() throws Exception {
-        HintEndpoint a = endpoint(SECRET, hint -> { });
         HintEndpoint b = endpoint(SECRET, arrived::add);
+        int port = b.boundAddress().getPort();
+        CountDownLatch lookupAnswers = new CountDownLatch(1);
+        Map<String, Thread> resolvedOn = new ConcurrentHashMap<>();
+        HintEndpoint a = new HintEndpoint(LOOPBACK_ANY_PORT, null, new HintCodec(SECRET, CLOCK, Duration.ofSeconds(5)),
+                hint -> { }, address -> {
+                    resolvedOn.put(address, Thread.currentThread());
+                    if (!HintEndpoint.isIpLiteral(address)) {
+                        FaultInjector.await(lookupAnswers, 30); // a slow resolver
+                        return new InetSocketAddress(InetAddress.getLoopbackAddress(), port);
+                    }
+                    return HintEndpoint.socketAddress(address);
+                });
+        opened.add(a);
         WakeUpHint hint = new WakeUpHint(KEY, "abc", NOW, null);
 
-        a.send("127.0.0.1:" + b.boundAddress().getPort(), hint);
+        a.send("127.0.0.1:" + port, hint);
         assertThat(a.sent()).as("sent before send returned: no hand-over to another thread").isEqualTo(1);
+        assertThat(resolvedOn.get("127.0.0.1:" + port)).isSameAs(Thread.currentThread());
         assertThat(next()).isEqualTo(hint);
 
-        a.send("localhost:" + b.boundAddress().getPort(), hint); // may need a name lookup: never on the caller
+        CompletableFuture.runAsync(() -> a.send("orders.internal:" + port, hint)).get(10, TimeUnit.SECONDS);
+        Await.until(Duration.ofSeconds(10), "the name looked up", () -> resolvedOn.containsKey("orders.internal:" + port));
+        assertThat(resolvedOn.get("orders.internal:" + port).getName()).startsWith("dynamolock-wake-up-sender-");
+        lookupAnswers.countDown();
         assertThat(next()).isEqualTo(hint);
 
         assertThat(HintEndpoint.isIpLiteral("10.0.12.7:7070")).isTrue();
@@ -92,7 +115,7 @@ class HintEndpointTests {
     }
 
     @Test
-    void duplicatedAndReorderedHintsArriveAsSentAndTheWaiterSortsThemOut() throws Exception {
+    void duplicatedAndReorderedHintsArriveAsSent() throws Exception {
         HintEndpoint a = endpoint(SECRET, hint -> { });
         HintEndpoint b = endpoint(SECRET, arrived::add);
         WakeUpHint older = new WakeUpHint(KEY, "abc", NOW - 10, null);
