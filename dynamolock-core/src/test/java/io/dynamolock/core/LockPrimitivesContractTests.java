@@ -408,6 +408,35 @@ class LockPrimitivesContractTests {
         }
     }
 
+    /**
+     * As above, with a fail-closed waiter among the killed instances, behind the dead holder: its lease ran out while
+     * the holder kept it out, so it never held, and it is removed on that proof, as a waiter behind it would remove
+     * it. A fail-closed entry that may have held (nobody ahead of it) keeps the old number until it is broken.
+     */
+    @Test
+    void aDeadFailClosedWaiterThatNeverHeldDoesNotKeepTheOldPermits() {
+        long expired = System.currentTimeMillis() - 1;
+        Map<String, AttributeValue> item = new HashMap<>(Map.of("pk", AttributeValue.fromS("p-fc"),
+                "sk", AttributeValue.fromS("default"), "next", AttributeValue.fromN("1002"),
+                "permits", AttributeValue.fromN("1"), "fc", AttributeValue.fromN("1"),
+                "expiresAt", AttributeValue.fromN("253402300799")));
+        item.putAll(Map.of("t#holder", AttributeValue.fromN("1000"),
+                "e#holder", AttributeValue.fromN(Long.toString(expired)), "t#fcwaiter", AttributeValue.fromN("1001"),
+                "e#fcwaiter", AttributeValue.fromN(Long.toString(expired)), "k#fcwaiter", AttributeValue.fromN("30000")));
+        fixture.admin().putItem(b -> b.tableName(fixture.table()).item(item));
+        LockTemplate redeployed = fixture.template();
+        try (LockHandle lock = redeployed.acquire(LockRequest.builder("p-fc").permits(2).build())) {
+            assertThat(fixture.queue("p-fc")).extracting(QueueSnapshot.Entry::entryId).containsExactly(lock.entryId());
+        }
+
+        item.keySet().removeIf(name -> name.endsWith("#holder"));
+        item.put("pk", AttributeValue.fromS("p-fc-head"));
+        fixture.admin().putItem(b -> b.tableName(fixture.table()).item(item));
+        assertThatThrownBy(() -> redeployed.acquire(LockRequest.builder("p-fc-head").permits(2).build()))
+                .isInstanceOf(LockOptionException.class).hasMessageContaining("admits 1");
+        assertThat(fixture.queue("p-fc-head")).extracting(QueueSnapshot.Entry::entryId).containsExactly("fcwaiter");
+    }
+
     @Test
     void aLiveEntryOfOtherPermitsStillRefusesBesideDeadOnes() {
         LockHandle live = fixture.template().acquire(LockRequest.builder("p-mixed").permits(3).build());

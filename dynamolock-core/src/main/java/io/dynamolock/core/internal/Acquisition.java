@@ -350,9 +350,12 @@ final class Acquisition {
 
     /**
      * Whether {@code candidate} is newer than {@code known} for this entry: it holds the entry and fewer entries
-     * ahead of it, or as many and it was true no earlier. A state without the entry predates our enqueue (or
-     * follows a purge of it). The times break ties so that a state already acted on, offered again (a hint
-     * duplicated or replayed, its item aged since), is no news: acting on it again would cost a request each time.
+     * ahead of it, or as many and it was true no earlier, or as many and it lets the entry hold where
+     * {@code known} does not. A state without the entry predates our enqueue (or follows a purge of it). The times
+     * break ties so that a state already acted on, offered again (a hint duplicated or replayed, its item aged
+     * since), is no news: acting on it again would cost a request each time. As many entries ahead need not be the
+     * same ones (each state may miss a departure the other shows: a reader behind a writer and a reader that gave
+     * up), and either state is true, so one that lets the entry hold wins whatever its time.
      */
     boolean isNewer(QueueState candidate, QueueState known) {
         if (known == null) {
@@ -360,7 +363,13 @@ final class Acquisition {
         }
         int ahead = aheadOf(candidate);
         int knownAhead = aheadOf(known);
-        return ahead < knownAhead || ahead == knownAhead && candidate.asOfMillis() >= known.asOfMillis();
+        return ahead < knownAhead || ahead == knownAhead && (candidate.asOfMillis() >= known.asOfMillis()
+                || letsHold(candidate) && !letsHold(known));
+    }
+
+    private boolean letsHold(QueueState state) {
+        QueueState.Entry self = state.entry(id);
+        return self != null && state.blockers(self).hold();
     }
 
     private int aheadOf(QueueState state) {

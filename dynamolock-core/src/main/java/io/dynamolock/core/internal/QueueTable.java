@@ -200,17 +200,33 @@ final class QueueTable {
     }
 
     /**
-     * The entries of a queue that refused our permits, once every one of them has expired: their processes died
-     * (a redeploy that changed the permits), and nobody of their number is left to purge them as waiters do, so
-     * without this the lock would refuse everyone until TTL deleted the item. Removed as a waiter's purge removes
-     * them, each only if not renewed since, and only if nobody enqueued since. Returns the queue as it is after,
-     * or as {@code seen} if an entry is live (a fail-closed entry never expires): that one keeps the old number.
+     * The entries of a queue that refused our permits, once every one of them is dead: their processes died (a
+     * redeploy that changed the permits), and nobody of their number is left to remove them as waiters do, so
+     * without this the lock would refuse everyone until TTL deleted the item (or for good, with a fail-closed entry
+     * in it). Removed as a waiter behind them all would remove them, only if nobody enqueued since: first the
+     * fail-closed ones that never held, on the proof that the entries ahead still keep them out; then the expired
+     * ones, each only if not renewed since. Returns the queue as it is after, or as {@code seen} if an entry is
+     * live, or fail-closed and may have held: that one keeps the old number.
      */
     private QueueState purgeDeadOfOtherPermits(LockKey key, QueueState seen, long nowMillis) {
         QueueState state = seen;
-        while (!state.entries().isEmpty() && state.entries().stream().allMatch(e -> e.isExpiredAt(nowMillis))) {
-            QueueState after = purge(key, state.entries(), "#next = :seenNext", Map.of("#next", QueueState.NEXT),
-                    Map.of(":seenNext", number(state.nextTicket())));
+        while (!state.entries().isEmpty()) {
+            String guard = "#next = :seenNext";
+            Map<String, String> guardNames = Map.of("#next", QueueState.NEXT);
+            Map<String, AttributeValue> guardValues = Map.of(":seenNext", number(state.nextTicket()));
+            QueueState.Entry behindAll = new QueueState.Entry("", "", state.nextTicket(), Long.MAX_VALUE, 0);
+            WaitLoop.PurgeNeverHeld neverHeld = WaitLoop.neverHeld(state, behindAll, nowMillis);
+            QueueState after;
+            if (neverHeld != null) {
+                after = purgeNeverHeld(key, guard, guardNames, guardValues, neverHeld.dead(), neverHeld.keepers(),
+                        nowMillis);
+            }
+            else if (state.entries().stream().allMatch(e -> e.isExpiredAt(nowMillis))) {
+                after = purge(key, state.entries(), guard, guardNames, guardValues);
+            }
+            else {
+                return state;
+            }
             if (after.entries().size() >= state.entries().size()) {
                 return after; // refused: someone renewed or enqueued since, which the next attempt sees
             }
@@ -380,10 +396,18 @@ final class QueueTable {
      */
     QueueState purgeNeverHeld(LockKey key, String self, QueueState.Entry dead, List<QueueState.Entry> keepers,
             long nowMillis) {
-        StringBuilder condition = new StringBuilder(" AND attribute_exists(#self) AND #t = :ticket AND #e = :expiry");
-        Map<String, String> names = new HashMap<>(Map.of("#self", ticket(self)));
-        Map<String, AttributeValue> values = new HashMap<>(Map.of(":ticket", number(dead.ticket()),
-                ":expiry", number(dead.expiresAtMillis())));
+        return purgeNeverHeld(key, "attribute_exists(#self)", Map.of("#self", ticket(self)), Map.of(), dead, keepers,
+                nowMillis);
+    }
+
+    /** {@link #purgeNeverHeld} on {@code guard}, which must hold only while the item exists. */
+    private QueueState purgeNeverHeld(LockKey key, String guard, Map<String, String> guardNames,
+            Map<String, AttributeValue> guardValues, QueueState.Entry dead, List<QueueState.Entry> keepers,
+            long nowMillis) {
+        StringBuilder condition = new StringBuilder(" AND " + guard + " AND #t = :ticket AND #e = :expiry");
+        Map<String, String> names = new HashMap<>(guardNames);
+        Map<String, AttributeValue> values = new HashMap<>(guardValues);
+        values.putAll(Map.of(":ticket", number(dead.ticket()), ":expiry", number(dead.expiresAtMillis())));
         for (int i = 0; i < keepers.size(); i++) {
             condition.append(" AND #keeper").append(i).append(" = :keeper").append(i);
             names.put("#keeper" + i, ticket(keepers.get(i).id()));

@@ -3,6 +3,7 @@ package io.dynamolock.core.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.dynamolock.core.LockHandle;
+import io.dynamolock.core.LockMode;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.QueueSnapshot;
@@ -380,6 +381,46 @@ class WakeUpTemplateTests {
      * A renewal's answer tells the holder of the waiters that enqueued after its grant: it hands over to them,
      * though their own word never reached it (its advertised port is unreachable).
      */
+    /**
+     * A reader behind a writer, with another reader between them that gave up while the writer (its hint port
+     * unreachable, its renewals failing) did not hear of it. The writer's hand-over shows the reader that gave up
+     * ahead (1 entry ahead, stamped at the writer's last renewal); the waiter's own state, from the give-up's answer
+     * in its JVM, shows the writer ahead (1 entry ahead, stamped later). Both are true; the hand-over lets the
+     * reader hold (readers share), so it wins the tie, and the reader does not wait for the release to land.
+     */
+    @Test
+    void aReaderIsHandedTheLockThoughAReaderAheadGaveUpUnbeknownToTheWriter() throws Exception {
+        FaultInjector faults = new FaultInjector();
+        LockTemplate writer = deaf(Duration.ofMillis(100), faults);
+        LockTemplate readers = template(o -> o.secret(SECRET));
+        LockHandle held = writer.acquire(entity, Duration.ZERO);
+        LockRequest read = LockRequest.builder(entity).wait(LONG).mode(LockMode.SHARED).build();
+        CompletableFuture<LockHandle> givesUp = readers.acquireAsync(read);
+        fixture.awaitQueueLength(entity, 2);
+        CompletableFuture<LockHandle> waiting = readers.acquireAsync(read);
+        fixture.awaitQueueLength(entity, 3);
+        Await.until(Duration.ofSeconds(10), "both enqueues' word sent (lost)", () -> readers.wakeUpStats().sent() == 2);
+        FaultInjector.await(faults.awaitAttempts(FaultInjector.Step.RENEW, 2), 10); // the writer knows both readers
+        faults.failAlways(FaultInjector.Step.RENEW, FaultInjector.Fault.SERVER_ERROR_BEFORE);
+        FaultInjector.await(faults.awaitAttempts(FaultInjector.Step.RENEW, 1), 10); // no good answer in flight
+
+        givesUp.cancel(true);
+        // The give-up's answer went to this JVM's waiters before its word to the writer (lost) was sent.
+        Await.until(Duration.ofSeconds(10), "the give-up's word", () -> readers.wakeUpStats().sent() == 3);
+        assertThat(fixture.queue(entity)).extracting(QueueSnapshot.Entry::entryId).hasSize(2);
+
+        faults.failAlways(FaultInjector.Step.REMOVE, FaultInjector.Fault.SERVER_ERROR_BEFORE);
+        held.release();
+        LockHandle granted;
+        try {
+            granted = waiting.get(10, TimeUnit.SECONDS);
+        }
+        finally {
+            faults.clear();
+        }
+        assertThat(granted.fencingToken()).isGreaterThan(held.fencingToken());
+        granted.release();
+    }
     @Test
     void aRenewalTellsTheHolderWhoToHandOverTo() throws Exception {
         FaultInjector faults = new FaultInjector();
