@@ -35,7 +35,8 @@ final class ContendedScenario {
 
     /**
      * Handoff latencies and utilisation of the same-JVM pair run and of the cross-JVM pair run, and the grants of
-     * either whose critical sections overlapped (must be 0).
+     * the same-JVM run whose critical sections overlapped (must be 0; the cross-JVM run is scenario 2's T = 2 run,
+     * whose row counts its own).
      */
     record Handoff(CompetitorKind kind, double[] sameJvmMillis, double sameJvmUtilisation, double[] crossJvmMillis,
             double crossJvmUtilisation, int overlaps) {
@@ -73,13 +74,17 @@ final class ContendedScenario {
         Duration pairLength = env.options.scaled(Duration.ofSeconds(6), Duration.ofSeconds(1));
         for (ContendedRun across : pairsAcross) {
             ContendedRun same = ContendedRun.split(env, across.kind(), 2, 0, pairLength);
-            handoffs.add(new Handoff(across.kind(), Stats.handoffMillis(same.inWindow(), true),
-                    Stats.utilisation(same.grants(), same.from(), same.to()), Stats.handoffMillis(across.inWindow(), false),
-                    Stats.utilisation(across.grants(), across.from(), across.to()),
-                    Stats.overlaps(same.grants()) + Stats.overlaps(across.grants())));
+            handoffs.add(handoff(same, across));
             BenchMain.progress("handoff " + across.kind().id);
         }
         return new Result(rows, handoffs);
+    }
+
+    /** Scenario 3's figures from its same-JVM run and from scenario 2's T = 2 run, {@code across}. */
+    static Handoff handoff(ContendedRun same, ContendedRun across) {
+        return new Handoff(across.kind(), Stats.handoffMillis(same.inWindow(), true),
+                Stats.utilisation(same.grants(), same.from(), same.to()), Stats.handoffMillis(across.inWindow(), false),
+                Stats.utilisation(across.grants(), across.from(), across.to()), Stats.overlaps(same.grants()));
     }
 
     /** Debugging: every grant of a run, in ms from its start, to {@code <out>/grants-<kind>-T<n>.csv}. */

@@ -113,7 +113,8 @@ final class Report {
         md.append("\n## 3. Handoff latency: from the holder's release to the next waiter's grant\n\n");
         md.append("Same JVM: 2 contenders in one JVM; across JVMs: the T=2 run of scenario 2 (one contender per JVM)."
                 + " Only handoffs of the measured window to another contender that was already waiting count."
-                + " Overlaps: two holders at once in either run (must be 0).\n\n");
+                + " Overlaps: two holders at once in the same-JVM run (must be 0; the across-JVM run's are scenario"
+                + " 2's, T=2).\n\n");
         header(md, "competitor", "same JVM p50 ms", "same JVM p99 ms", "handoffs", "utilisation",
                 "across JVMs p50 ms", "across JVMs p99 ms", "handoffs", "utilisation", "overlaps");
         for (ContendedScenario.Handoff row : r.contended().handoffs()) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.knowm.xchart.CategoryChart;
@@ -73,5 +74,24 @@ class ReportTests {
         assertThat(bars).containsEntry("handoff: release call to the next grant", 1.8)
                 .containsEntry("the release's own request", 11.3)
                 .containsEntry("its answer to the next grant (< 0: before it)", -9.5);
+    }
+
+    /** Scenario 3's run across JVMs is scenario 2's T = 2 run: an overlap in it is one, not two. */
+    @Test
+    void anOverlapIsCountedOnceInTheSummary() {
+        List<Grant> grants = new ArrayList<>(List.of(
+                grant("1-0", 1, 0, 10, 30, 35),
+                grant("2-0", 2, 0, 20, 50, 55), // granted while 1-0 is inside: one overlap
+                grant("1-0", 1, 40, 60, 80, 85)));
+        ContendedRun pair = new ContendedRun(CompetitorKind.DYNAMOLOCK, List.of("1-0", "2-0"), grants, 0, 100 * MS,
+                Meter.NONE, 0);
+        ContendedRun same = new ContendedRun(CompetitorKind.DYNAMOLOCK, List.of("1-0", "1-1"), List.of(), 0, 100 * MS,
+                Meter.NONE, 0);
+        Report.Results results = new Report.Results("", List.of(), new ContendedScenario.Result(
+                List.of(ContendedScenario.row(pair, 5 * MS)), List.of(ContendedScenario.handoff(same, pair))),
+                List.of(), List.of(), List.of(), Optional.empty());
+        assertThat(Summary.markdown(List.of(CompetitorKind.DYNAMOLOCK), results).lines()
+                .filter(line -> line.startsWith("| two holders at once")))
+                .containsExactly("| two holders at once (scenarios 2, 3 and 7) | 1 |");
     }
 }
