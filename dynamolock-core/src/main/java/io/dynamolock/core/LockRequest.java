@@ -149,9 +149,10 @@ public final class LockRequest {
 
     /**
      * How many exclusive holders the lock admits at once (default 1; more makes a semaphore). The first
-     * request that queues on an idle lock fixes it on the lock's item; while anyone alive is queued, a request with
-     * another number is refused with a {@link LockOptionException} naming both (entries whose leases ended are
-     * purged instead).
+     * request that queues on an idle lock fixes it on the lock's item; while anyone alive is queued, or a
+     * fail-closed entry that may have held (until it is broken), a request with another number is refused with a
+     * {@link LockOptionException} naming both. Dead entries (leases ended; fail-closed ones only if they never
+     * held) are purged instead, and the queue taken over.
      */
     public int permits() {
         return permits;

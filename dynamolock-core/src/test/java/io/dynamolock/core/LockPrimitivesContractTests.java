@@ -433,7 +433,10 @@ class LockPrimitivesContractTests {
         item.put("pk", AttributeValue.fromS("p-fc-head"));
         fixture.admin().putItem(b -> b.tableName(fixture.table()).item(item));
         assertThatThrownBy(() -> redeployed.acquire(LockRequest.builder("p-fc-head").permits(2).build()))
-                .isInstanceOf(LockOptionException.class).hasMessageContaining("admits 1");
+                .isInstanceOf(LockOptionException.class).hasMessageContaining("admits 1")
+                .as("the configuration is fine: what keeps the old number is a silent entry, to break")
+                .hasMessageContaining("1 of them fail-closed, silent since their leases ended (tickets [1001])")
+                .hasMessageContaining("breakLock");
         assertThat(fixture.queue("p-fc-head")).extracting(QueueSnapshot.Entry::entryId).containsExactly("fcwaiter");
     }
 

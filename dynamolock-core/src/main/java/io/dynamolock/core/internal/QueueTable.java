@@ -60,7 +60,10 @@ import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
  * lock's last users (a release does not remove them, and need not): the enqueue is sent again on condition
  * {@code next = :seen} instead, i.e. nobody enqueued since the empty queue was seen, and takes the permits
  * over (if someone did, and the permits fit now, another caller took them over first with the same: the
- * usual enqueue once more); if the queue holds entries, the caller is refused with the two numbers. Every
+ * usual enqueue once more). If the queue holds entries and all are dead (expired, or fail-closed and never
+ * held), the caller removes them as a waiter behind them would, each on its own condition and all on
+ * {@code next = :seen}, then takes the empty queue over; if any is alive, or fail-closed and may have held, the
+ * caller is refused with the two numbers. Every
  * operand reads the item before the update, so the caller's ticket and its place in the queue are taken in one
  * step: there is no window in which a lower ticket can appear after a higher one was granted. {@code :floor}
  * comes from the clock (epoch ms &times; 1000), so a counter that TTL removed restarts above every ticket it gave. A retried
@@ -170,7 +173,9 @@ final class QueueTable {
      * Request 1: takes a ticket and joins the queue; a fail-closed or shared entry is marked in the same request,
      * and so is the wake-up address of the entry's process; the item's permits are set or checked.
      *
-     * @throws LockOptionException if the queue holds entries of another number of permits
+     * @throws LockOptionException if the queue holds entries of another number of permits that are alive, or
+     *                             fail-closed and may have held (dead ones are removed first and the queue taken
+     *                             over)
      */
     QueueState enqueue(LockKey key, NewEntry entry, long nowMillis) {
         Long takeOverAt = null;
@@ -192,11 +197,23 @@ final class QueueTable {
                         + key.entity() + "' namespace='" + key.namespace() + "' in table '" + tableName + "' admits "
                         + state.permits() + " holder(s) at once, and its queue holds " + state.entries().size()
                         + " entries; this request asks for permits " + entry.permits() + ". Every request for one"
-                        + " lock must ask for the same permits: fix the one that differs");
+                        + " lock must ask for the same permits: fix the one that differs" + silent(state, nowMillis));
             }
             // The permits of an empty queue are a leftover: take them over unless someone enqueued meanwhile.
             takeOverAt = state.nextTicket();
         }
+    }
+
+    /**
+     * What the refusal adds when fail-closed entries whose leases ended keep the old number: their processes may be
+     * gone and the configuration right; only breaking them frees the lock.
+     */
+    private static String silent(QueueState state, long nowMillis) {
+        List<Long> tickets = state.entries().stream()
+                .filter(e -> e.failClosed() && e.expiresAtMillis() <= nowMillis).map(QueueState.Entry::ticket).toList();
+        return tickets.isEmpty() ? "" : "; " + tickets.size() + " of them fail-closed, silent since their leases ended"
+                + " (tickets " + tickets + "), which may have held and so stay until broken: if their processes are"
+                + " gone, break them (LockTemplate.breakLock, or the actuator endpoint) and retry";
     }
 
     /**
