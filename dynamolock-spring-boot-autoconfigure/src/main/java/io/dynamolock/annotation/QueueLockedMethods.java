@@ -229,8 +229,9 @@ final class QueueLockedMethods {
             }
             if (parameters == null) {
                 throw invalid(description, "entity expression '" + source + "' refers to #" + variable
-                        + ", but parameter names are not available: compile with -parameters (Spring Boot's"
-                        + " Maven and Gradle plugins do), or use #p0, #p1...");
+                        + ", but parameter names are not available: compile with -parameters"
+                        + " (spring-boot-starter-parent and Boot's Gradle plugin set it; otherwise"
+                        + " <parameters>true</parameters> in maven-compiler-plugin), or use #p0, #p1...");
             }
             throw invalid(description, "entity expression '" + source + "' refers to #" + variable
                     + ", which is not a parameter of the method; parameters are " + parameters);

@@ -19,6 +19,12 @@ class DynamoLockFailureAnalyzer extends AbstractFailureAnalyzer<DynamoLockExcept
                     + " startup, point dynamolock.table-name at an existing lock table, or create it: partition key"
                     + " 'pk' (S), sort key 'sk' (S), TTL on 'expiresAt'.", cause);
         }
+        if (cause instanceof LockTableUnreachableException) {
+            return new FailureAnalysis(cause.getMessage(), "Credentials come from the AWS default chain (environment,"
+                    + " profile, the ECS or EKS role) unless dynamolock.dynamodb.access-key-id and secret-access-key"
+                    + " are set; DynamoDB Local and LocalStack take any letters and digits, e.g. 'local' for both."
+                    + " Check dynamolock.dynamodb.endpoint and dynamolock.dynamodb.region too.", cause);
+        }
         if (cause instanceof QueueLockedConfigurationException) {
             return new FailureAnalysis(cause.getMessage(), "Correct the @QueueLocked declaration named above: entity"
                     + " is a SpEL expression over the parameters (e.g. \"#orderId\"), maxWait and lease durations such"

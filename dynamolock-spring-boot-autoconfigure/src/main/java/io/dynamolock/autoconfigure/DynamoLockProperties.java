@@ -362,7 +362,7 @@ public class DynamoLockProperties implements Validator {
         }
 
         public void setAccessKeyId(String accessKeyId) {
-            this.accessKeyId = accessKeyId;
+            this.accessKeyId = blankAsUnset(accessKeyId);
         }
 
         public String getSecretAccessKey() {
@@ -370,7 +370,12 @@ public class DynamoLockProperties implements Validator {
         }
 
         public void setSecretAccessKey(String secretAccessKey) {
-            this.secretAccessKey = secretAccessKey;
+            this.secretAccessKey = blankAsUnset(secretAccessKey);
+        }
+
+        /** {@code ${LOCK_ACCESS_KEY:}} with the variable unset binds "": no key, as if the property were absent. */
+        private static String blankAsUnset(String value) {
+            return value == null || value.isBlank() ? null : value;
         }
     }
 }

@@ -33,9 +33,7 @@ public class LockTableInitializer implements InitializingBean {
         }
         catch (SdkClientException ex) {
             // The first request of the application: where missing credentials or an unreachable endpoint show.
-            throw new IllegalStateException("Could not reach the lock table: " + ex.getMessage() + ". Credentials"
-                    + " come from the AWS default chain unless dynamolock.dynamodb.access-key-id and"
-                    + " secret-access-key are set; check dynamolock.dynamodb.endpoint and region", ex);
+            throw new LockTableUnreachableException("Could not reach the lock table: " + ex.getMessage(), ex);
         }
     }
 }

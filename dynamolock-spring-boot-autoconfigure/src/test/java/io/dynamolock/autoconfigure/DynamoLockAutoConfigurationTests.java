@@ -198,9 +198,32 @@ class DynamoLockAutoConfigurationTests {
                 .withConfiguration(AutoConfigurations.of(DynamoLockAutoConfiguration.class))
                 .withPropertyValues("dynamolock.table-name=" + TABLE, "dynamolock.dynamodb.endpoint=" + LOCAL.endpoint(),
                         "dynamolock.dynamodb.region=us-east-1")
-                .run(context -> assertThat(context).getFailure()
-                        .hasStackTraceContaining("Could not reach the lock table")
-                        .hasStackTraceContaining("dynamolock.dynamodb.access-key-id"));
+                .run(context -> {
+                    FailureAnalysis analysis = new DynamoLockFailureAnalyzer().analyze(context.getStartupFailure());
+                    assertThat(analysis).as("Boot's APPLICATION FAILED TO START report").isNotNull();
+                    assertThat(analysis.getDescription()).startsWith("Could not reach the lock table")
+                            .contains("Unable to load credentials");
+                    assertThat(analysis.getAction()).contains("dynamolock.dynamodb.access-key-id")
+                            .contains("DynamoDB Local");
+                });
+    }
+
+    /** access-key-id: ${LOCK_ACCESS_KEY:} with the variable unset is no key at all: the default chain. */
+    @Test
+    void blankKeysAreNoKeys() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DynamoLockAutoConfiguration.class))
+                .withPropertyValues("dynamolock.table-name=" + TABLE, "dynamolock.dynamodb.endpoint=" + LOCAL.endpoint(),
+                        "dynamolock.dynamodb.region=us-east-1", "dynamolock.dynamodb.access-key-id=",
+                        "dynamolock.dynamodb.secret-access-key= ")
+                .run(context -> assertThat(context).getFailure().rootCause()
+                        .hasMessageContaining("Unable to load credentials"));
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DynamoLockAutoConfiguration.class))
+                .withPropertyValues("dynamolock.dynamodb.access-key-id=local", "dynamolock.dynamodb.secret-access-key=")
+                .run(context -> assertThat(context).getFailure().rootCause()
+                        .hasMessageContaining("on field 'dynamodb.secretAccessKey'")
+                        .hasMessageContaining("must be set together with dynamodb.access-key-id"));
     }
 
     @Test
