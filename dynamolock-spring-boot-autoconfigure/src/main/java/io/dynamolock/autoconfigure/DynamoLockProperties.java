@@ -15,7 +15,7 @@ import org.springframework.validation.annotation.Validated;
  * and, when the application has no {@code DynamoDbClient} bean, the client built for it.
  * Checked at startup: a bad value stops the application with a message naming the property.
  */
-@ConfigurationProperties("dynamolock")
+@ConfigurationProperties(prefix = "dynamolock", ignoreUnknownFields = false)
 @Validated
 public class DynamoLockProperties implements Validator {
 

@@ -208,6 +208,14 @@ class DynamoLockAutoConfigurationTests {
                 });
     }
 
+    /** A misspelt property would be left out silently, and the default used: the start stops naming it. */
+    @Test
+    void failsOnAMisspeltPropertyNamingIt() {
+        contextRunner.withPropertyValues("dynamolock.lease-duraton=1s", "dynamolock.wake-up.secert=x")
+                .run(context -> assertThat(context).getFailure().hasStackTraceContaining("dynamolock.lease-duraton")
+                        .hasStackTraceContaining("dynamolock.wake-up.secert").hasStackTraceContaining("left unbound"));
+    }
+
     /** access-key-id: ${LOCK_ACCESS_KEY:} with the variable unset is no key at all: the default chain. */
     @Test
     void blankKeysAreNoKeys() {
