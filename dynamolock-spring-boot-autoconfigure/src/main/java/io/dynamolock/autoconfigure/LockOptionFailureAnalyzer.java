@@ -30,6 +30,14 @@ class LockOptionFailureAnalyzer extends AbstractFailureAnalyzer<LockOptionExcept
             Map.entry("wakeUp.advertisedAddress", "dynamolock.wake-up.advertised-address"),
             Map.entry("wakeUp.secret", "dynamolock.wake-up.secret"));
 
+    /**
+     * Options the core blames for a rule that involves another one, and the words by which its message names that
+     * other one: a lease no longer than the heartbeat, poll bounds out of order. The property written may be either.
+     */
+    private static final Map<String, String[]> PARTNERS = Map.of(
+            "leaseDuration", new String[] {"heartbeatInterval", "than the heartbeat interval"},
+            "maxPollInterval", new String[] {"minPollInterval", "than minPollInterval"});
+
     /** Properties whose value a failure message must never show. */
     private static final String SECRET = "dynamolock.wake-up.secret";
 
@@ -48,7 +56,15 @@ class LockOptionFailureAnalyzer extends AbstractFailureAnalyzer<LockOptionExcept
         String written = property.equals(SECRET) ? null : environment.getProperty(property);
         String shown = property + "=" + (written != null ? written : cause.value()
                 + (property.equals(SECRET) ? "" : " (the default)"));
-        return new FailureAnalysis(shown + ": " + cause.getMessage(), "Correct " + property + " as the message says,"
-                + " or remove it to use the default.", cause);
+        String[] partner = PARTNERS.get(cause.option());
+        if (partner != null && cause.getMessage().contains(partner[1])) {
+            String other = PROPERTIES.get(partner[0]);
+            String otherWritten = environment.getProperty(other);
+            shown += " with " + other + (otherWritten != null ? "=" + otherWritten : " (the default)");
+            return new FailureAnalysis(shown + ": " + cause.getMessage(), "Correct " + property + " or " + other
+                    + " as the message says.", cause);
+        }
+        return new FailureAnalysis(shown + ": " + cause.getMessage(), "Correct " + property + " as the message says"
+                + (written != null ? ", or remove it to use the default." : "."), cause);
     }
 }

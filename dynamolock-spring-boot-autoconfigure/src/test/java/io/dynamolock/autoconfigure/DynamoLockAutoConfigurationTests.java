@@ -351,14 +351,27 @@ class DynamoLockAutoConfigurationTests {
             dynamolock.lease-duration=400d                          | dynamolock.lease-duration=400d: leaseDuration PT9600H is too long: at most 365 days
             dynamolock.lease-duration=0s                            | dynamolock.lease-duration=0s: leaseDuration PT0S must be a positive duration
             dynamolock.heartbeat-interval=0s                        | dynamolock.heartbeat-interval=0s: heartbeatInterval PT0S must be a positive duration
-            dynamolock.heartbeat-interval=60s                       | dynamolock.lease-duration=PT1M (the default): lease PT1M must be longer than the heartbeat interval PT1M
+            dynamolock.heartbeat-interval=60s                       | dynamolock.lease-duration=PT1M (the default) with dynamolock.heartbeat-interval=60s: lease PT1M must be longer than the heartbeat interval PT1M
             dynamolock.default-wait=-1s                             | dynamolock.default-wait=-1s: defaultWait PT-1S is negative
             dynamolock.poll-interval.min=0ms                        | dynamolock.poll-interval.min=0ms: minPollInterval PT0S must be a positive duration
-            dynamolock.poll-interval.max=10ms                       | dynamolock.poll-interval.max=10ms: maxPollInterval PT0.01S is shorter than minPollInterval PT0.05S
+            dynamolock.poll-interval.max=10ms                       | dynamolock.poll-interval.max=10ms with dynamolock.poll-interval.min (the default): maxPollInterval PT0.01S is shorter than minPollInterval PT0.05S
             dynamolock.max-queue-length=0                           | dynamolock.max-queue-length=0: maxQueueLength 0 must be at least 1
             """)
     void failsOnEveryBrokenOptionRuleNamingTheProperty(String property, String expected) {
         assertOptionFailure(property, expected);
+    }
+
+    /** The one written is named, and no advice to remove a property that was not set. */
+    @Test
+    void aRuleOfTwoOptionsNamesBothAndAdvisesOnTheOneWritten() {
+        contextRunner.withPropertyValues("dynamolock.heartbeat-interval=90s").run(context -> {
+            FailureAnalysis analysis = new LockOptionFailureAnalyzer(new MockEnvironment()
+                    .withProperty("dynamolock.heartbeat-interval", "90s")).analyze(context.getStartupFailure());
+            assertThat(analysis.getDescription()).startsWith("dynamolock.lease-duration=PT1M (the default) with"
+                    + " dynamolock.heartbeat-interval=90s: ");
+            assertThat(analysis.getAction()).isEqualTo("Correct dynamolock.lease-duration or"
+                    + " dynamolock.heartbeat-interval as the message says.");
+        });
     }
 
     @Test
