@@ -33,7 +33,9 @@ public class LockTableInitializer implements InitializingBean {
         }
         catch (SdkClientException ex) {
             // The first request of the application: where missing credentials or an unreachable endpoint show.
-            throw new LockTableUnreachableException("Could not reach the lock table: " + ex.getMessage(), ex);
+            // The message points at the properties for logs outside Boot's failure report, which gives the action.
+            throw new LockTableUnreachableException("Could not reach the lock table: " + ex.getMessage()
+                    + " (see dynamolock.dynamodb.*: credentials, endpoint, region)", ex);
         }
     }
 }
