@@ -128,11 +128,15 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
         return request.build();
     }
 
-    /** The caller's future completes after the lock was released, with the method's outcome. */
+    /**
+     * The caller's future completes after the lock was released, with the method's outcome. The release is a
+     * DynamoDB request: it runs on CompletableFuture's async pool, not on whatever thread completed the method's
+     * future (an event loop of a WebClient, say, must not block on it).
+     */
     private CompletableFuture<Object> releaseOnCompletion(CompletionStage<?> returned, LockHandle lock,
             LockedMethod locked, long grantedAt) {
         CompletableFuture<Object> result = new CompletableFuture<>();
-        returned.whenComplete((value, failure) -> {
+        returned.whenCompleteAsync((value, failure) -> {
             try {
                 finish(lock, locked, grantedAt, failure);
             }
