@@ -1,9 +1,13 @@
 package io.dynamolock.annotation;
 
+import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockOperations;
 import io.dynamolock.core.LockRequest;
+import io.dynamolock.core.LockScope;
 import io.dynamolock.core.LockWaitTimeoutException;
+import io.dynamolock.reactive.ReactiveLockOperations;
 import io.dynamolock.reactive.ReactiveLockTemplate;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiFunction;
 import java.util.function.BooleanSupplier;
@@ -26,6 +30,8 @@ import reactor.core.publisher.Mono;
  * A wait that runs out before the grant fails the publisher with {@link LockWaitTimeoutException}, or with
  * {@link WaitTimeoutPolicy#SKIP} completes it empty (a skipped suspend function returns without running). With a
  * {@code minHold}, the lock outlives a shorter body until then, released on a timer, the caller not kept waiting.
+ * A call made on a thread inside a blocking hold (a {@code @QueueLocked} method, an {@code execute} callback) joins
+ * what that thread holds, as well as what the subscriber's {@code Context} holds.
  */
 final class ReactiveQueueLockedInvocation {
 
@@ -47,6 +53,9 @@ final class ReactiveQueueLockedInvocation {
             throw new IllegalStateException("@QueueLocked on " + locked.description() + " needs a Spring AOP proxy"
                     + " invocation to call the method after the lock is granted; got " + invocation.getClass());
         }
+        // Made on the calling thread: a call made inside a blocking hold of the lock (and blocked on there) joins
+        // it, as a blocking call would. Read now, at the call, since the subscription may come on another thread.
+        LockScope callers = lockOperations.get().currentScope();
         Flux<Object> locked$ = Flux.defer(() -> {
             AtomicBoolean granted = new AtomicBoolean();
             return template().executeMany(request, locked.minHold(), lock -> {
@@ -58,11 +67,25 @@ final class ReactiveQueueLockedInvocation {
                         return Mono.empty();
                     });
         });
+        if (!callers.isEmpty()) {
+            locked$ = locked$.contextWrite(context -> context.put(LockScope.class,
+                    inside(callers, ReactiveLockOperations.scope(context))));
+        }
         return switch (locked.returns()) {
             case FLUX -> locked$;
             case FLOW -> flowAdapter(locked).fromPublisher(locked$);
             default -> locked$.singleOrEmpty();
         };
+    }
+
+    /** {@code inner}'s locks inside {@code outer}'s: the subscriber's context is nested in the calling thread's. */
+    private static LockScope inside(LockScope outer, LockScope inner) {
+        LockScope scope = outer;
+        List<LockHandle> locks = inner.locks();
+        for (int i = locks.size() - 1; i >= 0; i--) {
+            scope = scope.with(locks.get(i));
+        }
+        return scope;
     }
 
     /** Spring's own adapter between a Kotlin {@code Flow} and a {@code Publisher} (kotlinx-coroutines-reactor). */
@@ -86,7 +109,7 @@ final class ReactiveQueueLockedInvocation {
 
     /** Calls the method with the lock in the thread's scope too (blocking nested calls made at assembly join). */
     @SuppressWarnings("unchecked")
-    private Publisher<Object> body(ProxyMethodInvocation invocation, io.dynamolock.core.LockHandle lock,
+    private Publisher<Object> body(ProxyMethodInvocation invocation, LockHandle lock,
             LockedMethod locked) {
         Object returned;
         try {

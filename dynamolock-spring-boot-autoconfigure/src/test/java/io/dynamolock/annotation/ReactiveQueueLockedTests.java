@@ -223,6 +223,17 @@ class ReactiveQueueLockedTests {
     }
 
     @Test
+    void aCallBlockedOnInsideABlockingHoldOfTheLockJoinsIt() {
+        contextRunner.run(context -> {
+            Locked locked = context.getBean(Locked.class);
+            // Inner.token waits 0: it succeeds only by joining the lock the blocking outer call holds.
+            long[] tokens = locked.blockingOuterThenInner("nested-3");
+            assertThat(tokens[1]).isEqualTo(tokens[0]);
+            StepVerifier.create(locked.noWait("nested-3")).expectNext("ran").verifyComplete();
+        });
+    }
+
+    @Test
     void aCallFromAnotherSubscriberDoesNotJoin() {
         contextRunner.run(context -> {
             Locked locked = context.getBean(Locked.class);
@@ -272,9 +283,11 @@ class ReactiveQueueLockedTests {
         final AtomicInteger inside = new AtomicInteger();
         final AtomicInteger maxInside = new AtomicInteger();
         private final Inner inner;
+        private final LockTemplate locks;
 
-        public Locked(Inner inner) {
+        public Locked(Inner inner, LockTemplate locks) {
             this.inner = inner;
+            this.locks = locks;
         }
 
         public int counter() {
@@ -331,6 +344,13 @@ class ReactiveQueueLockedTests {
         @QueueLocked(entity = "#id", maxWait = "200ms", onWaitTimeout = WaitTimeoutPolicy.SKIP)
         public Mono<Void> skipWhenBusy(String id, AtomicBoolean ran) {
             return Mono.fromRunnable(() -> ran.set(true));
+        }
+
+        /** A blocking method of the lock that blocks on {@link Inner#token} of the same lock. */
+        @QueueLocked(entity = "#id")
+        public long[] blockingOuterThenInner(String id) {
+            long outer = locks.currentScope().locks().get(0).fencingToken();
+            return new long[] {outer, inner.token(id).block(TIMEOUT)};
         }
 
         @QueueLocked(entity = "#id")
