@@ -6,15 +6,22 @@ import io.dynamolock.core.LockOperations
 import io.dynamolock.core.LockRequest
 import io.dynamolock.core.LockScope
 import io.dynamolock.core.LockTemplate
+import io.dynamolock.core.LockWaitTimeoutException
 import io.dynamolock.core.test.LockFixture
 import java.time.Duration
 import java.util.concurrent.CompletableFuture
+import java.util.concurrent.CountDownLatch
 import java.util.concurrent.TimeUnit
+import java.util.concurrent.atomic.AtomicBoolean
+import java.util.concurrent.atomic.AtomicInteger
 import java.util.concurrent.atomic.AtomicReference
 import java.util.function.Consumer
+import kotlinx.coroutines.CompletableDeferred
+import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.awaitCancellation
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withContext
 import kotlinx.coroutines.withTimeout
 import kotlinx.coroutines.yield
 import org.assertj.core.api.Assertions.assertThat
@@ -39,6 +46,36 @@ class WithLockTests {
         val last = AtomicReference<CompletableFuture<LockHandle>>()
         override fun acquireAsync(request: LockRequest, scope: LockScope): CompletableFuture<LockHandle> =
             locks.acquireAsync(request, scope).also { last.set(it) }
+    }
+
+    @Test
+    fun aCancelledBlockKeepsTheLockUntilItsBlockingStepHasEnded() {
+        val locks = fixture.template()
+        val inside = AtomicInteger()
+        val overlap = AtomicBoolean()
+        val entered = CompletableDeferred<Unit>()
+        val mayFinish = CountDownLatch(1)
+        // Cancellation is cooperative: a blocking step (JDBC in Dispatchers.IO) goes on after the cancel, so the
+        // lock must be held until it ends, or a second caller runs beside it.
+        suspend fun write(finish: CountDownLatch) = locks.withLock("cancel-blocking", wait = Duration.ofSeconds(2)) {
+            if (inside.incrementAndGet() > 1) overlap.set(true)
+            try {
+                withContext(Dispatchers.IO) { entered.complete(Unit); finish.await() }
+            } finally {
+                inside.decrementAndGet()
+            }
+        }
+        runBlocking(Dispatchers.Default) {
+            val first = launch { write(mayFinish) }
+            entered.await()
+            first.cancel() // its block is still in the blocking step
+            val second = runCatching { write(CountDownLatch(0)) } // granted beside it, or times out after 2 s
+            assertThat(second.exceptionOrNull()).isInstanceOf(LockWaitTimeoutException::class.java)
+            mayFinish.countDown()
+            first.join()
+        }
+        assertThat(overlap.get()).isFalse()
+        locks.tryAcquire("cancel-blocking").orElseThrow().release() // released once the block ended
     }
 
     @Test
