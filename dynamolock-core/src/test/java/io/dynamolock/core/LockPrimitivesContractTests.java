@@ -514,6 +514,28 @@ class LockPrimitivesContractTests {
     }
 
     @Test
+    void aRequestOfSeveralEntitiesFailsFastOnAPartItCouldNeverTakeBeforeItQueuesForTheOthers() throws Exception {
+        LockTemplate locks = fixture.template();
+        // Someone else holds the part that sorts first: queueing for it first would wait out the whole wait.
+        LockHandle busy = fixture.template().acquire("ff-a", WAIT);
+        LockRequest both = LockRequest.builder(List.of("ff-a", "ff-b")).wait(Duration.ofHours(1)).build();
+        locks.execute(LockRequest.builder("ff-b").mode(LockMode.SHARED).build(), reading -> {
+            assertThatThrownBy(() -> locks.acquire(both)).isInstanceOf(LockOptionException.class)
+                    .hasMessageContaining("SHARED").hasMessageContaining("ff-b");
+            assertThatThrownBy(() -> locks.acquireAsync(both, locks.currentScope()))
+                    .isInstanceOf(LockOptionException.class).hasMessageContaining("ff-b");
+            return null;
+        });
+        LockHandle mine = locks.acquire(LockRequest.builder("ff-b").threadBound(true).build());
+        assertThatThrownBy(() -> locks.acquire(both)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("ff-b");
+        mine.release();
+        assertThat(fixture.queue("ff-a")).as("nothing was queued for the other part").singleElement()
+                .satisfies(entry -> assertThat(entry.ticket()).isEqualTo(busy.fencingToken()));
+        busy.release();
+    }
+
+    @Test
     void aSharedRequestJoinsAnExclusiveScopeAndAnExclusiveOneInASharedScopeFailsFast() {
         LockTemplate locks = fixture.template();
         locks.execute(LockRequest.of("j-1"), outer -> {

@@ -400,6 +400,39 @@ public final class LockEngine {
      * request must queue.
      */
     private LockHandle join(LockRequest request, LockKey key, LockScope scope) {
+        Acquisition held = joinable(request, key, scope);
+        if (held == null) {
+            return null;
+        }
+        if (held.join()) {
+            return new Hold(held, this);
+        }
+        requireNotLost(key, held);
+        return null; // the scope's hold was released meanwhile: queue as anyone would
+    }
+
+    /**
+     * What {@link #join} and {@link #begin} would refuse, checked for one part of a request for several entities
+     * before any part is sent: else the request would first queue for, and hold, the parts before it.
+     *
+     * @param acquiredBy the waiting thread, {@code null} for an asynchronous request
+     */
+    void refuseBeforeSending(LockRequest request, Duration wait, LockScope scope, Thread acquiredBy) {
+        LockKey key = keyOf(request);
+        Acquisition held = joinable(request, key, scope);
+        if (held != null) {
+            requireNotLost(key, held);
+        }
+        else if (acquiredBy != null && !wait.isZero()) {
+            refuseWaitingForOwnThreadBoundHold(key, acquiredBy);
+        }
+    }
+
+    /**
+     * The entry of {@code key} that {@code scope} holds and {@code request} may join, or {@code null} if the
+     * request must queue; refuses a join that would break the lock's rules.
+     */
+    private Acquisition joinable(LockRequest request, LockKey key, LockScope scope) {
         Acquisition held = request.reentrant() ? find(scope, key) : null;
         if (held == null || held.phase() == Acquisition.Phase.RELEASED) {
             return null; // nothing held, or released meanwhile: queue as anyone would, with this request's options
@@ -416,14 +449,14 @@ public final class LockEngine {
                     + " permits " + request.permits() + " inside a scope that holds the lock with permits "
                     + held.permits() + "; every request for one lock must ask for the same permits");
         }
-        if (held.join()) {
-            return new Hold(held, this);
-        }
+        return held;
+    }
+
+    private static void requireNotLost(LockKey key, Acquisition held) {
         if (held.phase() == Acquisition.Phase.LOST || !held.isValid() && held.phase() == Acquisition.Phase.HELD) {
             throw new LockLostException("This request was made inside a scope holding the lock " + key + ", but its"
                     + " lease was lost (" + held.lostReason() + "); end that scope before acquiring again");
         }
-        return null; // the scope's hold was released meanwhile: queue as anyone would
     }
 
     /** The innermost entry of {@code key} that {@code scope} holds through this engine, or {@code null}. */

@@ -28,6 +28,7 @@ final class MultiAcquire {
     /** On the calling thread: what was taken is released if a later part times out, is interrupted or fails. */
     LockHandle acquire(LockRequest request, Duration wait, LockScope scope) {
         List<LockRequest> parts = parts(request);
+        parts.forEach(part -> engine.refuseBeforeSending(part, wait, scope, Thread.currentThread()));
         long deadline = Waits.deadline(System.nanoTime(), wait);
         List<LockHandle> taken = new ArrayList<>();
         try {
@@ -49,6 +50,12 @@ final class MultiAcquire {
      */
     CompletableFuture<LockHandle> acquireAsync(LockRequest request, Duration wait, LockScope scope) {
         List<LockRequest> parts = parts(request);
+        try {
+            parts.forEach(part -> engine.refuseBeforeSending(part, wait, scope, null));
+        }
+        catch (LockLostException scopeLost) {
+            return CompletableFuture.failedFuture(scopeLost); // as for one entity; a broken rule throws
+        }
         long deadline = Waits.deadline(System.nanoTime(), wait);
         Chain chain = new Chain(parts, wait, deadline, scope);
         chain.next(0);
