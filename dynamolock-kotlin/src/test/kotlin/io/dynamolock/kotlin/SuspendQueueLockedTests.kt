@@ -15,6 +15,8 @@ import io.dynamolock.core.test.DynamoDbLocal
 import java.time.Duration
 import java.util.UUID
 import java.util.concurrent.CopyOnWriteArrayList
+import java.util.concurrent.CountDownLatch
+import java.util.concurrent.atomic.AtomicBoolean
 import java.util.concurrent.atomic.AtomicInteger
 import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.CoroutineScope
@@ -30,6 +32,7 @@ import kotlinx.coroutines.flow.flow
 import kotlinx.coroutines.flow.toList
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withContext
 import kotlinx.coroutines.withTimeout
 import org.assertj.core.api.Assertions.assertThat
 import org.assertj.core.api.Assertions.assertThatExceptionOfType
@@ -216,6 +219,32 @@ class SuspendQueueLockedTests {
             assertThat(locks.tryAcquire("order-13")).hasValueSatisfying { it.release() }
         }
     }
+
+    @Test
+    fun aCancelledSuspendFunctionKeepsItsLockUntilItsBlockingStepHasEnded() {
+        contextRunner.run { context ->
+            val counters = context.getBean(CounterService::class.java)
+            val entered = CompletableDeferred<Unit>()
+            val mayFinish = CountDownLatch(1)
+            runBlocking(Dispatchers.Default) {
+                val first = launch { counters.blockingWrite("order-14", entered, mayFinish) }
+                withTimeout(30_000) { entered.await() }
+                first.cancel() // its body is still in the blocking step: cancellation is cooperative
+                val second = runCatching { counters.blockingWrite("order-14", CompletableDeferred(), CountDownLatch(0)) }
+                assertThat(second.exceptionOrNull()).`as`("granted beside the cancelled body")
+                    .isInstanceOf(LockWaitTimeoutException::class.java)
+                mayFinish.countDown()
+                first.join()
+            }
+            assertThat(counters.blockingWritesOverlapped.get()).isFalse()
+            Await.until(Duration.ofSeconds(10), "the cancelled body's lock to be released") {
+                locks(context).queue("order-14", null).entries().isEmpty()
+            }
+        }
+    }
+
+    private fun locks(context: org.springframework.context.ApplicationContext) =
+        context.getBean(LockOperations::class.java)
 
     @Test
     fun aLeaseLostWhileTheBlockRunsCancelsItWithLockLostException() {
@@ -408,6 +437,23 @@ class SuspendQueueLockedTests {
             val outer = locks.queue(orderId, null).entries().single().ticket()
             val inner = locks.withLock(orderId, wait = Duration.ZERO) { it.fencingToken() }
             return outer to inner
+        }
+
+        private val blockingWrites = AtomicInteger()
+        val blockingWritesOverlapped = AtomicBoolean()
+
+        /** A blocking write (JDBC, a synchronous SDK) in Dispatchers.IO: a cancellation does not stop it. */
+        @QueueLocked(entity = ["#orderId"], maxWait = "2s")
+        suspend fun blockingWrite(orderId: String, entered: CompletableDeferred<Unit>, mayFinish: CountDownLatch) {
+            if (blockingWrites.incrementAndGet() > 1) blockingWritesOverlapped.set(true)
+            try {
+                withContext(Dispatchers.IO) {
+                    entered.complete(Unit)
+                    mayFinish.await()
+                }
+            } finally {
+                blockingWrites.decrementAndGet()
+            }
         }
 
         @QueueLocked(entity = ["#orderId"], maxWait = "10s")

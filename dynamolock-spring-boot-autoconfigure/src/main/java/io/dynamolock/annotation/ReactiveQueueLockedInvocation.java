@@ -15,8 +15,10 @@ import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInvocation;
 import org.reactivestreams.Publisher;
 import org.springframework.aop.ProxyMethodInvocation;
+import org.springframework.core.KotlinDetector;
 import org.springframework.core.ReactiveAdapter;
 import org.springframework.core.ReactiveAdapterRegistry;
+import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -56,21 +58,10 @@ final class ReactiveQueueLockedInvocation {
         // Made on the calling thread: a call made inside a blocking hold of the lock (and blocked on there) joins
         // it, as a blocking call would. Read now, at the call, since the subscription may come on another thread.
         LockScope callers = lockOperations.get().currentScope();
-        Flux<Object> locked$ = Flux.defer(() -> {
-            AtomicBoolean granted = new AtomicBoolean();
-            return template().executeMany(request, locked.minHold(), lock -> {
-                granted.set(true);
-                return body(proxied, lock, locked);
-            }).onErrorResume(failure -> failure instanceof LockWaitTimeoutException && !granted.get()
-                    && locked.onWaitTimeout() == WaitTimeoutPolicy.SKIP, failure -> {
-                        skip.apply(locked, (LockWaitTimeoutException) failure);
-                        return Mono.empty();
-                    });
-        });
-        if (!callers.isEmpty()) {
-            locked$ = locked$.contextWrite(context -> context.put(LockScope.class,
-                    inside(callers, ReactiveLockOperations.scope(context))));
+        if (locked.returns() == LockedMethod.Returns.MONO && KotlinDetector.isSuspendingFunction(locked.method())) {
+            return suspending(proxied, locked, request, callers);
         }
+        Flux<Object> locked$ = locked(proxied, locked, request, callers, null);
         return switch (locked.returns()) {
             case FLUX -> locked$;
             case FLOW -> flowAdapter(locked).fromPublisher(locked$);
@@ -86,6 +77,56 @@ final class ReactiveQueueLockedInvocation {
             scope = scope.with(locks.get(i));
         }
         return scope;
+    }
+
+    /**
+     * On each subscription: the lock, then the method. {@code suspended}: the coroutine of a suspend function's
+     * call, {@code null} for a publisher.
+     */
+    private Flux<Object> locked(ProxyMethodInvocation proxied, LockedMethod locked, LockRequest request,
+            LockScope callers, SuspendBody suspended) {
+        Flux<Object> locked$ = Flux.defer(() -> {
+            AtomicBoolean granted = new AtomicBoolean();
+            return template().executeMany(request, locked.minHold(), lock -> {
+                granted.set(true);
+                return body(proxied, lock, locked, suspended);
+            }).onErrorResume(failure -> failure instanceof LockWaitTimeoutException && !granted.get()
+                    && locked.onWaitTimeout() == WaitTimeoutPolicy.SKIP, failure -> {
+                        skip.apply(locked, (LockWaitTimeoutException) failure);
+                        return Mono.empty();
+                    });
+        });
+        if (!callers.isEmpty()) {
+            locked$ = locked$.contextWrite(context -> context.put(LockScope.class,
+                    inside(callers, ReactiveLockOperations.scope(context))));
+        }
+        return locked$;
+    }
+
+    /**
+     * A suspend function: as a {@code Mono}, but a cancellation of the caller after the body's coroutine started
+     * cancels that coroutine and lets the call end with it, so the lock is released only once the body has ended
+     * ({@link SuspendBody}); the cancelled caller hears nothing more.
+     */
+    private Mono<Object> suspending(ProxyMethodInvocation proxied, LockedMethod locked, LockRequest request,
+            LockScope callers) {
+        return Mono.create(sink -> {
+            SuspendBody suspended = new SuspendBody();
+            AtomicBoolean cancelled = new AtomicBoolean();
+            Disposable call = locked(proxied, locked, request, callers, suspended).singleOrEmpty()
+                    .contextWrite(sink.contextView())
+                    .subscribe(sink::success, failure -> {
+                        if (!cancelled.get()) {
+                            sink.error(failure);
+                        }
+                    }, () -> sink.success());
+            sink.onCancel(() -> {
+                cancelled.set(true);
+                if (!suspended.cancelIfStarted()) {
+                    call.dispose(); // still waiting, or granted but not yet run: no code of the body has run
+                }
+            });
+        });
     }
 
     /** Spring's own adapter between a Kotlin {@code Flow} and a {@code Publisher} (kotlinx-coroutines-reactor). */
@@ -110,10 +151,11 @@ final class ReactiveQueueLockedInvocation {
     /** Calls the method with the lock in the thread's scope too (blocking nested calls made at assembly join). */
     @SuppressWarnings("unchecked")
     private Publisher<Object> body(ProxyMethodInvocation invocation, LockHandle lock,
-            LockedMethod locked) {
+            LockedMethod locked, SuspendBody suspended) {
         Object returned;
         try {
-            MethodInvocation call = invocation.invocableClone();
+            MethodInvocation call = suspended == null ? invocation.invocableClone()
+                    : invocation.invocableClone(suspended.arguments(invocation.getArguments()));
             returned = lockOperations.get().inScope(lock, held -> call.proceed());
         }
         catch (Throwable ex) {

@@ -1,0 +1,106 @@
+package io.dynamolock.annotation;
+
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.atomic.AtomicReference;
+import kotlin.coroutines.Continuation;
+import kotlin.coroutines.CoroutineContext;
+import kotlin.jvm.functions.Function2;
+import kotlinx.coroutines.Job;
+import kotlinx.coroutines.ThreadContextElement;
+
+/**
+ * The coroutine of one call of a {@code @QueueLocked suspend fun}, so that the caller's cancellation waits for it.
+ *
+ * <p>Spring AOP runs a suspend function as a {@code mono {}} coroutine in the context of the continuation passed as
+ * its last argument. Cancelling that {@code Mono} would release the lock at once, but coroutine cancellation is
+ * cooperative: a blocking step the body is in ({@code withContext(Dispatchers.IO) { jdbc }}) runs on, beside the
+ * next holder. So this element rides in that context, sees the coroutine's {@code Job} the first time it runs, and
+ * the caller's cancellation cancels that {@code Job} instead: the {@code Mono} then ends with the cancellation only
+ * once the coroutine has ended, and the lock is released then, as after any error of the body. Kotlin classes are
+ * touched only here, so the rest of the advice loads without them.
+ */
+final class SuspendBody implements ThreadContextElement<Object> {
+
+    private static final Key<SuspendBody> KEY = new Key<>() {
+    };
+
+    /** Cancelled before the coroutine ran: it never gets a Job here, and the subscription is cancelled instead. */
+    private static final Object CANCELLED = new Object();
+
+    /** {@code null} until the coroutine runs, then its {@code Job}; or {@link #CANCELLED}. */
+    private final AtomicReference<Object> state = new AtomicReference<>();
+
+    /** The call's arguments, its continuation replaced by one whose context carries this element. */
+    @SuppressWarnings("unchecked")
+    Object[] arguments(Object[] arguments) {
+        Object[] copy = arguments.clone();
+        Continuation<Object> caller = (Continuation<Object>) copy[copy.length - 1];
+        CoroutineContext context = caller.getContext().plus(this);
+        copy[copy.length - 1] = new Continuation<Object>() {
+            @Override
+            public CoroutineContext getContext() {
+                return context;
+            }
+
+            @Override
+            public void resumeWith(Object result) {
+                caller.resumeWith(result);
+            }
+        };
+        return copy;
+    }
+
+    /**
+     * The caller cancelled: cancels the body's coroutine and returns {@code true} if it has run (its end then ends
+     * the call), else {@code false}, and the caller must cancel the subscription (no code of the body has run).
+     */
+    boolean cancelIfStarted() {
+        Object seen = state.getAndUpdate(current -> current == null ? CANCELLED : current);
+        if (seen instanceof Job job) {
+            job.cancel((CancellationException) null);
+            return true;
+        }
+        return false;
+    }
+
+    @Override
+    public Object updateThreadContext(CoroutineContext context) {
+        if (state.get() == null) {
+            Job job = context.get(Job.Key);
+            if (job != null) {
+                state.compareAndSet(null, job);
+            }
+        }
+        return null;
+    }
+
+    @Override
+    public void restoreThreadContext(CoroutineContext context, Object oldState) {
+        // Nothing set on the thread.
+    }
+
+    @Override
+    public Key<?> getKey() {
+        return KEY;
+    }
+
+    @Override
+    public <E extends Element> E get(Key<E> key) {
+        return ThreadContextElement.DefaultImpls.get(this, key);
+    }
+
+    @Override
+    public <R> R fold(R initial, Function2<? super R, ? super Element, ? extends R> operation) {
+        return ThreadContextElement.DefaultImpls.fold(this, initial, operation);
+    }
+
+    @Override
+    public CoroutineContext minusKey(Key<?> key) {
+        return ThreadContextElement.DefaultImpls.minusKey(this, key);
+    }
+
+    @Override
+    public CoroutineContext plus(CoroutineContext context) {
+        return ThreadContextElement.DefaultImpls.plus(this, context);
+    }
+}
