@@ -12,13 +12,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiFunction;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 import org.aopalliance.intercept.MethodInvocation;
 import org.reactivestreams.Publisher;
 import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.core.KotlinDetector;
 import org.springframework.core.ReactiveAdapter;
 import org.springframework.core.ReactiveAdapterRegistry;
-import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -59,7 +59,8 @@ final class ReactiveQueueLockedInvocation {
         // it, as a blocking call would. Read now, at the call, since the subscription may come on another thread.
         LockScope callers = lockOperations.get().currentScope();
         if (locked.returns() == LockedMethod.Returns.MONO && KotlinDetector.isSuspendingFunction(locked.method())) {
-            return suspending(proxied, locked, request, callers);
+            // Kotlin's classes are touched only in SuspendBody, and only here: the rest loads without them.
+            return SuspendBody.call(arguments -> locked(proxied, locked, request, callers, arguments));
         }
         Flux<Object> locked$ = locked(proxied, locked, request, callers, null);
         return switch (locked.returns()) {
@@ -80,16 +81,16 @@ final class ReactiveQueueLockedInvocation {
     }
 
     /**
-     * On each subscription: the lock, then the method. {@code suspended}: the coroutine of a suspend function's
-     * call, {@code null} for a publisher.
+     * On each subscription: the lock, then the method, called with its arguments as {@code arguments} makes them
+     * ({@code null}: as given).
      */
     private Flux<Object> locked(ProxyMethodInvocation proxied, LockedMethod locked, LockRequest request,
-            LockScope callers, SuspendBody suspended) {
+            LockScope callers, UnaryOperator<Object[]> arguments) {
         Flux<Object> locked$ = Flux.defer(() -> {
             AtomicBoolean granted = new AtomicBoolean();
             return template().executeMany(request, locked.minHold(), lock -> {
                 granted.set(true);
-                return body(proxied, lock, locked, suspended);
+                return body(proxied, lock, locked, arguments);
             }).onErrorResume(failure -> failure instanceof LockWaitTimeoutException && !granted.get()
                     && locked.onWaitTimeout() == WaitTimeoutPolicy.SKIP, failure -> {
                         skip.apply(locked, (LockWaitTimeoutException) failure);
@@ -101,32 +102,6 @@ final class ReactiveQueueLockedInvocation {
                     inside(callers, ReactiveLockOperations.scope(context))));
         }
         return locked$;
-    }
-
-    /**
-     * A suspend function: as a {@code Mono}, but a cancellation of the caller after the body's coroutine started
-     * cancels that coroutine and lets the call end with it, so the lock is released only once the body has ended
-     * ({@link SuspendBody}); the cancelled caller hears nothing more.
-     */
-    private Mono<Object> suspending(ProxyMethodInvocation proxied, LockedMethod locked, LockRequest request,
-            LockScope callers) {
-        return Mono.create(sink -> {
-            SuspendBody suspended = new SuspendBody();
-            AtomicBoolean cancelled = new AtomicBoolean();
-            Disposable call = locked(proxied, locked, request, callers, suspended).singleOrEmpty()
-                    .contextWrite(sink.contextView())
-                    .subscribe(sink::success, failure -> {
-                        if (!cancelled.get()) {
-                            sink.error(failure);
-                        }
-                    }, () -> sink.success());
-            sink.onCancel(() -> {
-                cancelled.set(true);
-                if (!suspended.cancelIfStarted()) {
-                    call.dispose(); // still waiting, or granted but not yet run: no code of the body has run
-                }
-            });
-        });
     }
 
     /** Spring's own adapter between a Kotlin {@code Flow} and a {@code Publisher} (kotlinx-coroutines-reactor). */
@@ -151,11 +126,11 @@ final class ReactiveQueueLockedInvocation {
     /** Calls the method with the lock in the thread's scope too (blocking nested calls made at assembly join). */
     @SuppressWarnings("unchecked")
     private Publisher<Object> body(ProxyMethodInvocation invocation, LockHandle lock,
-            LockedMethod locked, SuspendBody suspended) {
+            LockedMethod locked, UnaryOperator<Object[]> arguments) {
         Object returned;
         try {
-            MethodInvocation call = suspended == null ? invocation.invocableClone()
-                    : invocation.invocableClone(suspended.arguments(invocation.getArguments()));
+            MethodInvocation call = arguments == null ? invocation.invocableClone()
+                    : invocation.invocableClone(arguments.apply(invocation.getArguments()));
             returned = lockOperations.get().inScope(lock, held -> call.proceed());
         }
         catch (Throwable ex) {

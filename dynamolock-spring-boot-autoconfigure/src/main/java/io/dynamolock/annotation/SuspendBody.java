@@ -1,12 +1,18 @@
 package io.dynamolock.annotation;
 
 import java.util.concurrent.CancellationException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+import java.util.function.UnaryOperator;
 import kotlin.coroutines.Continuation;
 import kotlin.coroutines.CoroutineContext;
 import kotlin.jvm.functions.Function2;
 import kotlinx.coroutines.Job;
 import kotlinx.coroutines.ThreadContextElement;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 
 /**
  * The coroutine of one call of a {@code @QueueLocked suspend fun}, so that the caller's cancellation waits for it.
@@ -17,7 +23,8 @@ import kotlinx.coroutines.ThreadContextElement;
  * next holder. So this element rides in that context, sees the coroutine's {@code Job} the first time it runs, and
  * the caller's cancellation cancels that {@code Job} instead: the {@code Mono} then ends with the cancellation only
  * once the coroutine has ended, and the lock is released then, as after any error of the body. Kotlin classes are
- * touched only here, so the rest of the advice loads without them.
+ * touched only here, so the rest of the advice loads without them (also by reflection: no signature names this
+ * class).
  */
 final class SuspendBody implements ThreadContextElement<Object> {
 
@@ -29,6 +36,35 @@ final class SuspendBody implements ThreadContextElement<Object> {
 
     /** {@code null} until the coroutine runs, then its {@code Job}; or {@link #CANCELLED}. */
     private final AtomicReference<Object> state = new AtomicReference<>();
+
+    private SuspendBody() {
+    }
+
+    /**
+     * A call of a suspend function as a {@code Mono}: {@code locked} runs the call with its arguments made by the
+     * operator given. A cancellation of the caller after the body's coroutine started cancels that coroutine and
+     * lets the call end with it, so the lock is released only once the body has ended; the cancelled caller hears
+     * nothing more.
+     */
+    static Mono<Object> call(Function<UnaryOperator<Object[]>, Flux<Object>> locked) {
+        return Mono.create(sink -> {
+            SuspendBody body = new SuspendBody();
+            AtomicBoolean cancelled = new AtomicBoolean();
+            Disposable call = locked.apply(body::arguments).singleOrEmpty()
+                    .contextWrite(sink.contextView())
+                    .subscribe(sink::success, failure -> {
+                        if (!cancelled.get()) {
+                            sink.error(failure);
+                        }
+                    }, () -> sink.success());
+            sink.onCancel(() -> {
+                cancelled.set(true);
+                if (!body.cancelIfStarted()) {
+                    call.dispose(); // still waiting, or granted but not yet run: no code of the body has run
+                }
+            });
+        });
+    }
 
     /** The call's arguments, its continuation replaced by one whose context carries this element. */
     @SuppressWarnings("unchecked")
