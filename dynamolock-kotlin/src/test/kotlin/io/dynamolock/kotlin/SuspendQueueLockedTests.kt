@@ -243,6 +243,38 @@ class SuspendQueueLockedTests {
         }
     }
 
+    @Test
+    fun aCancelledSuspendFunctionKeepsItsLockUntilTheBlockingStepOfANestedProxiedCallHasEnded() {
+        contextRunner.withBean(OuterService::class.java).run { context ->
+            val outer = context.getBean(OuterService::class.java)
+            val counters = context.getBean(CounterService::class.java)
+            val entered = CompletableDeferred<Unit>()
+            val mayFinish = CountDownLatch(1)
+            runBlocking(Dispatchers.Default) {
+                val first = launch { outer.writeUnder("order-15", "order-15-b1", entered, mayFinish) }
+                withTimeout(30_000) { entered.await() }
+                first.cancel() // its body awaits a nested proxied call that is in a blocking step
+                val second = runCatching {
+                    outer.writeUnder("order-15", "order-15-b2", CompletableDeferred(), CountDownLatch(0))
+                }
+                mayFinish.countDown()
+                first.join()
+                assertThat(counters.blockingWritesOverlapped.get()).`as`("two bodies under order-15 at once").isFalse()
+                assertThat(second.exceptionOrNull()).`as`("granted order-15 beside the cancelled body's nested step")
+                    .isInstanceOf(LockWaitTimeoutException::class.java)
+            }
+        }
+    }
+
+    @Service
+    class OuterService(private val counters: CounterService) {
+        @QueueLocked(entity = ["#orderId"], maxWait = "2s")
+        suspend fun writeUnder(orderId: String, inner: String, entered: CompletableDeferred<Unit>,
+                mayFinish: CountDownLatch) {
+            counters.blockingWrite(inner, entered, mayFinish)
+        }
+    }
+
     private fun locks(context: org.springframework.context.ApplicationContext) =
         context.getBean(LockOperations::class.java)
 

@@ -12,7 +12,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiFunction;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
-import java.util.function.UnaryOperator;
 import org.aopalliance.intercept.MethodInvocation;
 import org.reactivestreams.Publisher;
 import org.springframework.aop.ProxyMethodInvocation;
@@ -60,7 +59,7 @@ final class ReactiveQueueLockedInvocation {
         LockScope callers = lockOperations.get().currentScope();
         if (locked.returns() == LockedMethod.Returns.MONO && KotlinDetector.isSuspendingFunction(locked.method())) {
             // Kotlin's classes are touched only in SuspendBody, and only here: the rest loads without them.
-            return SuspendBody.call(arguments -> locked(proxied, locked, request, callers, arguments));
+            return SuspendBody.call(shape -> locked(proxied, locked, request, callers, shape));
         }
         Flux<Object> locked$ = locked(proxied, locked, request, callers, null);
         return switch (locked.returns()) {
@@ -80,17 +79,22 @@ final class ReactiveQueueLockedInvocation {
         return scope;
     }
 
-    /**
-     * On each subscription: the lock, then the method, called with its arguments as {@code arguments} makes them
-     * ({@code null}: as given).
-     */
+    /** How a call's arguments and body are shaped: a suspend function's ({@link SuspendBody}). */
+    interface CallShape {
+
+        Object[] arguments(Object[] given);
+
+        Publisher<Object> body(Publisher<Object> body);
+    }
+
+    /** On each subscription: the lock, then the method, shaped by {@code shape} ({@code null}: as given). */
     private Flux<Object> locked(ProxyMethodInvocation proxied, LockedMethod locked, LockRequest request,
-            LockScope callers, UnaryOperator<Object[]> arguments) {
+            LockScope callers, CallShape shape) {
         Flux<Object> locked$ = Flux.defer(() -> {
             AtomicBoolean granted = new AtomicBoolean();
             return template().executeMany(request, locked.minHold(), lock -> {
                 granted.set(true);
-                return body(proxied, lock, locked, arguments);
+                return body(proxied, lock, locked, shape);
             }).onErrorResume(failure -> failure instanceof LockWaitTimeoutException && !granted.get()
                     && locked.onWaitTimeout() == WaitTimeoutPolicy.SKIP, failure -> {
                         skip.apply(locked, (LockWaitTimeoutException) failure);
@@ -126,11 +130,11 @@ final class ReactiveQueueLockedInvocation {
     /** Calls the method with the lock in the thread's scope too (blocking nested calls made at assembly join). */
     @SuppressWarnings("unchecked")
     private Publisher<Object> body(ProxyMethodInvocation invocation, LockHandle lock,
-            LockedMethod locked, UnaryOperator<Object[]> arguments) {
+            LockedMethod locked, CallShape shape) {
         Object returned;
         try {
-            MethodInvocation call = arguments == null ? invocation.invocableClone()
-                    : invocation.invocableClone(arguments.apply(invocation.getArguments()));
+            MethodInvocation call = shape == null ? invocation.invocableClone()
+                    : invocation.invocableClone(shape.arguments(invocation.getArguments()));
             returned = lockOperations.get().inScope(lock, held -> call.proceed());
         }
         catch (Throwable ex) {
@@ -139,7 +143,8 @@ final class ReactiveQueueLockedInvocation {
         if (returned == null) {
             return Mono.empty();
         }
-        return locked.returns() == LockedMethod.Returns.FLOW ? flowAdapter(locked).toPublisher(returned)
-                : (Publisher<Object>) returned;
+        Publisher<Object> publisher = locked.returns() == LockedMethod.Returns.FLOW
+                ? flowAdapter(locked).toPublisher(returned) : (Publisher<Object>) returned;
+        return shape == null ? publisher : shape.body(publisher);
     }
 }

@@ -1,15 +1,18 @@
 package io.dynamolock.annotation;
 
+import java.util.Set;
 import java.util.concurrent.CancellationException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
-import java.util.function.UnaryOperator;
+import kotlin.Unit;
 import kotlin.coroutines.Continuation;
 import kotlin.coroutines.CoroutineContext;
 import kotlin.jvm.functions.Function2;
 import kotlinx.coroutines.Job;
 import kotlinx.coroutines.ThreadContextElement;
+import org.reactivestreams.Publisher;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -20,13 +23,14 @@ import reactor.core.publisher.Mono;
  * <p>Spring AOP runs a suspend function as a {@code mono {}} coroutine in the context of the continuation passed as
  * its last argument. Cancelling that {@code Mono} would release the lock at once, but coroutine cancellation is
  * cooperative: a blocking step the body is in ({@code withContext(Dispatchers.IO) { jdbc }}) runs on, beside the
- * next holder. So this element rides in that context, sees the coroutine's {@code Job} the first time it runs, and
- * the caller's cancellation cancels that {@code Job} instead: the {@code Mono} then ends with the cancellation only
- * once the coroutine has ended, and the lock is released then, as after any error of the body. Kotlin classes are
+ * next holder. So this element rides in that context and sees the coroutine's {@code Job} (and those of the suspend
+ * functions the body calls through proxies) when it runs, and the caller's cancellation cancels that {@code Job}
+ * instead: the {@code Mono} then ends with the cancellation only once all those coroutines have ended, and the lock
+ * is released then, as after any error of the body. Kotlin classes are
  * touched only here, so the rest of the advice loads without them (also by reflection: no signature names this
  * class).
  */
-final class SuspendBody implements ThreadContextElement<Object> {
+final class SuspendBody implements ThreadContextElement<Object>, ReactiveQueueLockedInvocation.CallShape {
 
     private static final Key<SuspendBody> KEY = new Key<>() {
     };
@@ -37,28 +41,42 @@ final class SuspendBody implements ThreadContextElement<Object> {
     /** {@code null} until the coroutine runs, then its {@code Job}; or {@link #CANCELLED}. */
     private final AtomicReference<Object> state = new AtomicReference<>();
 
+    /**
+     * Every coroutine seen with this element: the body's, and those of suspend functions it calls through a proxy
+     * (Spring runs each as a coroutine without a parent, in the caller's context, so this element rides along),
+     * also through a nested {@code @QueueLocked} call's element ({@link #outer}). Cancelled, the body ends at once
+     * while theirs may still be in a blocking step: the lock is released once they have all ended.
+     */
+    private final Set<Job> coroutines = ConcurrentHashMap.newKeySet();
+
+    /** The element of the {@code @QueueLocked} suspend call this one was made in, if any. */
+    private volatile SuspendBody outer;
+
+    /** Whether the caller cancelled after the body started. */
+    private volatile boolean cancelled;
+
     private SuspendBody() {
     }
 
     /**
-     * A call of a suspend function as a {@code Mono}: {@code locked} runs the call with its arguments made by the
-     * operator given. A cancellation of the caller after the body's coroutine started cancels that coroutine and
+     * A call of a suspend function as a {@code Mono}: {@code locked} runs the call shaped by a new element. A
+     * cancellation of the caller after the body's coroutine started cancels that coroutine and
      * lets the call end with it, so the lock is released only once the body has ended; the cancelled caller hears
      * nothing more.
      */
-    static Mono<Object> call(Function<UnaryOperator<Object[]>, Flux<Object>> locked) {
+    static Mono<Object> call(Function<ReactiveQueueLockedInvocation.CallShape, Flux<Object>> locked) {
         return Mono.create(sink -> {
             SuspendBody body = new SuspendBody();
-            AtomicBoolean cancelled = new AtomicBoolean();
-            Disposable call = locked.apply(body::arguments).singleOrEmpty()
+            AtomicBoolean callerGone = new AtomicBoolean();
+            Disposable call = locked.apply(body).singleOrEmpty()
                     .contextWrite(sink.contextView())
                     .subscribe(sink::success, failure -> {
-                        if (!cancelled.get()) {
+                        if (!callerGone.get()) {
                             sink.error(failure);
                         }
                     }, () -> sink.success());
             sink.onCancel(() -> {
-                cancelled.set(true);
+                callerGone.set(true);
                 if (!body.cancelIfStarted()) {
                     call.dispose(); // still waiting, or granted but not yet run: no code of the body has run
                 }
@@ -67,10 +85,12 @@ final class SuspendBody implements ThreadContextElement<Object> {
     }
 
     /** The call's arguments, its continuation replaced by one whose context carries this element. */
+    @Override
     @SuppressWarnings("unchecked")
-    Object[] arguments(Object[] arguments) {
+    public Object[] arguments(Object[] arguments) {
         Object[] copy = arguments.clone();
         Continuation<Object> caller = (Continuation<Object>) copy[copy.length - 1];
+        outer = caller.getContext().get(KEY);
         CoroutineContext context = caller.getContext().plus(this);
         copy[copy.length - 1] = new Continuation<Object>() {
             @Override
@@ -93,19 +113,50 @@ final class SuspendBody implements ThreadContextElement<Object> {
     boolean cancelIfStarted() {
         Object seen = state.getAndUpdate(current -> current == null ? CANCELLED : current);
         if (seen instanceof Job job) {
+            cancelled = true;
             job.cancel((CancellationException) null);
             return true;
         }
         return false;
     }
 
+    /**
+     * The body's publisher: once the caller has cancelled, its end (the cancellation's error) is passed on only
+     * when every coroutine it started has ended, so the lock is released then.
+     */
+    @Override
+    public Publisher<Object> body(Publisher<Object> body) {
+        return Flux.from(body)
+                .onErrorResume(failure -> Mono.defer(this::ended).then(Mono.error(failure)))
+                .concatWith(Mono.defer(this::ended).then(Mono.empty()));
+    }
+
+    /** Completes when every coroutine seen has ended, if the caller cancelled; else at once. */
+    private Mono<Void> ended() {
+        if (!cancelled) {
+            return Mono.empty();
+        }
+        return Mono.when(coroutines.stream().filter(job -> !job.isCompleted()).map(job -> Mono.<Void>create(sink ->
+                job.invokeOnCompletion(cause -> {
+                    sink.success();
+                    return Unit.INSTANCE;
+                }))).toList());
+    }
+
     @Override
     public Object updateThreadContext(CoroutineContext context) {
+        Job job = context.get(Job.Key);
+        if (job == null) {
+            return null;
+        }
         if (state.get() == null) {
-            Job job = context.get(Job.Key);
-            if (job != null) {
-                state.compareAndSet(null, job);
-            }
+            state.compareAndSet(null, job);
+        }
+        if (state.get() == CANCELLED) {
+            job.cancel((CancellationException) null); // the caller cancelled as the body started: stop it early
+        }
+        for (SuspendBody element = this; element != null; element = element.outer) {
+            element.coroutines.add(job);
         }
         return null;
     }
