@@ -34,8 +34,13 @@ record LockedMethod(Method method, String description, List<String> entitySource
         VALUE,
         /** {@code CompletableFuture} or {@code CompletionStage}: held until it completes. */
         FUTURE,
-        /** {@code Mono}, or a Kotlin {@code suspend fun} (Spring AOP sees a {@code Mono}): held while it runs. */
+        /** {@code Mono}: held while it runs. */
         MONO,
+        /**
+         * A Kotlin {@code suspend fun} (Spring AOP sees a {@code Mono}): held while its coroutine runs, and after a
+         * cancellation until it has ended.
+         */
+        SUSPEND,
         /** {@code Flux}: held while it runs. */
         FLUX,
         /** A Kotlin {@code Flow} (through kotlinx-coroutines-reactor): held while it is collected. */
@@ -43,7 +48,7 @@ record LockedMethod(Method method, String description, List<String> entitySource
 
         /** Whether the lock follows a publisher, coroutine or flow (the reactive path). */
         boolean reactive() {
-            return this == MONO || this == FLUX || this == FLOW;
+            return this == MONO || this == SUSPEND || this == FLUX || this == FLOW;
         }
     }
 

@@ -300,7 +300,7 @@ final class QueueLockedMethods {
             // Spring calls a suspend function that returns a Flow as a Flux of its elements, and the proxy turns the
             // Publisher it gets back into a Flow: many elements, not one.
             return KOTLIN_FLOW.equals(new MethodParameter(method, -1).getParameterType().getName())
-                    ? LockedMethod.Returns.FLUX : LockedMethod.Returns.MONO;
+                    ? LockedMethod.Returns.FLUX : LockedMethod.Returns.SUSPEND;
         }
         if (reactor && type.getName().equals(KOTLIN_FLOW)) {
             if (!ClassUtils.isPresent(COROUTINES_REACTOR, method.getDeclaringClass().getClassLoader())) {

@@ -15,7 +15,6 @@ import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInvocation;
 import org.reactivestreams.Publisher;
 import org.springframework.aop.ProxyMethodInvocation;
-import org.springframework.core.KotlinDetector;
 import org.springframework.core.ReactiveAdapter;
 import org.springframework.core.ReactiveAdapterRegistry;
 import reactor.core.publisher.Flux;
@@ -57,7 +56,7 @@ final class ReactiveQueueLockedInvocation {
         // Made on the calling thread: a call made inside a blocking hold of the lock (and blocked on there) joins
         // it, as a blocking call would. Read now, at the call, since the subscription may come on another thread.
         LockScope callers = lockOperations.get().currentScope();
-        if (locked.returns() == LockedMethod.Returns.MONO && KotlinDetector.isSuspendingFunction(locked.method())) {
+        if (locked.returns() == LockedMethod.Returns.SUSPEND) {
             // Kotlin's classes are touched only in SuspendBody, and only here: the rest loads without them.
             return SuspendBody.call(shape -> locked(proxied, locked, request, callers, shape));
         }
