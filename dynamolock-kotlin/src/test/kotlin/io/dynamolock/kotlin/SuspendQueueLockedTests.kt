@@ -266,12 +266,68 @@ class SuspendQueueLockedTests {
         }
     }
 
+    /** The same for a `Flow`: the collector's cancellation waits for the collection's blocking step. */
+    @Test
+    fun aCancelledFlowKeepsItsLockUntilItsBlockingStepHasEnded() {
+        contextRunner.run { context ->
+            val counters = context.getBean(CounterService::class.java)
+            val entered = CompletableDeferred<Unit>()
+            val mayFinish = CountDownLatch(1)
+            runBlocking(Dispatchers.Default) {
+                val first = launch { counters.blockingWrites("order-16", entered, mayFinish).collect {} }
+                withTimeout(30_000) { entered.await() }
+                first.cancel() // the collection is still in the blocking step: cancellation is cooperative
+                val second = runCatching {
+                    counters.blockingWrites("order-16", CompletableDeferred(), CountDownLatch(0)).toList()
+                }
+                assertThat(second.exceptionOrNull()).`as`("granted beside the cancelled flow's blocking step")
+                    .isInstanceOf(LockWaitTimeoutException::class.java)
+                mayFinish.countDown()
+                first.join()
+            }
+            assertThat(counters.blockingWritesOverlapped.get()).isFalse()
+            Await.until(Duration.ofSeconds(10), "the cancelled flow's lock to be released") {
+                locks(context).queue("order-16", null).entries().isEmpty()
+            }
+        }
+    }
+
+    /** And for a `Flow` collected in a cancelled suspend function: its lock waits for the collection too. */
+    @Test
+    fun aCancelledSuspendFunctionKeepsItsLockUntilTheBlockingStepOfAFlowItCollectsHasEnded() {
+        contextRunner.withBean(OuterService::class.java).run { context ->
+            val outer = context.getBean(OuterService::class.java)
+            val counters = context.getBean(CounterService::class.java)
+            val entered = CompletableDeferred<Unit>()
+            val mayFinish = CountDownLatch(1)
+            runBlocking(Dispatchers.Default) {
+                val first = launch { outer.collectUnder("order-17", "order-17-b1", entered, mayFinish) }
+                withTimeout(30_000) { entered.await() }
+                first.cancel() // its body collects a proxied flow that is in a blocking step
+                val second = runCatching {
+                    outer.collectUnder("order-17", "order-17-b2", CompletableDeferred(), CountDownLatch(0))
+                }
+                mayFinish.countDown()
+                first.join()
+                assertThat(counters.blockingWritesOverlapped.get()).`as`("two bodies under order-17 at once").isFalse()
+                assertThat(second.exceptionOrNull()).`as`("granted order-17 beside the cancelled body's flow")
+                    .isInstanceOf(LockWaitTimeoutException::class.java)
+            }
+        }
+    }
+
     @Service
     class OuterService(private val counters: CounterService) {
         @QueueLocked(entity = ["#orderId"], maxWait = "2s")
         suspend fun writeUnder(orderId: String, inner: String, entered: CompletableDeferred<Unit>,
                 mayFinish: CountDownLatch) {
             counters.blockingWrite(inner, entered, mayFinish)
+        }
+
+        @QueueLocked(entity = ["#orderId"], maxWait = "2s")
+        suspend fun collectUnder(orderId: String, inner: String, entered: CompletableDeferred<Unit>,
+                mayFinish: CountDownLatch) {
+            counters.blockingWrites(inner, entered, mayFinish).collect {}
         }
     }
 
@@ -487,6 +543,22 @@ class SuspendQueueLockedTests {
                 blockingWrites.decrementAndGet()
             }
         }
+
+        /** [blockingWrite] as a `Flow`: the blocking step runs while it is collected. */
+        @QueueLocked(entity = ["#orderId"], maxWait = "2s")
+        fun blockingWrites(orderId: String, entered: CompletableDeferred<Unit>, mayFinish: CountDownLatch): Flow<Int> =
+            flow {
+                if (blockingWrites.incrementAndGet() > 1) blockingWritesOverlapped.set(true)
+                try {
+                    withContext(Dispatchers.IO) {
+                        entered.complete(Unit)
+                        mayFinish.await()
+                    }
+                } finally {
+                    blockingWrites.decrementAndGet()
+                }
+                emit(1)
+            }
 
         @QueueLocked(entity = ["#orderId"], maxWait = "10s")
         suspend fun holdUntilCancelled(orderId: String, inside: CompletableDeferred<Unit>) {

@@ -43,7 +43,10 @@ record LockedMethod(Method method, String description, List<String> entitySource
         SUSPEND,
         /** {@code Flux}: held while it runs. */
         FLUX,
-        /** A Kotlin {@code Flow} (through kotlinx-coroutines-reactor): held while it is collected. */
+        /**
+         * A Kotlin {@code Flow} (through kotlinx-coroutines-reactor): held while it is collected, and after a
+         * cancellation until the collecting coroutine has ended.
+         */
         FLOW;
 
         /** Whether the lock follows a publisher, coroutine or flow (the reactive path). */

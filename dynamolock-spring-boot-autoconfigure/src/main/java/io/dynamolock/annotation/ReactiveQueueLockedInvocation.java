@@ -56,15 +56,13 @@ final class ReactiveQueueLockedInvocation {
         // Made on the calling thread: a call made inside a blocking hold of the lock (and blocked on there) joins
         // it, as a blocking call would. Read now, at the call, since the subscription may come on another thread.
         LockScope callers = lockOperations.get().currentScope();
-        if (locked.returns() == LockedMethod.Returns.SUSPEND) {
-            // Kotlin's classes are touched only in SuspendBody, and only here: the rest loads without them.
-            return SuspendBody.call(shape -> locked(proxied, locked, request, callers, shape));
-        }
-        Flux<Object> locked$ = locked(proxied, locked, request, callers, null);
+        // Kotlin's classes are touched only in CoroutineBody, and only here: the rest loads without them.
         return switch (locked.returns()) {
-            case FLUX -> locked$;
-            case FLOW -> flowAdapter(locked).fromPublisher(locked$);
-            default -> locked$.singleOrEmpty();
+            case SUSPEND -> CoroutineBody.suspendCall(shape -> locked(proxied, locked, request, callers, shape));
+            case FLOW -> flowAdapter(locked).fromPublisher(
+                    CoroutineBody.flowCall(shape -> locked(proxied, locked, request, callers, shape)));
+            case FLUX -> locked(proxied, locked, request, callers, null);
+            default -> locked(proxied, locked, request, callers, null).singleOrEmpty();
         };
     }
 
@@ -78,12 +76,16 @@ final class ReactiveQueueLockedInvocation {
         return scope;
     }
 
-    /** How a call's arguments and body are shaped: a suspend function's ({@link SuspendBody}). */
+    /**
+     * How a call's arguments and body are shaped: a suspend function's or a {@code Flow}'s, run as a coroutine
+     * whose cancellation the lock waits for ({@code CoroutineBody}).
+     */
     interface CallShape {
 
         Object[] arguments(Object[] given);
 
-        Publisher<Object> body(Publisher<Object> body);
+        /** The publisher of what the method returned. */
+        Publisher<Object> body(Object returned);
     }
 
     /** On each subscription: the lock, then the method, shaped by {@code shape} ({@code null}: as given). */
@@ -142,8 +144,6 @@ final class ReactiveQueueLockedInvocation {
         if (returned == null) {
             return Mono.empty();
         }
-        Publisher<Object> publisher = locked.returns() == LockedMethod.Returns.FLOW
-                ? flowAdapter(locked).toPublisher(returned) : (Publisher<Object>) returned;
-        return shape == null ? publisher : shape.body(publisher);
+        return shape == null ? (Publisher<Object>) returned : shape.body(returned);
     }
 }

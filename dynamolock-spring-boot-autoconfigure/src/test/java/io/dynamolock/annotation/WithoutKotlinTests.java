@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The advice's reactive path in an application without Kotlin: Kotlin is an optional dependency, touched only by
- * {@link SuspendBody} for suspend functions, so {@link ReactiveQueueLockedInvocation} must load, link and be
+ * {@link CoroutineBody} for suspend functions and Flows, so {@link ReactiveQueueLockedInvocation} must load, link and be
  * reflected on (as frameworks do) without it.
  */
 class WithoutKotlinTests {
@@ -21,7 +21,7 @@ class WithoutKotlinTests {
         assertThat(invocation.getClassLoader()).isSameAs(withoutKotlin);
         assertThat(invocation.getDeclaredMethods()).isNotEmpty();
         // The loader does hide Kotlin: the one class that needs it cannot be linked.
-        assertThatThrownBy(() -> Class.forName(SuspendBody.class.getName(), true, withoutKotlin))
+        assertThatThrownBy(() -> Class.forName(CoroutineBody.class.getName(), true, withoutKotlin))
                 .isInstanceOf(NoClassDefFoundError.class).hasMessageContaining("kotlin");
     }
 

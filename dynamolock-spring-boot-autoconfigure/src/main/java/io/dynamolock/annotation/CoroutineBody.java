@@ -1,0 +1,288 @@
+package io.dynamolock.annotation;
+
+import java.util.Set;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+import kotlin.Unit;
+import kotlin.coroutines.Continuation;
+import kotlin.coroutines.CoroutineContext;
+import kotlin.jvm.functions.Function2;
+import kotlinx.coroutines.Job;
+import kotlinx.coroutines.ThreadContextElement;
+import kotlinx.coroutines.flow.Flow;
+import kotlinx.coroutines.reactor.ReactorFlowKt;
+import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+import reactor.core.CoreSubscriber;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.util.context.Context;
+
+/**
+ * The coroutine of one call of a {@code @QueueLocked suspend fun}, or of one collection of a {@code @QueueLocked}
+ * method's {@code Flow}, so that the caller's cancellation waits for it.
+ *
+ * <p>Spring AOP runs a suspend function as a {@code mono {}} coroutine in the context of the continuation passed as
+ * its last argument, and a {@code Flow} is collected by a coroutine of kotlinx-coroutines-reactor's {@code asFlux}.
+ * Cancelling that publisher would release the lock at once, but coroutine cancellation is cooperative: a blocking
+ * step the body is in ({@code withContext(Dispatchers.IO) { jdbc }}) runs on, beside the next holder. So this
+ * element rides in that coroutine's context and sees its {@code Job} (and those of the suspend functions the body
+ * calls through proxies) when it runs, and the caller's cancellation cancels that {@code Job} instead: the call
+ * then ends with the cancellation only once all those coroutines have ended, and the lock is released then, as
+ * after any error of the body. Kotlin classes are touched only here, so the rest of the advice loads without them
+ * (also by reflection: no signature names this class).
+ */
+final class CoroutineBody implements ThreadContextElement<CoroutineBody>, ReactiveQueueLockedInvocation.CallShape {
+
+    private static final Key<CoroutineBody> KEY = new Key<>() {
+    };
+
+    /**
+     * The element of the coroutine running on this thread, if any: a {@code Flow} is made by a plain call, which
+     * has no continuation to say what called it.
+     */
+    private static final ThreadLocal<CoroutineBody> RUNNING = new ThreadLocal<>();
+
+    /** Cancelled before the coroutine ran: it never gets a Job here, and the subscription is cancelled instead. */
+    private static final Object CANCELLED = new Object();
+
+    /** Whether this is a suspend function's call (else a {@code Flow}'s collection). */
+    private final boolean suspend;
+
+    /** {@code null} until the coroutine runs, then its {@code Job}; or {@link #CANCELLED}. */
+    private final AtomicReference<Object> state = new AtomicReference<>();
+
+    /**
+     * Every coroutine seen with this element: the body's, and those of suspend functions it calls through a proxy
+     * (Spring runs each as a coroutine without a parent, in the caller's context, so this element rides along),
+     * also through a nested {@code @QueueLocked} call's element ({@link #outer}). Cancelled, the body ends at once
+     * while theirs may still be in a blocking step: the lock is released once they have all ended.
+     */
+    private final Set<Job> coroutines = ConcurrentHashMap.newKeySet();
+
+    /** The element of the {@code @QueueLocked} coroutine this call was made in, if any. */
+    private volatile CoroutineBody outer;
+
+    /** Whether the caller cancelled after the body started. */
+    private volatile boolean cancelled;
+
+    private CoroutineBody(boolean suspend, CoroutineBody outer) {
+        this.suspend = suspend;
+        this.outer = outer;
+    }
+
+    /**
+     * A call of a suspend function as a {@code Mono}: {@code locked} runs the call shaped by a new element. A
+     * cancellation of the caller after the body's coroutine started cancels that coroutine and lets the call end
+     * with it, so the lock is released only once the body has ended; the cancelled caller hears nothing more.
+     */
+    static Mono<Object> suspendCall(Function<ReactiveQueueLockedInvocation.CallShape, Flux<Object>> locked) {
+        return call(true, null, locked).singleOrEmpty();
+    }
+
+    /**
+     * The collections of a {@code Flow} as a {@code Flux}, each shaped by a new element, cancelled as
+     * {@link #suspendCall} is. Made on the calling thread, so that a {@code Flow} made inside a
+     * {@code @QueueLocked} coroutine keeps that coroutine's lock too, should it be cancelled.
+     */
+    static Flux<Object> flowCall(Function<ReactiveQueueLockedInvocation.CallShape, Flux<Object>> locked) {
+        return call(false, RUNNING.get(), locked);
+    }
+
+    private static Flux<Object> call(boolean suspend, CoroutineBody outer,
+            Function<ReactiveQueueLockedInvocation.CallShape, Flux<Object>> locked) {
+        return Flux.from(caller -> {
+            CoroutineBody body = new CoroutineBody(suspend, outer);
+            locked.apply(body).subscribe(new CancelThroughBody(caller, body));
+        });
+    }
+
+    /**
+     * Passes the call's signals to its caller; the caller's cancellation cancels the body's coroutine, not the
+     * call, once that coroutine has run (no code of the body has run before: the call is cancelled then).
+     */
+    private static final class CancelThroughBody implements CoreSubscriber<Object>, Subscription {
+
+        private final Subscriber<? super Object> caller;
+        private final CoroutineBody body;
+        private volatile Subscription call;
+        private volatile boolean callerGone;
+
+        CancelThroughBody(Subscriber<? super Object> caller, CoroutineBody body) {
+            this.caller = caller;
+            this.body = body;
+        }
+
+        @Override
+        public Context currentContext() {
+            return caller instanceof CoreSubscriber<?> core ? core.currentContext() : Context.empty();
+        }
+
+        @Override
+        public void onSubscribe(Subscription subscription) {
+            call = subscription;
+            caller.onSubscribe(this);
+        }
+
+        @Override
+        public void onNext(Object value) {
+            if (!callerGone) {
+                caller.onNext(value);
+            }
+        }
+
+        @Override
+        public void onError(Throwable failure) {
+            if (!callerGone) {
+                caller.onError(failure);
+            }
+        }
+
+        @Override
+        public void onComplete() {
+            if (!callerGone) {
+                caller.onComplete();
+            }
+        }
+
+        @Override
+        public void request(long n) {
+            call.request(n);
+        }
+
+        @Override
+        public void cancel() {
+            callerGone = true;
+            if (!body.cancelIfStarted()) {
+                call.cancel(); // still waiting, or granted but not yet run: no code of the body has run
+            }
+        }
+    }
+
+    /**
+     * A suspend function's arguments, its continuation replaced by one whose context carries this element; a
+     * {@code Flow} method's as given.
+     */
+    @Override
+    @SuppressWarnings("unchecked")
+    public Object[] arguments(Object[] arguments) {
+        if (!suspend) {
+            return arguments;
+        }
+        Object[] copy = arguments.clone();
+        Continuation<Object> caller = (Continuation<Object>) copy[copy.length - 1];
+        outer = caller.getContext().get(KEY);
+        CoroutineContext context = caller.getContext().plus(this);
+        copy[copy.length - 1] = new Continuation<Object>() {
+            @Override
+            public CoroutineContext getContext() {
+                return context;
+            }
+
+            @Override
+            public void resumeWith(Object result) {
+                caller.resumeWith(result);
+            }
+        };
+        return copy;
+    }
+
+    /**
+     * The caller cancelled: cancels the body's coroutine and returns {@code true} if it has run (its end then ends
+     * the call), else {@code false}, and the caller must cancel the subscription (no code of the body has run).
+     */
+    boolean cancelIfStarted() {
+        Object seen = state.getAndUpdate(current -> current == null ? CANCELLED : current);
+        if (seen instanceof Job job) {
+            cancelled = true;
+            job.cancel((CancellationException) null);
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * The body's publisher (a suspend function's {@code Mono}, or the {@code Flow} collected in a coroutine that
+     * carries this element): once the caller has cancelled, its end (the cancellation's error) is passed on only
+     * when every coroutine it started has ended, so the lock is released then.
+     */
+    @Override
+    @SuppressWarnings("unchecked")
+    public Publisher<Object> body(Object returned) {
+        Publisher<Object> body = suspend ? (Publisher<Object>) returned
+                : ReactorFlowKt.asFlux((Flow<Object>) returned, this);
+        return Flux.from(body)
+                .onErrorResume(failure -> Mono.defer(this::ended).then(Mono.error(failure)))
+                .concatWith(Mono.defer(this::ended).then(Mono.empty()));
+    }
+
+    /** Completes when every coroutine seen has ended, if the caller cancelled; else at once. */
+    private Mono<Void> ended() {
+        if (!cancelled) {
+            return Mono.empty();
+        }
+        return Mono.when(coroutines.stream().filter(job -> !job.isCompleted()).map(job -> Mono.<Void>create(sink ->
+                job.invokeOnCompletion(cause -> {
+                    sink.success();
+                    return Unit.INSTANCE;
+                }))).toList());
+    }
+
+    @Override
+    public CoroutineBody updateThreadContext(CoroutineContext context) {
+        CoroutineBody running = RUNNING.get();
+        RUNNING.set(this);
+        Job job = context.get(Job.Key);
+        if (job == null) {
+            return running;
+        }
+        if (state.get() == null) {
+            state.compareAndSet(null, job);
+        }
+        if (state.get() == CANCELLED) {
+            job.cancel((CancellationException) null); // the caller cancelled as the body started: stop it early
+        }
+        for (CoroutineBody element = this; element != null; element = element.outer) {
+            element.coroutines.add(job);
+        }
+        return running;
+    }
+
+    @Override
+    public void restoreThreadContext(CoroutineContext context, CoroutineBody running) {
+        if (running == null) {
+            RUNNING.remove();
+        }
+        else {
+            RUNNING.set(running);
+        }
+    }
+
+    @Override
+    public Key<?> getKey() {
+        return KEY;
+    }
+
+    @Override
+    public <E extends Element> E get(Key<E> key) {
+        return ThreadContextElement.DefaultImpls.get(this, key);
+    }
+
+    @Override
+    public <R> R fold(R initial, Function2<? super R, ? super Element, ? extends R> operation) {
+        return ThreadContextElement.DefaultImpls.fold(this, initial, operation);
+    }
+
+    @Override
+    public CoroutineContext minusKey(Key<?> key) {
+        return ThreadContextElement.DefaultImpls.minusKey(this, key);
+    }
+
+    @Override
+    public CoroutineContext plus(CoroutineContext context) {
+        return ThreadContextElement.DefaultImpls.plus(this, context);
+    }
+}
