@@ -81,7 +81,8 @@ public interface LockHandle extends AutoCloseable {
 
     /**
      * Runs {@code callback} once if the lease is lost before release, or the release finds it was; at once if it
-     * is lost already. Callbacks run on a heartbeat thread and should return quickly.
+     * is lost already. Callbacks run on a heartbeat thread and should return quickly. A handle that joined a lock
+     * its scope holds drops its callbacks when it is released before the lock is: a loss after that is not its.
      */
     void onLost(Consumer<LockHandle> callback);
 

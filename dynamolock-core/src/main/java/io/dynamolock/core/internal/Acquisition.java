@@ -5,8 +5,9 @@ import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockMode;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -40,7 +41,8 @@ final class Acquisition {
     private final AtomicReference<QueueState> offered = new AtomicReference<>();
     private final AtomicReference<QueueState> known = new AtomicReference<>();
     private final AtomicInteger holds = new AtomicInteger();
-    private final List<Consumer<Acquisition>> lostCallbacks = new ArrayList<>();
+    /** In registration order; a set, so that a joined hold's release takes its own out at once. */
+    private final Set<Consumer<Acquisition>> lostCallbacks = new LinkedHashSet<>();
     private volatile long ticket;
     private volatile long confirmedUntilNanos;
     private volatile Instant since = Instant.now();
@@ -306,16 +308,28 @@ final class Acquisition {
 
     /**
      * Registers a lost-lease callback; one registered after the loss runs at once, on the calling thread, also
-     * once the lost entry was released.
+     * once the lost entry was released. Returns what takes it out again, unrun.
      */
-    void onLost(Consumer<Acquisition> callback) {
+    Runnable onLost(Consumer<Acquisition> callback) {
         synchronized (lostCallbacks) {
             if (!lost) {
                 lostCallbacks.add(callback);
-                return;
+                return () -> {
+                    synchronized (lostCallbacks) {
+                        lostCallbacks.remove(callback);
+                    }
+                };
             }
         }
         runCallback(callback);
+        return () -> { };
+    }
+
+    /** How many lost-lease callbacks wait for a loss. */
+    int lostCallbacks() {
+        synchronized (lostCallbacks) {
+            return lostCallbacks.size();
+        }
     }
 
     private void runCallback(Consumer<Acquisition> callback) {

@@ -3,6 +3,8 @@ package io.dynamolock.core.internal;
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockMode;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
@@ -13,6 +15,11 @@ final class Hold implements LockHandle {
     private final Acquisition entry;
     private final LockEngine engine;
     private final AtomicBoolean released = new AtomicBoolean();
+    /**
+     * What takes this hold's lost-lease callbacks off its entry: a hold that joined a lock held longer (R10) is
+     * released while the entry lives on, and its callbacks must not pile up there.
+     */
+    private final List<Runnable> registrations = new ArrayList<>();
 
     Hold(Acquisition entry, LockEngine engine) {
         this.entry = entry;
@@ -70,7 +77,22 @@ final class Hold implements LockHandle {
     @Override
     public void onLost(Consumer<LockHandle> callback) {
         Objects.requireNonNull(callback, "callback must not be null");
-        entry.onLost(lost -> callback.accept(this));
+        Runnable registration = entry.onLost(lost -> callback.accept(this));
+        synchronized (registrations) {
+            if (released.get() && entry.phase() != Acquisition.Phase.RELEASED) {
+                registration.run(); // released while the entry lives on: a later loss is not this hold's
+                return;
+            }
+            registrations.add(registration);
+        }
+    }
+
+    /** Released while other holds of the entry go on: a loss after this is theirs, not this hold's. */
+    void forgetLostCallbacks() {
+        synchronized (registrations) {
+            registrations.forEach(Runnable::run);
+            registrations.clear();
+        }
     }
 
     @Override

@@ -665,6 +665,7 @@ public final class LockEngine {
     void release(Hold hold) {
         Acquisition entry = hold.entry();
         if (!entry.dropHold()) {
+            hold.forgetLostCallbacks();
             return;
         }
         Duration held = Duration.ofNanos(System.nanoTime() - entry.grantedAtNanos());
