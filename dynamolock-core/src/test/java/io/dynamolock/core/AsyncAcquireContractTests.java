@@ -203,6 +203,29 @@ class AsyncAcquireContractTests {
         again.release();
     }
 
+    /** The scope's own handle released, the entry lives on under a join handed to other work: queue, not join. */
+    @Test
+    void aScopeWhoseHandleWasReleasedQueuesThoughAJoinOfItStillHoldsTheEntry() throws Exception {
+        LockTemplate locks = fixture.template();
+        LockHandle outer = locks.acquire("a-12b", Duration.ofSeconds(5));
+        LockScope scope = LockScope.empty().with(outer);
+        LockHandle joined = locks.acquireAsync(request("a-12b", WAIT), scope).get(30, TimeUnit.SECONDS);
+        outer.release();
+        assertThat(outer.isValid()).isFalse();
+
+        CompletableFuture<LockHandle> late = locks.acquireAsync(request("a-12b", LockRequest.NO_WAIT), scope);
+        try {
+            assertThatThrownBy(() -> late.get(30, TimeUnit.SECONDS))
+                    .as("the scope's handle was released: queued, it finds the lock taken by the join").cause()
+                    .isInstanceOf(LockWaitTimeoutException.class);
+        }
+        finally {
+            late.thenAccept(LockHandle::release);
+            joined.release();
+        }
+        assertThat(fixture.queue("a-12b")).isEmpty();
+    }
+
     @Test
     void aScopeWhoseLockWasLostFailsTheJoin() throws Exception {
         LockTemplate locks = fixture.template();

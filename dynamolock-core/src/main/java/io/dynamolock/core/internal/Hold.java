@@ -34,6 +34,11 @@ final class Hold implements LockHandle {
         return engine;
     }
 
+    /** Whether this hold was released (its entry may live on under other holds). */
+    boolean released() {
+        return released.get();
+    }
+
     @Override
     public String entity() {
         return entry.key().entity();

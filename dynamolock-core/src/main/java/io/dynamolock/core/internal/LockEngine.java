@@ -459,11 +459,15 @@ public final class LockEngine {
         }
     }
 
-    /** The innermost entry of {@code key} that {@code scope} holds through this engine, or {@code null}. */
+    /**
+     * The innermost entry of {@code key} that {@code scope} holds through this engine, or {@code null}. A handle of
+     * the scope that was released holds nothing, though a join of it may still keep its entry.
+     */
     private Acquisition find(LockScope scope, LockKey key) {
         for (LockHandle lock : scope.locks()) {
             for (LockHandle part : lock.parts()) {
-                if (part instanceof Hold hold && hold.engine() == this && hold.entry().key().equals(key)) {
+                if (part instanceof Hold hold && hold.engine() == this && hold.entry().key().equals(key)
+                        && !hold.released()) {
                     return hold.entry();
                 }
             }
