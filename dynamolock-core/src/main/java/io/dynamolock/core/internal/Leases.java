@@ -196,7 +196,8 @@ final class Leases {
             return;
         }
         try {
-            QueueState state = table.renew(entry.key(), entry.id(), clock.millis(), entry.lease(), entry.failClosed());
+            QueueState state = table.renew(entry.key(), entry.id(), clock.millis(), entry.lease(), entry.failClosed(),
+                    renewalTimeout(entry, entry.confirmedUntilNanos() - sentAt));
             if (state.entry(entry.id()) == null) {
                 // Refused: another process judged the entry expired and purged it, or an operator broke it.
                 lose(entry, "the queue entry was removed by another process: purged after its lease expired (was"
@@ -260,6 +261,16 @@ final class Leases {
     }
 
     /** After a failed renewal: sooner than the usual interval, and well before the lease runs out. */
+    /**
+     * How long a renewal sent with {@code leftNanos} of the lease left may take: a third of that, so that a hung
+     * attempt (a dead pooled connection) leaves room for two more while a fresh connection would answer in
+     * milliseconds; at least {@link #MIN_RETRY} (but never past the lease), at most a renewal interval.
+     */
+    private Duration renewalTimeout(Acquisition entry, long leftNanos) {
+        long bound = Math.min(Math.max(leftNanos / 3, MIN_RETRY.toNanos()), entry.renewalInterval(interval).toNanos());
+        return Duration.ofNanos(Math.max(1_000_000, Math.min(bound, leftNanos)));
+    }
+
     private Duration retryDelay(Acquisition entry) {
         long remaining = entry.confirmedUntilNanos() - System.nanoTime();
         return Duration.ofNanos(Math.max(MIN_RETRY.toNanos(),

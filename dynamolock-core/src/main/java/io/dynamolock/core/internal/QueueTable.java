@@ -144,8 +144,9 @@ final class QueueTable {
     private final Duration clientTimeout;
 
     /**
-     * @param backgroundTimeout the longest a renewal or removal may take, SDK retries included, so that a hung
-     *                          request cannot occupy a request thread for long
+     * @param backgroundTimeout the longest a removal or other background request may take, SDK retries included,
+     *                          so that a hung request cannot occupy a request thread for long (a renewal is given
+     *                          its own limit, from the lease it has left)
      */
     QueueTable(DynamoDbClient client, String tableName, Duration backgroundTimeout) {
         this.client = client;
@@ -292,7 +293,7 @@ final class QueueTable {
         // does one refused for its permits, or a takeover that someone else's enqueue came before.
         return writeNeverLoweringTtl(key, ProtocolStep.ENQUEUE, set, condition, names, values, ttlFor(expiresAt),
                 seen -> seen.entry(id) == null && (takeOverAt == null ? seen.admits(entry.permits())
-                        : seen.nextTicket() == takeOverAt));
+                        : seen.nextTicket() == takeOverAt), null);
     }
 
     /** Request 2: the item as it is now. */
@@ -324,8 +325,12 @@ final class QueueTable {
         }
     }
 
-    /** Request 3: extends the entry's lease; the returned item lacks the entry if it was purged. */
-    QueueState renew(LockKey key, String id, long nowMillis, Duration lease, boolean failClosed) {
+    /**
+     * Request 3: extends the entry's lease; the returned item lacks the entry if it was purged.
+     *
+     * @param timeout the longest the renewal may take, SDK retries included
+     */
+    QueueState renew(LockKey key, String id, long nowMillis, Duration lease, boolean failClosed, Duration timeout) {
         long expiresAt = nowMillis + lease.toMillis();
         Map<String, String> names = new HashMap<>(Map.of("#t", ticket(id), "#e", expiry(id)));
         Map<String, AttributeValue> values = new HashMap<>(Map.of(":exp", number(expiresAt)));
@@ -333,12 +338,12 @@ final class QueueTable {
         if (failClosed) {
             names.put("#ttl", TTL_ATTRIBUTE);
             values.put(":never", number(NEVER_TTL_SECONDS));
-            state = update(key, ProtocolStep.RENEW, request("SET #e = :exp, #ttl = :never", "attribute_exists(#t)",
-                    names, values));
+            state = write(key, ProtocolStep.RENEW, request("SET #e = :exp, #ttl = :never", "attribute_exists(#t)",
+                    names, values), timeout).state();
         }
         else {
             state = writeNeverLoweringTtl(key, ProtocolStep.RENEW, "SET #e = :exp", "attribute_exists(#t)", names,
-                    values, ttlFor(expiresAt), seen -> seen.entry(id) != null);
+                    values, ttlFor(expiresAt), seen -> seen.entry(id) != null, timeout);
         }
         return state.entry(id) == null ? state : keepTtl(key, state, nowMillis);
     }
@@ -352,21 +357,22 @@ final class QueueTable {
      *
      * @param conditionHeld whether the request's own condition held in the item as it stood when the first
      *                      write was refused: then only the TTL's stood in the way
+     * @param timeout       the longest each write may take ({@code null}: the client's own limits)
      */
     private QueueState writeNeverLoweringTtl(LockKey key, ProtocolStep step, String set, String condition,
             Map<String, String> names, Map<String, AttributeValue> values, long ttl,
-            java.util.function.Predicate<QueueState> conditionHeld) {
+            java.util.function.Predicate<QueueState> conditionHeld, Duration timeout) {
         Map<String, String> ttlNames = new HashMap<>(names);
         ttlNames.put("#ttl", TTL_ATTRIBUTE);
         Map<String, AttributeValue> ttlValues = new HashMap<>(values);
         ttlValues.put(":ttl", number(ttl));
         ttlValues.put(":ceiling", number(ttl + (ITEM_TTL_MARGIN.minus(MIN_TTL_MARGIN)).toSeconds()));
         Written withTtl = write(key, step, request(set + ", #ttl = :ttl",
-                condition + " AND (attribute_not_exists(#ttl) OR #ttl <= :ceiling)", ttlNames, ttlValues));
+                condition + " AND (attribute_not_exists(#ttl) OR #ttl <= :ceiling)", ttlNames, ttlValues), timeout);
         if (withTtl.applied() || !conditionHeld.test(withTtl.state())) {
             return withTtl.state();
         }
-        return update(key, step, request(set, condition, names, values));
+        return write(key, step, request(set, condition, names, values), timeout).state();
     }
 
     private static UpdateItemRequest.Builder request(String update, String condition, Map<String, String> names,
@@ -590,11 +596,17 @@ final class QueueTable {
     }
 
     private Written write(LockKey key, ProtocolStep step, UpdateItemRequest.Builder request) {
+        // Background requests (and a release, which may be retried in the background): bounded.
+        return write(key, step, request,
+                step != ProtocolStep.ENQUEUE && step != ProtocolStep.PURGE ? backgroundTimeout : null);
+    }
+
+    /** {@code timeout}: the longest the write may take, SDK retries included; {@code null}: the client's limits. */
+    private Written write(LockKey key, ProtocolStep step, UpdateItemRequest.Builder request, Duration timeout) {
         request.overrideConfiguration(c -> {
             c.putExecutionAttribute(ProtocolStep.ATTRIBUTE, step);
-            if (step != ProtocolStep.ENQUEUE && step != ProtocolStep.PURGE) {
-                // Background requests (and a release, which may be retried in the background): bounded.
-                c.apiCallTimeout(backgroundTimeout);
+            if (timeout != null) {
+                c.apiCallTimeout(timeout);
             }
         });
         try {

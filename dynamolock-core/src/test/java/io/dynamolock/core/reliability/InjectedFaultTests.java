@@ -407,6 +407,36 @@ class InjectedFaultTests extends LockTableTestSupport {
     }
 
     @Test
+    void oneRenewalAttemptThatHangsDoesNotCostTheLeaseWhileDynamoDbAnswersTheRetry() throws Exception {
+        // A dead pooled connection: one renewal attempt gets no answer, DynamoDB answers everything else. Heartbeat
+        // at half the lease: the renewal goes out with half the lease left, so the hung attempt must be cut short
+        // while a retry still fits in what is left (it was given a whole heartbeat interval: all of it).
+        AtomicBoolean hangNext = new AtomicBoolean();
+        CountDownLatch hung = new CountDownLatch(1);
+        CountDownLatch never = new CountDownLatch(1);
+        faults.onAttempt(Step.RENEW, request -> {
+            if (hangNext.compareAndSet(true, false)) {
+                hung.countDown();
+                FaultInjector.await(never, 30); // until the call's time limit interrupts it
+            }
+        });
+        LockTemplate halfLease = template(faultyClient, faultyOwner + "-half", LEASE, Duration.ofSeconds(1), null);
+        LockHandle lock = halfLease.acquire(entity, LONG);
+        CountDownLatch lost = new CountDownLatch(1);
+        lock.onLost(handle -> lost.countDown());
+        hangNext.set(true);
+        assertThat(hung.await(5, TimeUnit.SECONDS)).isTrue();
+
+        boolean wasLost = lost.await(3 * LEASE.toMillis(), TimeUnit.MILLISECONDS); // renewals after the hang
+        never.countDown();
+        assertThat(wasLost).as("lost to one hung attempt though DynamoDB answered the others").isFalse();
+        assertThat(lock.isValid()).isTrue();
+        lock.release();
+        halfLease.close();
+        assertThat(item().entries()).isEmpty();
+    }
+
+    @Test
     void slowEnqueueAnswerDoesNotLetTheEntryLapseBeforeItsFirstHeartbeat() {
         // The enqueue lands at once, but its answer takes 1.5 s of the 2 s lease (a cold JVM, a slow network).
         // Heartbeat 1 s: counted from the answer, the first renewal would come 0.5 s after the lease ran out;
