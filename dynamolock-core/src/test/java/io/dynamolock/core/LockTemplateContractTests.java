@@ -20,6 +20,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -27,6 +28,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -603,6 +605,53 @@ class LockTemplateContractTests {
         }
         finally {
             pooled.shutdownNow();
+        }
+    }
+
+    /**
+     * A blocking acquire inside a scope, on a worker of the common pool: {@code CompletableFuture.get()} there runs
+     * the pool's pending async tasks on the waiting thread (when the pool has more than one worker: the core
+     * module's tests run it with three, as on a host with four cores), and such a task, unrelated to the scope,
+     * would find the scope's lock on its thread and join it, in the middle of another task's work.
+     */
+    @Test
+    void aBlockingAcquireInsideAScopeOnAPoolWorkerLetsNoOtherTaskOfThePoolJoin() throws Exception {
+        int workers = ForkJoinPool.getCommonPoolParallelism();
+        Assumptions.assumeTrue(workers > 1, "the common pool has workers that help only with parallelism > 1");
+        LockTemplate locks = fixture.template();
+        LockHandle y = fixture.template().acquire("fj-y", Duration.ofSeconds(5));
+        CountDownLatch busy = new CountDownLatch(workers - 1);
+        CountDownLatch free = new CountDownLatch(1);
+        for (int i = 0; i < workers - 1; i++) { // all other workers: the unrelated task stays in our worker's queue
+            ForkJoinPool.commonPool().execute(() -> {
+                busy.countDown();
+                FaultInjector.await(free, 60);
+            });
+        }
+        try {
+            assertThat(busy.await(10, TimeUnit.SECONDS)).isTrue();
+            CompletableFuture<Boolean> joinedInside = CompletableFuture.supplyAsync(() -> {
+                CompletableFuture<Boolean> unrelated = CompletableFuture.supplyAsync(() -> locks.tryAcquire("fj-x")
+                        .map(handle -> {
+                            handle.release();
+                            return true;
+                        }).orElse(false));
+                return locks.execute(LockRequest.builder("fj-x").wait(Duration.ofSeconds(5)).build(), x -> {
+                    try (LockHandle never = locks.acquire("fj-y", Duration.ofSeconds(1))) {
+                        throw new AssertionError("fj-y is held by another template");
+                    }
+                    catch (LockWaitTimeoutException expected) {
+                        // waited (blocked) for a second inside fj-x's scope
+                    }
+                    return unrelated.isDone() && unrelated.join();
+                });
+            });
+            assertThat(joinedInside.get(30, TimeUnit.SECONDS)).as("an unrelated task joined fj-x inside its scope")
+                    .isFalse();
+        }
+        finally {
+            free.countDown();
+            y.release();
         }
     }
 

@@ -31,7 +31,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -235,16 +234,13 @@ public final class LockEngine {
         waiter.start(Runnable::run);
         Waiter.Outcome outcome;
         try {
-            outcome = waiter.settled().get();
+            outcome = Waits.await(waiter.settled());
         }
         catch (InterruptedException ex) {
             LockInterruptedException reason = interrupted(key, ex);
             waiter.abandon(reason);
             // Uninterruptibly: when this throws, the entry has left the queue.
-            outcome = withdraw(waiter.settled().join(), reason);
-        }
-        catch (ExecutionException ex) {
-            throw new IllegalStateException("A wait never fails its outcome", ex);
+            outcome = withdraw(Waits.awaitUninterruptibly(waiter.settled()), reason);
         }
         if (outcome.failure() != null && !(outcome.failure() instanceof LockInterruptedException)
                 && Thread.currentThread().isInterrupted()) {

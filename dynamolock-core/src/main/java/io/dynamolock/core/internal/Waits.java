@@ -3,6 +3,8 @@ package io.dynamolock.core.internal;
 import io.dynamolock.core.LockOptionException;
 import io.dynamolock.core.LockRequest;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 
 /** The three kinds of wait: none, bounded, forever. */
 final class Waits {
@@ -36,6 +38,40 @@ final class Waits {
      */
     static long deadline(long startNanos, Duration wait) {
         return startNanos + (isForever(wait) ? FOREVER : wait).toNanos();
+    }
+
+    /**
+     * {@code future}'s value, waited for without running anything else on this thread. {@code get()} and
+     * {@code join()} on a worker of the common pool run the pool's pending async tasks while they wait, and such a
+     * task would run inside this thread's lock scope and join its locks (R10).
+     */
+    static <T> T await(CompletableFuture<T> future) throws InterruptedException {
+        if (!future.isDone()) {
+            CountDownLatch done = new CountDownLatch(1);
+            future.whenComplete((value, failure) -> done.countDown());
+            done.await();
+        }
+        return future.join(); // done: returns at once
+    }
+
+    /** {@link #await}, through interrupts, which it keeps for the caller. */
+    static <T> T awaitUninterruptibly(CompletableFuture<T> future) {
+        boolean interrupted = Thread.interrupted();
+        try {
+            while (true) {
+                try {
+                    return await(future);
+                }
+                catch (InterruptedException ex) {
+                    interrupted = true;
+                }
+            }
+        }
+        finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     /** The earlier of two nanoTime instants, safe across wrap-around. */
