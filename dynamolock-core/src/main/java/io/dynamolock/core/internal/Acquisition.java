@@ -260,10 +260,13 @@ final class Acquisition {
      * waiting. {@code false} if the entry was not live any more.
      */
     boolean markLost(String reason) {
-        Phase previous = phase.get();
-        if ((previous != Phase.HELD && previous != Phase.WAITING) || !phase.compareAndSet(previous, Phase.LOST)) {
-            return false;
-        }
+        Phase previous;
+        do { // a grant may move WAITING to HELD meanwhile: the loss then is the holder's, not skipped
+            previous = phase.get();
+            if (previous != Phase.HELD && previous != Phase.WAITING) {
+                return false;
+            }
+        } while (!phase.compareAndSet(previous, Phase.LOST));
         lostReason = reason;
         List<Consumer<Acquisition>> registered;
         synchronized (lostCallbacks) {
