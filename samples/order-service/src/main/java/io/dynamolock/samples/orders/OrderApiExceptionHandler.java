@@ -3,6 +3,7 @@ package io.dynamolock.samples.orders;
 import io.dynamolock.core.LockLostException;
 import io.dynamolock.core.LockQueueFullException;
 import io.dynamolock.core.LockWaitTimeoutException;
+import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -28,6 +29,7 @@ import org.springframework.web.servlet.HandlerMapping;
 import org.springframework.web.servlet.mvc.method.annotation.ResponseEntityExceptionHandler;
 import tools.jackson.core.JacksonException;
 import tools.jackson.core.TokenStreamLocation;
+import tools.jackson.databind.exc.InvalidFormatException;
 import tools.jackson.databind.exc.PropertyBindingException;
 
 /**
@@ -76,7 +78,7 @@ class OrderApiExceptionHandler extends ResponseEntityExceptionHandler {
         return handleExceptionInternal(ex, invalid(status, errors), headers, status, request);
     }
 
-    /** Malformed JSON, unknown fields, values of the wrong type, no body. */
+    /** Malformed JSON, unknown fields, values of the wrong type (a fraction for a whole number too), no body. */
     @Override
     protected ResponseEntity<Object> handleHttpMessageNotReadable(HttpMessageNotReadableException ex,
             HttpHeaders headers, HttpStatusCode status, WebRequest request) {
@@ -165,13 +167,25 @@ class OrderApiExceptionHandler extends ResponseEntityExceptionHandler {
                 String field = json.getPath().stream()
                         .map(step -> step.getPropertyName() != null ? step.getPropertyName() : "[" + step.getIndex() + "]")
                         .collect(Collectors.joining("."));
-                return "Field '" + field + "': " + json.getOriginalMessage();
+                return "Field '" + field + "': " + problemOf(json);
             }
             TokenStreamLocation at = json.getLocation();
             return "Malformed JSON" + (at == null ? "" : " at line " + at.getLineNr() + ", column " + at.getColumnNr())
                     + ": " + json.getOriginalMessage();
         }
         return "The request body is missing or is not JSON: send a JSON object with Content-Type application/json";
+    }
+
+    /**
+     * Jackson's own words, but for a fraction sent for a whole number (spring.jackson.deserialization
+     * .accept-float-as-int: false), whose message ends with a hint about the server's Jackson configuration.
+     */
+    private static String problemOf(JacksonException json) {
+        if (json instanceof InvalidFormatException format
+                && (format.getValue() instanceof Double || format.getValue() instanceof BigDecimal)) {
+            return format.getValue() + " is not an integer: send a whole number, without a decimal point";
+        }
+        return json.getOriginalMessage();
     }
 
     private static ProblemDetail problem(HttpStatus status, String detail, String orderId) {
