@@ -189,6 +189,19 @@ class DynamoLockAutoConfigurationTests {
                         .rootCause().hasMessageContaining("Unable to load region"));
     }
 
+    /** region: ${AWS_REGION:} with the variable unset binds "": no region, the default chain, as for blank keys. */
+    @Test
+    void aBlankRegionIsNoRegion() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DynamoLockAutoConfiguration.class))
+                .withPropertyValues("dynamolock.table-name=" + TABLE, "dynamolock.dynamodb.endpoint=" + LOCAL.endpoint(),
+                        "dynamolock.dynamodb.region=", "dynamolock.dynamodb.access-key-id=local",
+                        "dynamolock.dynamodb.secret-access-key=local")
+                .run(context -> assertThat(context).getFailure()
+                        .hasStackTraceContaining("Set dynamolock.dynamodb.region")
+                        .rootCause().hasMessageContaining("Unable to load region"));
+    }
+
     @Test
     void failsAtStartupNamingTheCredentialPropertiesWhenNoCredentialsAreFound() {
         new ApplicationContextRunner()
