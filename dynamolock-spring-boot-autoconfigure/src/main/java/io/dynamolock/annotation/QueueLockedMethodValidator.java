@@ -17,6 +17,7 @@ import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.beans.factory.FactoryBean;
 import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.NoUniqueBeanDefinitionException;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.core.MethodIntrospector;
@@ -33,7 +34,8 @@ import org.springframework.util.ClassUtils;
  * exist, and stops the start with one {@link QueueLockedConfigurationException} listing
  * every bad method. Warns, without failing, about methods a proxy cannot intercept
  * (private, final, static), and about a transaction advisor that would run outside the
- * lock advisor. Then looks the advisor's {@code LockTemplate} up, so that no call has to.
+ * lock advisor. Looks the advisor's {@code LockTemplate} up, so that no call has to, and stops the start
+ * if there are several and none is {@code @Primary}: no call could lock.
  */
 public class QueueLockedMethodValidator implements SmartInitializingSingleton, BeanFactoryAware {
 
@@ -66,6 +68,9 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
                 found |= check(type, isJdkProxy(name), problems);
             }
         }
+        if (found) {
+            lookUpBeans(); // first: without one template, the leases and namespaces above could not be checked
+        }
         if (!problems.isEmpty()) {
             throw new QueueLockedConfigurationException(problems.size() == 1 ? problems.get(0)
                     : problems.size() + " @QueueLocked methods are declared wrongly:\n - "
@@ -73,7 +78,6 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
         }
         if (found) {
             warnIfTransactionsRunOutside();
-            lookUpBeans();
         }
     }
 
@@ -135,10 +139,19 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
         return !annotated.isEmpty();
     }
 
-    /** Without a template now, the first call looks again and fails there, as it always did. */
+    /**
+     * Without a template now, the first call looks again and fails there, as it always did. With several and none
+     * of them primary, every call would fail: the start does, naming them.
+     */
     private void lookUpBeans() {
         try {
             advisor.lookUpBeans();
+        }
+        catch (NoUniqueBeanDefinitionException ex) {
+            throw new QueueLockedConfigurationException("@QueueLocked methods need one LockTemplate to lock with, and"
+                    + " the context has " + ex.getNumberOfBeansFound() + ", none of them @Primary"
+                    + (ex.getBeanNamesFound() == null ? "" : ": " + String.join(", ", ex.getBeanNamesFound()))
+                    + ". Mark the one @QueueLocked should use @Primary", ex);
         }
         catch (BeansException ex) {
             log.debug("No LockTemplate at start; the first @QueueLocked call will look it up", ex);

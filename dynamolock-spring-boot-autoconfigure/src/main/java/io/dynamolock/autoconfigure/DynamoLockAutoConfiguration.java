@@ -52,6 +52,8 @@ public class DynamoLockAutoConfiguration {
     /**
      * The advisor is created with the bean post-processors, before properties are bound:
      * everything it needs is looked up on first use, but its order, read from the environment.
+     * Its template is the application's one, or the {@code @Primary} one of several; with several
+     * and none primary, {@link QueueLockedMethodValidator} stops the start if any method needs one.
      */
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)

@@ -3,12 +3,14 @@ package io.dynamolock.autoconfigure;
 import io.dynamolock.annotation.QueueLockedConfigurationException;
 import io.dynamolock.core.DynamoLockException;
 import io.dynamolock.core.LockTableException;
+import org.springframework.beans.factory.NoUniqueBeanDefinitionException;
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 
 /**
  * Turns dynamolock's startup failures (a missing or misshapen lock table, badly declared
- * {@code @QueueLocked} methods) into Boot's "APPLICATION FAILED TO START" report.
+ * {@code @QueueLocked} methods, several templates for them and none primary) into Boot's
+ * "APPLICATION FAILED TO START" report.
  */
 class DynamoLockFailureAnalyzer extends AbstractFailureAnalyzer<DynamoLockException> {
 
@@ -24,6 +26,11 @@ class DynamoLockFailureAnalyzer extends AbstractFailureAnalyzer<DynamoLockExcept
                     + " profile, the ECS or EKS role) unless dynamolock.dynamodb.access-key-id and secret-access-key"
                     + " are set; DynamoDB Local and LocalStack take any letters and digits, e.g. 'local' for both."
                     + " Check dynamolock.dynamodb.endpoint and dynamolock.dynamodb.region too.", cause);
+        }
+        if (cause instanceof QueueLockedConfigurationException
+                && cause.getCause() instanceof NoUniqueBeanDefinitionException) {
+            return new FailureAnalysis(cause.getMessage(), "Mark the LockTemplate bean that @QueueLocked methods"
+                    + " should lock with @Primary; the others can still be injected by name or @Qualifier.", cause);
         }
         if (cause instanceof QueueLockedConfigurationException) {
             return new FailureAnalysis(cause.getMessage(), "Correct the @QueueLocked declaration named above: entity"

@@ -8,12 +8,15 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
 
 /**
  * Micrometer metrics of dynamolock's locks, when Micrometer and a {@link MeterRegistry}
- * are present: see {@link LockMetricsListener}, {@link LockGauges} and {@link WakeUpMeters}.
+ * are present: see {@link LockMetricsListener}, {@link LockGauges} and {@link WakeUpMeters}. The gauges and
+ * wake-up meters read one template: with several, the {@code @Primary} one, or none. The listener needs no
+ * template: an application that builds its own templates can give it to each of them.
  */
 @AutoConfiguration(after = DynamoLockAutoConfiguration.class,
         afterName = {"org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
@@ -42,12 +45,14 @@ public class DynamoLockMetricsAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
+    @ConditionalOnSingleCandidate(LockTemplate.class)
     LockGauges lockGauges(LockTemplate lockTemplate) {
         return new LockGauges(lockTemplate);
     }
 
     @Bean
     @ConditionalOnMissingBean
+    @ConditionalOnSingleCandidate(LockTemplate.class)
     WakeUpMeters wakeUpMeters(LockTemplate lockTemplate) {
         return new WakeUpMeters(lockTemplate);
     }

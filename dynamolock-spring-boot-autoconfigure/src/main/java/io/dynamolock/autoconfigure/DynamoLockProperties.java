@@ -332,7 +332,7 @@ public class DynamoLockProperties implements Validator {
         /** Endpoint to call instead of AWS's, e.g. http://localhost:8000 for DynamoDB Local. */
         private URI endpoint;
 
-        /** AWS region, e.g. eu-west-1. Default: the AWS default region chain (AWS_REGION, profile...). */
+        /** AWS region, e.g. eu-west-1. Default, also when blank: the AWS default region chain (AWS_REGION, profile...). */
         private String region;
 
         /** Static access key id. Default: the AWS default credentials chain. Set with secret-access-key. */
@@ -354,7 +354,7 @@ public class DynamoLockProperties implements Validator {
         }
 
         public void setRegion(String region) {
-            this.region = region;
+            this.region = blankAsUnset(region);
         }
 
         public String getAccessKeyId() {
@@ -373,7 +373,10 @@ public class DynamoLockProperties implements Validator {
             this.secretAccessKey = blankAsUnset(secretAccessKey);
         }
 
-        /** {@code ${LOCK_ACCESS_KEY:}} with the variable unset binds "": no key, as if the property were absent. */
+        /**
+         * {@code ${AWS_REGION:}} or {@code ${LOCK_ACCESS_KEY:}} with the variable unset binds "": no region or key,
+         * as if the property were absent (the AWS default chain), rather than a value the SDK refuses.
+         */
         private static String blankAsUnset(String value) {
             return value == null || value.isBlank() ? null : value;
         }

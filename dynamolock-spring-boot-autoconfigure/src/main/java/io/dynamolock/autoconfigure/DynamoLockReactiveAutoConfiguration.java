@@ -5,15 +5,16 @@ import io.dynamolock.core.LockTemplate;
 import io.dynamolock.reactive.ReactiveLockOperations;
 import io.dynamolock.reactive.ReactiveLockTemplate;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.context.annotation.Bean;
 import reactor.core.publisher.Mono;
 
 /**
- * A {@link ReactiveLockTemplate} on the application's {@link LockTemplate} when reactor-core is on the class path;
+ * A {@link ReactiveLockTemplate} on the application's {@link LockTemplate} (the {@code @Primary} one of several)
+ * when reactor-core is on the class path;
  * a lease lost while its body runs follows {@code dynamolock.on-lost-lease}, as for {@code @QueueLocked}.
  */
 @AutoConfiguration(after = DynamoLockAutoConfiguration.class)
@@ -22,7 +23,7 @@ import reactor.core.publisher.Mono;
 public class DynamoLockReactiveAutoConfiguration {
 
     @Bean
-    @ConditionalOnBean(LockTemplate.class)
+    @ConditionalOnSingleCandidate(LockTemplate.class)
     @ConditionalOnMissingBean(ReactiveLockOperations.class)
     ReactiveLockTemplate reactiveLockTemplate(LockTemplate lockTemplate, DynamoLockProperties properties) {
         return new ReactiveLockTemplate(lockTemplate, properties.getOnLostLease() == LostLeasePolicy.FAIL);

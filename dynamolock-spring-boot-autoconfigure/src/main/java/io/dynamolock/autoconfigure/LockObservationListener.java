@@ -13,14 +13,17 @@ import java.util.concurrent.ConcurrentHashMap;
  * Reports lock acquisitions and holds as Micrometer {@link Observation}s, so that a trace shows how long a
  * request waited for which lock and how long it held it.
  * <ul>
- * <li>{@code dynamolock.acquire}: from the first request to the outcome, a child of the caller's current
+ * <li>{@code dynamolock.lock.acquire}: from the first request to the outcome, a child of the caller's current
  * observation. Low-cardinality {@code namespace}, {@code mode} and {@code outcome}
  * ({@code acquired}, {@code timeout}, {@code lost}, {@code interrupted}, {@code queue_full}, {@code error},
  * the failure also recorded as the observation's error); the entity as the high-cardinality {@code entity}.</li>
- * <li>{@code dynamolock.hold}: from the grant to the release ({@code outcome=released}) or the loss of the lease
+ * <li>{@code dynamolock.lock.hold}: from the grant to the release ({@code outcome=released}) or the loss of the lease
  * ({@code outcome=lost}), with the fencing token as a high-cardinality value.</li>
  * </ul>
- * {@code mode} is {@code exclusive} or {@code shared}. An acquisition's start and outcome are paired by the
+ * {@code mode} is {@code exclusive} or {@code shared}. No meter of {@link LockMetricsListener} has these names, on
+ * purpose: Boot's metrics turn each observation into a timer of the same name (and a {@code <name>.active} long task
+ * timer), which under a meter's name would count each acquisition twice there, with other tag keys than the meter's
+ * (a clash Prometheus refuses). An acquisition's start and outcome are paired by the
  * {@link LockAttempt} both carry, not by thread: an {@code acquireAsync} starts on the caller's thread and ends
  * on a dynamolock thread.
  */
@@ -36,7 +39,7 @@ public class LockObservationListener implements LockListener {
 
     @Override
     public void onAcquiring(LockAttempt attempt) {
-        acquiring.put(attempt, Observation.createNotStarted("dynamolock.acquire", registry)
+        acquiring.put(attempt, Observation.createNotStarted("dynamolock.lock.acquire", registry)
                 .contextualName("lock " + attempt.namespace())
                 .lowCardinalityKeyValue("namespace", attempt.namespace())
                 .lowCardinalityKeyValue("mode", LockMetricsListener.tag(attempt.mode()))
@@ -47,7 +50,7 @@ public class LockObservationListener implements LockListener {
     @Override
     public void onAcquired(LockAttempt attempt, LockHandle lock, Duration waited) {
         stopAcquiring(attempt, LockOutcomes.ACQUIRED, null);
-        holding.put(lock, Observation.createNotStarted("dynamolock.hold", registry)
+        holding.put(lock, Observation.createNotStarted("dynamolock.lock.hold", registry)
                 .contextualName("hold " + lock.namespace())
                 .lowCardinalityKeyValue("namespace", lock.namespace())
                 .lowCardinalityKeyValue("mode", LockMetricsListener.tag(lock.mode()))

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.dynamolock.annotation.QueueLocked;
 import io.dynamolock.annotation.QueueLockedAdvisor;
+import io.dynamolock.annotation.QueueLockedConfigurationException;
 import io.dynamolock.annotation.QueueLockedMethodValidator;
 import io.dynamolock.core.LockAttempt;
 import io.dynamolock.core.LockOptionException;
@@ -28,6 +29,8 @@ import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTableException;
 import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.test.DynamoDbLocal;
+import io.dynamolock.integration.DynamoLockRegistry;
+import io.dynamolock.reactive.ReactiveLockTemplate;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
@@ -186,6 +189,19 @@ class DynamoLockAutoConfigurationTests {
                         .rootCause().hasMessageContaining("Unable to load region"));
     }
 
+    /** region: ${AWS_REGION:} with the variable unset binds "": no region, the default chain, as for blank keys. */
+    @Test
+    void aBlankRegionIsNoRegion() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DynamoLockAutoConfiguration.class))
+                .withPropertyValues("dynamolock.table-name=" + TABLE, "dynamolock.dynamodb.endpoint=" + LOCAL.endpoint(),
+                        "dynamolock.dynamodb.region=", "dynamolock.dynamodb.access-key-id=local",
+                        "dynamolock.dynamodb.secret-access-key=local")
+                .run(context -> assertThat(context).getFailure()
+                        .hasStackTraceContaining("Set dynamolock.dynamodb.region")
+                        .rootCause().hasMessageContaining("Unable to load region"));
+    }
+
     @Test
     void failsAtStartupNamingTheCredentialPropertiesWhenNoCredentialsAreFound() {
         new ApplicationContextRunner()
@@ -280,6 +296,57 @@ class DynamoLockAutoConfigurationTests {
             assertThat(context).getBean(LockTemplate.class).isSameAs(own);
             assertThat(context).doesNotHaveBean(LockTableInitializer.class).hasSingleBean(QueueLockedAdvisor.class);
         });
+    }
+
+    /**
+     * Two lock tables, two templates injected by name, neither {@code @Primary}: the parts that serve one template
+     * (endpoint, health, gauges, wake-up meters, Spring Integration's registry, the reactive template) back off, as
+     * Boot's own do for two {@code DataSource}s, instead of failing the start.
+     */
+    @Test
+    void twoTemplatesWithoutAPrimaryStartWithoutThePartsThatServeOne() {
+        withTwoTemplates(false).run(context -> assertThat(context).hasNotFailed()
+                .doesNotHaveBean(DynamoLockEndpoint.class).doesNotHaveBean(DynamoLockHealthIndicator.class)
+                .doesNotHaveBean(LockGauges.class).doesNotHaveBean(WakeUpMeters.class)
+                .doesNotHaveBean(DynamoLockRegistry.class).doesNotHaveBean(ReactiveLockTemplate.class)
+                .hasSingleBean(LockMetricsListener.class).hasSingleBean(QueueLockedAdvisor.class));
+    }
+
+    @Test
+    void twoTemplatesOneOfThemPrimaryAreServedThroughThePrimary() {
+        withTwoTemplates(true).withBean(Locked.class).run(context -> {
+            assertThat(context).hasNotFailed().hasSingleBean(DynamoLockHealthIndicator.class)
+                    .hasSingleBean(LockGauges.class).hasSingleBean(WakeUpMeters.class)
+                    .hasSingleBean(DynamoLockRegistry.class).hasSingleBean(ReactiveLockTemplate.class);
+            assertThat(context.getBean(DynamoLockEndpoint.class).locks().owner()).isEqualTo("orders");
+            assertThat(context.getBean(Locked.class).holding("primary-locked"))
+                    .as("@QueueLocked locks through the primary template").isTrue();
+        });
+    }
+
+    /** Which template would a @QueueLocked method lock with? The start says, rather than the first call. */
+    @Test
+    void queueLockedMethodsWithTwoTemplatesAndNoPrimaryFailTheStartNamingBothAndTheFix() {
+        withTwoTemplates(false).withBean(Unlocked.class).run(context -> {
+            assertThat(context).getFailure().isInstanceOf(QueueLockedConfigurationException.class)
+                    .hasMessage("@QueueLocked methods need one LockTemplate to lock with, and the context has 2,"
+                            + " none of them @Primary: ordersLocks, billingLocks. Mark the one @QueueLocked should use"
+                            + " @Primary");
+            FailureAnalysis analysis = new DynamoLockFailureAnalyzer().analyze(context.getStartupFailure());
+            assertThat(analysis.getAction()).contains("@Primary").doesNotContain("SpEL");
+        });
+    }
+
+    /** Two templates on the shared table, told apart by their owner names; {@code ordersLocks} @Primary if asked. */
+    private ApplicationContextRunner withTwoTemplates(boolean ordersPrimary) {
+        return contextRunner.withConfiguration(AutoConfigurations.of(DynamoLockIntegrationAutoConfiguration.class,
+                        DynamoLockReactiveAutoConfiguration.class))
+                .withBean(SimpleMeterRegistry.class)
+                .withPropertyValues("management.endpoints.web.exposure.include=dynamolock")
+                .withBean("ordersLocks", LockTemplate.class, () -> LockTemplate.builder(LOCAL.client())
+                        .tableName(TABLE).ownerName("orders").build(), definition -> definition.setPrimary(ordersPrimary))
+                .withBean("billingLocks", LockTemplate.class, () -> LockTemplate.builder(LOCAL.client())
+                        .tableName(TABLE).ownerName("billing").build());
     }
 
     @Test
@@ -777,6 +844,15 @@ class DynamoLockAutoConfigurationTests {
                 .withClassLoader(new FilteredClassLoader(Endpoint.class))
                 .run(context -> assertThat(context).hasSingleBean(LockTemplate.class)
                         .doesNotHaveBean(DynamoLockEndpoint.class));
+    }
+
+    /** A {@code @QueueLocked} method of a bean that has no template of its own. */
+    public static class Unlocked {
+
+        @QueueLocked(entity = "#entity", maxWait = "0")
+        public String run(String entity) {
+            return entity;
+        }
     }
 
     public static class Locked {

@@ -10,6 +10,10 @@ import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.LockWaitTimeoutException;
 import io.dynamolock.core.test.DynamoDbLocal;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tag;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationHandler;
 import io.micrometer.observation.ObservationRegistry;
@@ -17,11 +21,18 @@ import io.micrometer.observation.tck.TestObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistryAssert;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration;
+import org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
@@ -49,21 +60,67 @@ class DynamoLockObservationAutoConfigurationTests {
             request.stop();
 
             TestObservationRegistryAssert.assertThat(registry)
-                    .hasNumberOfObservationsWithNameEqualTo("dynamolock.acquire", 2)
-                    .hasAnObservation(observation -> observation.hasNameEqualTo("dynamolock.acquire")
+                    .hasNumberOfObservationsWithNameEqualTo("dynamolock.lock.acquire", 2)
+                    .hasAnObservation(observation -> observation.hasNameEqualTo("dynamolock.lock.acquire")
                             .hasLowCardinalityKeyValue("outcome", "acquired")
                             .hasLowCardinalityKeyValue("namespace", "default")
                             .hasLowCardinalityKeyValue("mode", "exclusive")
                             .hasHighCardinalityKeyValue("entity", "observed")
                             .hasParentObservationEqualTo(request))
-                    .hasAnObservation(observation -> observation.hasNameEqualTo("dynamolock.acquire")
+                    .hasAnObservation(observation -> observation.hasNameEqualTo("dynamolock.lock.acquire")
                             .hasLowCardinalityKeyValue("outcome", "timeout"))
-                    .hasAnObservation(observation -> observation.hasNameEqualTo("dynamolock.hold")
+                    .hasAnObservation(observation -> observation.hasNameEqualTo("dynamolock.lock.hold")
                             .hasLowCardinalityKeyValue("outcome", "released")
                             .doesNotHaveLowCardinalityKeyValueWithKey("entity"));
-            TestObservationRegistryAssert.assertThat(registry).hasObservationWithNameEqualTo("dynamolock.hold").that()
+            TestObservationRegistryAssert.assertThat(registry).hasObservationWithNameEqualTo("dynamolock.lock.hold").that()
                     .hasBeenStopped();
         });
+    }
+
+    /**
+     * With Actuator, Boot meters every observation (a timer of the observation's name, and a long task timer) beside
+     * {@link LockMetricsListener}'s own meters. An observation named like one of those meters would count each
+     * acquisition twice in it, under other tag keys than the meter's, which Prometheus refuses.
+     */
+    @Test
+    void anApplicationWithMetricsAndObservationsCountsEachAcquisitionOnceAndNamesNoMeterTwice() {
+        contextRunner.withConfiguration(AutoConfigurations.of(ObservationAutoConfiguration.class,
+                        MetricsAutoConfiguration.class, CompositeMeterRegistryAutoConfiguration.class,
+                        SimpleMetricsExportAutoConfiguration.class, DynamoLockMetricsAutoConfiguration.class))
+                .run(context -> {
+                    assertThat(context).hasSingleBean(LockObservationListener.class)
+                            .hasSingleBean(LockMetricsListener.class);
+                    LockTemplate locks = context.getBean(LockTemplate.class);
+                    MeterRegistry meters = context.getBean(MeterRegistry.class);
+                    try (LockHandle lock = locks.acquire("metered-once", Duration.ZERO)) {
+                        assertThat(locks.tryAcquire(LockRequest.builder("metered-once").reentrant(false).build()))
+                                .isEmpty();
+                    }
+
+                    assertThat(count(meters, "dynamolock.acquire", "acquired")).as("one acquisition").isEqualTo(1);
+                    assertThat(count(meters, "dynamolock.acquire", "timeout")).as("one time-out").isEqualTo(1);
+                    assertThat(count(meters, "dynamolock.held", null)).as("one hold").isEqualTo(1);
+                    assertThat(count(meters, "dynamolock.lock.acquire", "acquired")).as("the observation, metered")
+                            .isEqualTo(1);
+                    Map<String, Set<Set<String>>> tagKeysByName = meters.getMeters().stream()
+                            .filter(meter -> meter.getId().getName().startsWith("dynamolock."))
+                            .collect(Collectors.groupingBy(meter -> meter.getId().getName(),
+                                    Collectors.mapping(DynamoLockObservationAutoConfigurationTests::tagKeys,
+                                            Collectors.toSet())));
+                    assertThat(tagKeysByName).as("the observations are metered too").isNotEmpty()
+                            .allSatisfy((name, tagKeys) -> assertThat(tagKeys).as("tag keys of the meters named %s",
+                                    name).hasSize(1));
+                });
+    }
+
+    /** The count of the timers named {@code name} with that {@code outcome} (any, if null), whatever their tags. */
+    private static long count(MeterRegistry meters, String name, String outcome) {
+        return (outcome == null ? meters.find(name) : meters.find(name).tag("outcome", outcome)).timers().stream()
+                .mapToLong(Timer::count).sum();
+    }
+
+    private static Set<String> tagKeys(Meter meter) {
+        return meter.getId().getTags().stream().map(Tag::getKey).collect(Collectors.toSet());
     }
 
     @Test
@@ -93,8 +150,8 @@ class DynamoLockObservationAutoConfigurationTests {
             reader.release();
 
             assertThat(stopped).as("every observation stopped, each with its own mode and outcome")
-                    .containsExactlyInAnyOrder("dynamolock.acquire shared acquired",
-                            "dynamolock.acquire exclusive timeout", "dynamolock.hold shared released");
+                    .containsExactlyInAnyOrder("dynamolock.lock.acquire shared acquired",
+                            "dynamolock.lock.acquire exclusive timeout", "dynamolock.lock.hold shared released");
         });
     }
 
@@ -111,7 +168,7 @@ class DynamoLockObservationAutoConfigurationTests {
                 Thread.interrupted();
             }
             TestObservationRegistryAssert.assertThat(registry).hasSingleObservationThat()
-                    .hasNameEqualTo("dynamolock.acquire")
+                    .hasNameEqualTo("dynamolock.lock.acquire")
                     .hasLowCardinalityKeyValue("outcome", "interrupted")
                     .hasError()
                     .hasBeenStopped();

@@ -46,7 +46,7 @@ class LockObservationListenerTests {
 
         assertThat(fixture.queue("joined")).isEmpty();
         assertThat(recorder.stopped).containsExactlyInAnyOrderElementsOf(recorder.started)
-                .contains("dynamolock.hold");
+                .contains("dynamolock.lock.hold");
     }
 
     @Test
@@ -56,7 +56,7 @@ class LockObservationListenerTests {
         registry.observationConfig().observationHandler(recorder).observationHandler(new Recorder() {
             @Override
             public void onStart(Observation.Context context) {
-                if ("dynamolock.hold".equals(context.getName())) {
+                if ("dynamolock.lock.hold".equals(context.getName())) {
                     holdStarting.countDown();
                     await(proceed);
                 }
@@ -79,7 +79,7 @@ class LockObservationListenerTests {
         granted.get(30, TimeUnit.SECONDS).release();
 
         assertThat(recorder.stopped).containsExactlyInAnyOrderElementsOf(recorder.started)
-                .contains("dynamolock.hold");
+                .contains("dynamolock.lock.hold");
     }
 
     private static void await(CountDownLatch latch) {

@@ -1,11 +1,14 @@
 package io.dynamolock.samples.orders;
 
+import io.dynamolock.core.LockLostException;
 import io.dynamolock.core.LockQueueFullException;
 import io.dynamolock.core.LockWaitTimeoutException;
+import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Collectors;
 import org.springframework.context.MessageSourceResolvable;
 import org.springframework.http.HttpHeaders;
@@ -19,17 +22,21 @@ import org.springframework.validation.method.ParameterValidationResult;
 import org.springframework.web.bind.MethodArgumentNotValidException;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
+import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.WebRequest;
 import org.springframework.web.method.annotation.HandlerMethodValidationException;
+import org.springframework.web.servlet.HandlerMapping;
 import org.springframework.web.servlet.mvc.method.annotation.ResponseEntityExceptionHandler;
 import tools.jackson.core.JacksonException;
 import tools.jackson.core.TokenStreamLocation;
+import tools.jackson.databind.exc.InvalidFormatException;
 import tools.jackson.databind.exc.PropertyBindingException;
 
 /**
  * Answers every error of the API as an RFC 9457 problem detail ({@code application/problem+json}):
  * 400 naming each bad field, the value sent and the rule it broke; 404 for an unknown order; 409 for
- * an id that is taken or a write fenced out by a later lock holder; 503 with {@code Retry-After} when
+ * an id that is taken, a write fenced out by a later lock holder, or an update whose lock was lost while it ran
+ * (it may have been stored); 503 with {@code Retry-After} when
  * the order's lock stayed taken for the whole wait. Spring's own errors (wrong method, media type...)
  * come as problem details from {@link ResponseEntityExceptionHandler}.
  */
@@ -71,7 +78,7 @@ class OrderApiExceptionHandler extends ResponseEntityExceptionHandler {
         return handleExceptionInternal(ex, invalid(status, errors), headers, status, request);
     }
 
-    /** Malformed JSON, unknown fields, values of the wrong type, no body. */
+    /** Malformed JSON, unknown fields, values of the wrong type (a fraction for a whole number too), no body. */
     @Override
     protected ResponseEntity<Object> handleHttpMessageNotReadable(HttpMessageNotReadableException ex,
             HttpHeaders headers, HttpStatusCode status, WebRequest request) {
@@ -100,6 +107,24 @@ class OrderApiExceptionHandler extends ResponseEntityExceptionHandler {
         problem.setProperty("fencingToken", ex.token());
         problem.setProperty("storedFencingToken", ex.storedToken());
         return problem;
+    }
+
+    /**
+     * The order's lock was lost during the update (an operator broke it, its lease ran out), so the call failed
+     * ({@code dynamolock.on-lost-lease: fail}). Unlike a fenced-out write, the update's own write may have been
+     * stored before the loss was known: nobody else had claimed the order. A client told only that the request
+     * failed would retry it and add the item twice, so it is told to read the order first.
+     */
+    @ExceptionHandler
+    ProblemDetail lockLost(LockLostException ex, WebRequest request) {
+        logger.warn("Lock lost during " + request.getDescription(false) + ": " + ex.getMessage());
+        // Every request that locks an order has it in its path: /orders/{orderId}/...
+        @SuppressWarnings("unchecked")
+        String orderId = ((Map<String, String>) request.getAttribute(HandlerMapping.URI_TEMPLATE_VARIABLES_ATTRIBUTE,
+                RequestAttributes.SCOPE_REQUEST)).get("orderId");
+        return problem(HttpStatus.CONFLICT, "The lock of order '" + orderId + "' was lost during this update: the"
+                + " update may have been stored. GET /orders/" + orderId + " to see whether it was before retrying",
+                orderId);
     }
 
     @ExceptionHandler
@@ -142,13 +167,25 @@ class OrderApiExceptionHandler extends ResponseEntityExceptionHandler {
                 String field = json.getPath().stream()
                         .map(step -> step.getPropertyName() != null ? step.getPropertyName() : "[" + step.getIndex() + "]")
                         .collect(Collectors.joining("."));
-                return "Field '" + field + "': " + json.getOriginalMessage();
+                return "Field '" + field + "': " + problemOf(json);
             }
             TokenStreamLocation at = json.getLocation();
             return "Malformed JSON" + (at == null ? "" : " at line " + at.getLineNr() + ", column " + at.getColumnNr())
                     + ": " + json.getOriginalMessage();
         }
         return "The request body is missing or is not JSON: send a JSON object with Content-Type application/json";
+    }
+
+    /**
+     * Jackson's own words, but for a fraction sent for a whole number (spring.jackson.deserialization
+     * .accept-float-as-int: false), whose message ends with a hint about the server's Jackson configuration.
+     */
+    private static String problemOf(JacksonException json) {
+        if (json instanceof InvalidFormatException format
+                && (format.getValue() instanceof Double || format.getValue() instanceof BigDecimal)) {
+            return format.getValue() + " is not an integer: send a whole number, without a decimal point";
+        }
+        return json.getOriginalMessage();
     }
 
     private static ProblemDetail problem(HttpStatus status, String detail, String orderId) {

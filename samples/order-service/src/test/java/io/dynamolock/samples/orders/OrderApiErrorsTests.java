@@ -110,6 +110,22 @@ class OrderApiErrorsTests {
         assertUnchanged("ranges");
     }
 
+    /** Cents and percents are whole numbers: 12.99 is refused, not stored as 12; so is "12.99" (a string). */
+    @Test
+    void fractionalNumbersAreABadRequestNamingTheFieldNotTruncated() {
+        create("fractions");
+        assertProblem(post("/orders/fractions/items", "{\"name\": \"book\", \"priceCents\": 12.99}"),
+                HttpStatus.BAD_REQUEST, "{\"detail\": \"Field 'priceCents': 12.99 is not an integer: send a whole"
+                        + " number, without a decimal point\"}");
+        assertProblem(post("/orders/fractions/discount", "{\"percent\": 99.9}"), HttpStatus.BAD_REQUEST,
+                "{\"detail\": \"Field 'percent': 99.9 is not an integer: send a whole number, without a decimal"
+                        + " point\"}");
+        assertThat(post("/orders/fractions/items", "{\"name\": \"book\", \"priceCents\": \"12.99\"}"))
+                .hasStatus(HttpStatus.BAD_REQUEST).bodyJson().extractingPath("$.detail").asString()
+                .startsWith("Field 'priceCents': Cannot deserialize value");
+        assertUnchanged("fractions");
+    }
+
     @Test
     void aFullOrderRefusesAnotherLineWithAConflictAndStaysStored() {
         // As full as an order gets, every line at the largest name and price: it must still fit one DynamoDB item.

@@ -123,4 +123,39 @@ class OrderFencingTests {
         assertThat(stored.getItems()).containsExactly("fresh");
         assertThat(stored.getTotalCents()).isEqualTo(1_250);
     }
+
+    /**
+     * The holder's entry is broken by an operator while it works, and no one else claims the order meanwhile: its
+     * fenced write is accepted, yet its call fails with LockLostException. The client is told that the update may
+     * have been stored and to read the order before retrying, since a blind retry would add the item twice.
+     */
+    @Test
+    void anUpdateWhoseLockWasLostIsAConflictSayingItMayHaveBeenStored() throws Exception {
+        service.create("broken-order", "ann");
+        CountDownLatch holderClaimed = new CountDownLatch(1);
+        CountDownLatch resumeHolder = new CountDownLatch(1);
+        AtomicLong holderToken = new AtomicLong();
+        doAnswer(call -> {
+            Object claimed = call.callRealMethod();
+            if (holderToken.compareAndSet(0, call.getArgument(1))) {
+                holderClaimed.countDown();
+                assertThat(resumeHolder.await(60, TimeUnit.SECONDS)).isTrue();
+            }
+            return claimed;
+        }).when(orders).claim(eq("broken-order"), anyLong());
+
+        CompletableFuture<MvcTestResult> update = CompletableFuture.supplyAsync(() -> mvc.post()
+                .uri("/orders/broken-order/items").contentType(MediaType.APPLICATION_JSON)
+                .content("{\"name\": \"once\", \"priceCents\": 999}").exchange());
+        assertThat(holderClaimed.await(30, TimeUnit.SECONDS)).isTrue();
+        locks.breakLock("broken-order", null, holderToken.get());
+        resumeHolder.countDown();
+
+        MvcTestResult result = update.get(30, TimeUnit.SECONDS);
+        assertThat(service.get("broken-order").getItems()).as("the fenced write was accepted").containsExactly("once");
+        assertThat(result).hasStatus(HttpStatus.CONFLICT).hasContentType(MediaType.APPLICATION_PROBLEM_JSON)
+                .bodyJson().isLenientlyEqualTo("{\"orderId\": \"broken-order\", \"detail\": \"The lock of order"
+                        + " 'broken-order' was lost during this update: the update may have been stored. GET"
+                        + " /orders/broken-order to see whether it was before retrying\"}");
+    }
 }

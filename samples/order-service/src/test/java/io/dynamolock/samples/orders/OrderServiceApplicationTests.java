@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockTemplate;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -22,6 +24,9 @@ class OrderServiceApplicationTests {
 
     @Autowired
     LockTemplate locks;
+
+    @Autowired
+    MeterRegistry meters;
 
     @Test
     void concurrentHttpUpdatesOfOneOrderLoseNothing() throws Exception {
@@ -49,6 +54,22 @@ class OrderServiceApplicationTests {
                     "\"ticket\":" + held.fencingToken());
         }
         assertThat(api.getPath("/actuator/metrics/dynamolock.acquire")).contains("\"name\":\"dynamolock.acquire\"");
+    }
+
+    /** Actuator meters the lock's observations too: under their own names, not in dynamolock.acquire a second time. */
+    @Test
+    void oneUpdateIsOneAcquisitionInTheMetrics() {
+        OrderApi api = new OrderApi(port);
+        api.create("metered-order");
+        double before = acquisitions();
+        api.addItem("metered-order", "book", 100);
+        assertThat(acquisitions() - before).isEqualTo(1);
+    }
+
+    /** What /actuator/metrics/dynamolock.acquire?tag=outcome:acquired reports as COUNT. */
+    private double acquisitions() {
+        return meters.find("dynamolock.acquire").tag("outcome", "acquired").timers().stream()
+                .mapToDouble(Timer::count).sum();
     }
 
     @Test
