@@ -3,6 +3,7 @@ package io.dynamolock.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.dynamolock.core.test.Await;
 import io.dynamolock.core.test.FaultInjector;
 import io.dynamolock.core.test.LockFixture;
 import io.dynamolock.core.test.PausingInterceptor;
@@ -652,6 +653,39 @@ class LockTemplateContractTests {
         finally {
             free.countDown();
             y.release();
+        }
+    }
+
+    /**
+     * Blocking acquires waiting on every worker of the common pool leave it running: the holder may need a task of
+     * the pool to finish ({@code CompletableFuture.supplyAsync(..).get()} in its body), so a waiting worker must
+     * be stood in for, as {@code CompletableFuture.get()} has the pool do.
+     */
+    @Test
+    void blockingAcquiresWaitingOnEveryWorkerOfTheCommonPoolLeaveItRunningForTheHolder() throws Exception {
+        int workers = ForkJoinPool.getCommonPoolParallelism();
+        LockTemplate locks = fixture.template();
+        LockHandle held = locks.acquire("fj-starve", Duration.ofSeconds(5));
+        CountDownLatch running = new CountDownLatch(workers);
+        List<CompletableFuture<Void>> waiters = new ArrayList<>();
+        for (int i = 0; i < workers; i++) {
+            waiters.add(CompletableFuture.runAsync(() -> {
+                running.countDown();
+                locks.acquire("fj-starve", Duration.ofSeconds(60)).release();
+            }));
+        }
+        try {
+            assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
+            Await.until(Duration.ofSeconds(10), "every worker queued",
+                    () -> locks.queue("fj-starve", null).entries().size() == workers + 1);
+            // The holder, in its body, needs one small task of the common pool.
+            assertThat(CompletableFuture.supplyAsync(() -> 42).get(5, TimeUnit.SECONDS)).isEqualTo(42);
+        }
+        finally {
+            held.release();
+            for (CompletableFuture<Void> waiter : waiters) {
+                waiter.get(60, TimeUnit.SECONDS);
+            }
         }
     }
 

@@ -5,6 +5,7 @@ import io.dynamolock.core.LockRequest;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ForkJoinPool;
 
 /** The three kinds of wait: none, bounded, forever. */
 final class Waits {
@@ -43,13 +44,25 @@ final class Waits {
     /**
      * {@code future}'s value, waited for without running anything else on this thread. {@code get()} and
      * {@code join()} on a worker of the common pool run the pool's pending async tasks while they wait, and such a
-     * task would run inside this thread's lock scope and join its locks (R10).
+     * task would run inside this thread's lock scope and join its locks (R10). A managed block instead: the pool
+     * may stand in a spare worker, so waiters on all its workers leave it running (a holder may need it).
      */
     static <T> T await(CompletableFuture<T> future) throws InterruptedException {
         if (!future.isDone()) {
             CountDownLatch done = new CountDownLatch(1);
             future.whenComplete((value, failure) -> done.countDown());
-            done.await();
+            ForkJoinPool.managedBlock(new ForkJoinPool.ManagedBlocker() {
+                @Override
+                public boolean block() throws InterruptedException {
+                    done.await();
+                    return true;
+                }
+
+                @Override
+                public boolean isReleasable() {
+                    return done.getCount() == 0;
+                }
+            });
         }
         return future.join(); // done: returns at once
     }
