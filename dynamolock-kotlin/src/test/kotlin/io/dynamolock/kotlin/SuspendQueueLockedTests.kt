@@ -316,12 +316,43 @@ class SuspendQueueLockedTests {
         }
     }
 
+    /** The same for a locked Flow made by the caller and handed to the suspend function that collects it. */
+    @Test
+    fun aCancelledSuspendFunctionKeepsItsLockUntilTheBlockingStepOfAFlowItWasGivenHasEnded() {
+        contextRunner.withBean(OuterService::class.java).run { context ->
+            val outer = context.getBean(OuterService::class.java)
+            val counters = context.getBean(CounterService::class.java)
+            val entered = CompletableDeferred<Unit>()
+            val mayFinish = CountDownLatch(1)
+            runBlocking(Dispatchers.Default) {
+                val first = launch {
+                    outer.collectGiven("order-18", counters.blockingWrites("order-18-b1", entered, mayFinish))
+                }
+                withTimeout(30_000) { entered.await() }
+                first.cancel() // its body collects the given flow, which is in a blocking step
+                val second = runCatching {
+                    outer.collectGiven("order-18",
+                        counters.blockingWrites("order-18-b2", CompletableDeferred(), CountDownLatch(0)))
+                }
+                mayFinish.countDown()
+                first.join()
+                assertThat(second.exceptionOrNull()).`as`("granted order-18 beside the cancelled body's collection")
+                    .isInstanceOf(LockWaitTimeoutException::class.java)
+            }
+        }
+    }
+
     @Service
     class OuterService(private val counters: CounterService) {
         @QueueLocked(entity = ["#orderId"], maxWait = "2s")
         suspend fun writeUnder(orderId: String, inner: String, entered: CompletableDeferred<Unit>,
                 mayFinish: CountDownLatch) {
             counters.blockingWrite(inner, entered, mayFinish)
+        }
+
+        @QueueLocked(entity = ["#orderId"], maxWait = "2s")
+        suspend fun collectGiven(orderId: String, source: Flow<Int>) {
+            source.collect {}
         }
 
         @QueueLocked(entity = ["#orderId"], maxWait = "2s")

@@ -85,17 +85,19 @@ final class CoroutineBody implements ThreadContextElement<CoroutineBody>, Reacti
 
     /**
      * The collections of a {@code Flow} as a {@code Flux}, each shaped by a new element, cancelled as
-     * {@link #suspendCall} is. Made on the calling thread, so that a {@code Flow} made inside a
-     * {@code @QueueLocked} coroutine keeps that coroutine's lock too, should it be cancelled.
+     * {@link #suspendCall} is. A collection made in a {@code @QueueLocked} coroutine keeps that coroutine's lock
+     * too, should it be cancelled: the coroutine that subscribes (collects), else the one that made the
+     * {@code Flow}.
      */
     static Flux<Object> flowCall(Function<ReactiveQueueLockedInvocation.CallShape, Flux<Object>> locked) {
         return call(false, RUNNING.get(), locked);
     }
 
-    private static Flux<Object> call(boolean suspend, CoroutineBody outer,
+    private static Flux<Object> call(boolean suspend, CoroutineBody madeIn,
             Function<ReactiveQueueLockedInvocation.CallShape, Flux<Object>> locked) {
         return Flux.from(caller -> {
-            CoroutineBody body = new CoroutineBody(suspend, outer);
+            CoroutineBody collectedIn = suspend ? null : RUNNING.get();
+            CoroutineBody body = new CoroutineBody(suspend, collectedIn != null ? collectedIn : madeIn);
             locked.apply(body).subscribe(new CancelThroughBody(caller, body));
         });
     }
