@@ -71,7 +71,8 @@ public final class TableBootstrap {
     }
 
     /**
-     * Creates the table if it is missing, waits until it is active, enables TTL, then verifies it. Other
+     * Creates the table if it is missing, waits until it is active, enables TTL if it is off, then verifies it
+     * (a table that is there and has TTL on needs only DescribeTable and DescribeTimeToLive). Other
      * instances doing the same at the same time are no trouble: a table being created or already there, and
      * TTL being enabled or enabled already, all count as done. An existing table that cannot hold locks is
      * refused without being changed.
@@ -79,15 +80,19 @@ public final class TableBootstrap {
      * @throws LockTableException if the table cannot hold locks, or has TTL on another attribute
      */
     public Status createIfMissing() {
-        try {
-            client.createTable(b -> b.tableName(tableName)
-                    .billingMode(BillingMode.PAY_PER_REQUEST)
-                    .attributeDefinitions(stringAttribute(TableShape.PARTITION_KEY), stringAttribute(TableShape.SORT_KEY))
-                    .keySchema(key(TableShape.PARTITION_KEY, KeyType.HASH), key(TableShape.SORT_KEY, KeyType.RANGE)));
-            log.info("Created lock table '{}'", tableName);
-        }
-        catch (ResourceInUseException ex) {
-            log.debug("Lock table '{}' exists already", tableName);
+        if (missing()) { // asked first: a role that may not create tables still starts on a table that is there
+            try {
+                client.createTable(b -> b.tableName(tableName)
+                        .billingMode(BillingMode.PAY_PER_REQUEST)
+                        .attributeDefinitions(stringAttribute(TableShape.PARTITION_KEY),
+                                stringAttribute(TableShape.SORT_KEY))
+                        .keySchema(key(TableShape.PARTITION_KEY, KeyType.HASH),
+                                key(TableShape.SORT_KEY, KeyType.RANGE)));
+                log.info("Created lock table '{}'", tableName);
+            }
+            catch (ResourceInUseException ex) {
+                log.debug("Lock table '{}' was created by another instance meanwhile", tableName);
+            }
         }
         client.waiter().waitUntilTableExists(b -> b.tableName(tableName),
                 w -> w.maxAttempts(60).waitTimeout(Duration.ofMinutes(5)));
@@ -105,6 +110,16 @@ public final class TableBootstrap {
             enableTtl();
         }
         return verify();
+    }
+
+    private boolean missing() {
+        try {
+            client.describeTable(b -> b.tableName(tableName));
+            return false;
+        }
+        catch (ResourceNotFoundException ex) {
+            return true;
+        }
     }
 
     /** The attribute TTL is on (enabled or being enabled), if not ours; {@code null} otherwise. */

@@ -14,19 +14,23 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.awscore.exception.AwsErrorDetails;
 import software.amazon.awssdk.core.SdkResponse;
 import software.amazon.awssdk.core.interceptor.Context;
 import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
 import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
 import software.amazon.awssdk.core.interceptor.SdkExecutionAttribute;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.CreateTableRequest;
 import software.amazon.awssdk.services.dynamodb.model.DescribeTableResponse;
+import software.amazon.awssdk.services.dynamodb.model.DynamoDbException;
 import software.amazon.awssdk.services.dynamodb.model.MultiRegionConsistency;
 import software.amazon.awssdk.services.dynamodb.model.ReplicaDescription;
 import software.amazon.awssdk.services.dynamodb.model.BillingMode;
 import software.amazon.awssdk.services.dynamodb.model.KeyType;
 import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
 import software.amazon.awssdk.services.dynamodb.model.TimeToLiveStatus;
+import software.amazon.awssdk.services.dynamodb.model.UpdateTimeToLiveRequest;
 
 class TableBootstrapTests {
 
@@ -46,6 +50,32 @@ class TableBootstrapTests {
         var description = client.describeTable(b -> b.tableName(table)).table();
         assertThat(description.billingModeSummary().billingMode()).isEqualTo(BillingMode.PAY_PER_REQUEST);
         assertThat(TableBootstrap.of(client, table).createIfMissing().usable()).isTrue();
+    }
+
+    /**
+     * A role with the README's least-privilege policy (no CreateTable, no UpdateTimeToLive) and the table made by
+     * Terraform: creating only what is missing needs neither.
+     */
+    @Test
+    void createIfMissingOnATableThatIsThereNeedsNoPermissionToCreateOrToEnableTtl() {
+        ExecutionInterceptor deniesCreateAndTtl = new ExecutionInterceptor() {
+            @Override
+            public void beforeExecution(Context.BeforeExecution context, ExecutionAttributes attributes) {
+                if (context.request() instanceof CreateTableRequest
+                        || context.request() instanceof UpdateTimeToLiveRequest) {
+                    throw DynamoDbException.builder().statusCode(400).message("not authorized to perform: dynamodb:"
+                            + context.request().getClass().getSimpleName().replace("Request", ""))
+                            .awsErrorDetails(AwsErrorDetails.builder().errorCode("AccessDeniedException").build())
+                            .build();
+                }
+            }
+        };
+        TableBootstrap.of(client, table).createIfMissing();
+        try (DynamoDbClient leastPrivilege = DynamoDbLocal.shared().client(deniesCreateAndTtl)) {
+            TableBootstrap.Status status = TableBootstrap.of(leastPrivilege, table).createIfMissing();
+            assertThat(status.usable()).isTrue();
+            assertThat(status.ttlEnabled()).isTrue();
+        }
     }
 
     @Test
