@@ -91,6 +91,7 @@ final class HintEndpoint implements AutoCloseable {
         }
         DatagramChannel opened = null;
         Selector selector = null;
+        InetSocketAddress listening;
         try {
             opened = bind.getAddress() instanceof java.net.Inet6Address
                     ? DatagramChannel.open(StandardProtocolFamily.INET6) : DatagramChannel.open();
@@ -98,7 +99,8 @@ final class HintEndpoint implements AutoCloseable {
             opened.configureBlocking(false);
             selector = Selector.open();
             opened.register(selector, SelectionKey.OP_READ);
-            this.advertised = WakeUpAddress.advertised(advertised, (InetSocketAddress) opened.getLocalAddress());
+            listening = (InetSocketAddress) opened.getLocalAddress();
+            this.advertised = WakeUpAddress.advertised(advertised, listening);
         }
         catch (IOException | RuntimeException ex) {
             closeQuietly(opened);
@@ -115,6 +117,7 @@ final class HintEndpoint implements AutoCloseable {
         this.sender = Workers.daemonThreads("dynamolock-wake-up-sender-").newThread(this::sendQueued);
         receiver.start();
         sender.start();
+        log.info("Wake-up hints: listening on {}, advertised to other instances as {}", listening, this.advertised);
     }
 
     /** {@code host:port} as others should address this endpoint: what an entry carries in the item. */

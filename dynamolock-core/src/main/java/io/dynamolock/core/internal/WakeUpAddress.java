@@ -3,7 +3,16 @@ package io.dynamolock.core.internal;
 import io.dynamolock.core.LockOptionException;
 import java.io.IOException;
 import java.net.InetAddress;
+import java.net.Inet4Address;
 import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
+import java.net.UnknownHostException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The address a template advertises for its wake-up hints, {@code host:port}: how a configured one reads (a
@@ -11,6 +20,8 @@ import java.net.InetSocketAddress;
  * shared with {@code WakeUpOptions}, which checks it before anything is bound.
  */
 public final class WakeUpAddress {
+
+    private static final Logger log = LoggerFactory.getLogger(WakeUpAddress.class);
 
     private WakeUpAddress() {
     }
@@ -67,9 +78,31 @@ public final class WakeUpAddress {
 
     /**
      * What an entry carries: the configured host and port, the bound port if it names none, and the bound address
-     * (this host's, if bound to every interface) if nothing is configured.
+     * (this host's, if bound to every interface: {@link #thisHost}) if nothing is configured.
      */
     static String advertised(String configured, InetSocketAddress bound) throws IOException {
+        return advertised(configured, bound, InetAddress::getLocalHost, WakeUpAddress::interfaceAddresses);
+    }
+
+    /** A lookup of this host's addresses, which may fail. */
+    interface Lookup<T> {
+        T get() throws IOException;
+    }
+
+    /** The addresses of this host's interfaces that are up, loopback and virtual ones left out. */
+    private static List<InetAddress> interfaceAddresses() throws IOException {
+        List<InetAddress> addresses = new ArrayList<>();
+        for (NetworkInterface network : Collections.list(NetworkInterface.getNetworkInterfaces())) {
+            if (network.isUp() && !network.isLoopback() && !network.isVirtual()) {
+                addresses.addAll(Collections.list(network.getInetAddresses()));
+            }
+        }
+        return addresses;
+    }
+
+    /** As {@link #advertised(String, InetSocketAddress)}, with this host's name and interfaces looked up as given. */
+    static String advertised(String configured, InetSocketAddress bound, Lookup<InetAddress> localHost,
+            Lookup<List<InetAddress>> interfaces) throws IOException {
         String host = null;
         int port = bound.getPort();
         Configured read = configured == null || configured.isBlank() ? null : Configured.of(configured.strip());
@@ -81,11 +114,44 @@ public final class WakeUpAddress {
         }
         if (host == null || host.isEmpty()) {
             InetAddress address = bound.getAddress();
-            host = (address.isAnyLocalAddress() ? InetAddress.getLocalHost() : address).getHostAddress();
+            host = (address.isAnyLocalAddress() ? thisHost(localHost, interfaces) : address).getHostAddress();
         }
         if (host.indexOf(':') >= 0 && !host.startsWith("[")) {
             host = "[" + host + "]";
         }
         return host + ":" + port;
+    }
+
+    /**
+     * The address others reach this host at: what its name resolves to, unless that is loopback (Debian and Ubuntu
+     * map the host name to 127.0.1.1) or nothing (a container without its name in /etc/hosts); then an address of
+     * an interface, IPv4 first. Loopback only if the host has no other, with a warning: then only instances on
+     * this host can hint each other.
+     */
+    private static InetAddress thisHost(Lookup<InetAddress> localHost, Lookup<List<InetAddress>> interfaces)
+            throws IOException {
+        InetAddress named;
+        try {
+            named = localHost.get();
+        }
+        catch (UnknownHostException unnamed) {
+            named = null;
+        }
+        if (named != null && !named.isLoopbackAddress()) {
+            return named;
+        }
+        InetAddress chosen = interfaces.get().stream()
+                .filter(address -> !address.isLoopbackAddress() && !address.isLinkLocalAddress()
+                        && !address.isAnyLocalAddress())
+                .min(Comparator.comparingInt(address -> address instanceof Inet4Address ? 0 : 1))
+                .orElse(null);
+        if (chosen != null) {
+            return chosen;
+        }
+        InetAddress loopback = named != null ? named : InetAddress.getLoopbackAddress();
+        log.warn("Wake-up hints: this host has no address but {}, so only instances on this host can send it"
+                + " hints; set dynamolock.wake-up.advertised-address (WakeUpOptions.advertisedAddress) to the"
+                + " address other instances reach it at", loopback.getHostAddress());
+        return loopback;
     }
 }
