@@ -92,7 +92,6 @@ public class EmbeddedDynamoDb implements ApplicationListener<ApplicationEvent> {
         String endpoint = "http://127.0.0.1:" + port;
         Map<String, Object> properties = new HashMap<>(LOCAL_CLIENT);
         properties.put(ENDPOINT, endpoint);
-        properties.put("dynamolock.create-table", "true");
         environment.getPropertySources().addFirst(new MapPropertySource("embeddedDynamoDb", properties));
         log.info("Started DynamoDB Local (in memory) at {}. A second copy of this app can share it:"
                 + " --{}={} --server.port=8081", endpoint, ENDPOINT, endpoint);

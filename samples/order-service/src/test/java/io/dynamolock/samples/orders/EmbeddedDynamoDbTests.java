@@ -2,6 +2,10 @@ package io.dynamolock.samples.orders;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.amazonaws.services.dynamodbv2.local.main.ServerRunner;
+import com.amazonaws.services.dynamodbv2.local.server.DynamoDBProxyServer;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -53,6 +57,32 @@ class EmbeddedDynamoDbTests {
                 "--" + EmbeddedDynamoDb.REGION + "=")) {
             assertThat(context.getEnvironment().getProperty(EmbeddedDynamoDb.ENDPOINT)).startsWith("http://127.0.0.1:");
             assertThat(context.getEnvironment().getProperty(EmbeddedDynamoDb.REGION)).isEqualTo("us-east-1");
+        }
+    }
+
+    /**
+     * LocalStack or DynamoDB Local started by hand, with nothing in it: the endpoint is all the README asks for, so
+     * the app creates the lock table as it creates its orders table.
+     */
+    @Test
+    void anEndpointOfAFreshDynamoDbIsAllTheAppNeeds() throws Exception {
+        int port;
+        try (ServerSocket free = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = free.getLocalPort();
+        }
+        DynamoDBProxyServer server = ServerRunner.createServerFromCommandLineArgs(
+                new String[] {"-inMemory", "-port", Integer.toString(port), "-disableTelemetry"});
+        server.start();
+        try (ConfigurableApplicationContext context = new SpringApplicationBuilder(OrderServiceApplication.class)
+                .run("--server.port=0", "--sample.demo.enabled=false",
+                        "--" + EmbeddedDynamoDb.ENDPOINT + "=http://127.0.0.1:" + port)) {
+            OrderApi api = new OrderApi(Integer.parseInt(context.getEnvironment().getProperty("local.server.port")));
+            api.create("fresh-order");
+            api.addItem("fresh-order", "book", 100);
+            assertThat(api.itemCount("fresh-order")).isEqualTo(1);
+        }
+        finally {
+            server.stop();
         }
     }
 
