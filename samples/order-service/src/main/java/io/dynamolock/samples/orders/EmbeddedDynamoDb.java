@@ -20,18 +20,21 @@ import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.MapPropertySource;
 
 /**
- * Starts DynamoDB Local as a server on 127.0.0.1 when no {@code dynamolock.dynamodb.endpoint} is
- * configured, before the application context exists, and points dynamolock at it; stops it when the
- * context closes, after every bean. A server rather than the embedded client, so that a second copy of the app can
- * share it. Registered in {@code META-INF/spring.factories}.
+ * Starts DynamoDB Local as a server on 127.0.0.1 when neither {@code dynamolock.dynamodb.endpoint} nor
+ * {@code dynamolock.dynamodb.region} is configured (and {@code sample.embedded-dynamodb.enabled} is not false),
+ * before the application context exists, and points dynamolock at it; stops it when the context closes, after
+ * every bean. A server rather than the embedded client, so that a second copy of the app can share it. Registered
+ * in {@code META-INF/spring.factories}.
  */
 public class EmbeddedDynamoDb implements ApplicationListener<ApplicationEvent> {
 
     static final String ENDPOINT = "dynamolock.dynamodb.endpoint";
 
+    static final String REGION = "dynamolock.dynamodb.region";
+
     /** A client for DynamoDB Local: it takes any region, and any key id of letters and digits. */
     private static final Map<String, Object> LOCAL_CLIENT = Map.of(
-            "dynamolock.dynamodb.region", "us-east-1",
+            REGION, "us-east-1",
             "dynamolock.dynamodb.access-key-id", "local",
             "dynamolock.dynamodb.secret-access-key", "local");
 
@@ -65,6 +68,13 @@ public class EmbeddedDynamoDb implements ApplicationListener<ApplicationEvent> {
             }
             return;
         }
+        // A region alone means AWS: the server's settings, added first, would override it, and the app would run
+        // on DynamoDB Local while its user believes it runs in that region. Blank is unset, as for the starter.
+        String region = environment.getProperty(REGION);
+        if (region != null && !region.isBlank()) {
+            log.info("{}={} is set: using DynamoDB in that region, not starting DynamoDB Local", REGION, region);
+            return;
+        }
         if (!environment.getProperty("sample.embedded-dynamodb.enabled", Boolean.class, true)) {
             return;
         }
@@ -82,7 +92,6 @@ public class EmbeddedDynamoDb implements ApplicationListener<ApplicationEvent> {
         String endpoint = "http://127.0.0.1:" + port;
         Map<String, Object> properties = new HashMap<>(LOCAL_CLIENT);
         properties.put(ENDPOINT, endpoint);
-        properties.put("dynamolock.create-table", "true");
         environment.getPropertySources().addFirst(new MapPropertySource("embeddedDynamoDb", properties));
         log.info("Started DynamoDB Local (in memory) at {}. A second copy of this app can share it:"
                 + " --{}={} --server.port=8081", endpoint, ENDPOINT, endpoint);

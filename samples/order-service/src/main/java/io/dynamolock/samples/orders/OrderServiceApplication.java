@@ -5,9 +5,10 @@ import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.context.properties.ConfigurationPropertiesScan;
 
 /**
- * Orders whose updates take turns through {@code @QueueLocked}. With no DynamoDB endpoint
- * configured it starts DynamoDB Local itself ({@link EmbeddedDynamoDb}); point it at real
- * DynamoDB or LocalStack with {@code --dynamolock.dynamodb.endpoint=...}.
+ * Orders whose updates take turns through {@code @QueueLocked}. With neither a DynamoDB endpoint
+ * nor a region configured it starts DynamoDB Local itself ({@link EmbeddedDynamoDb}); point it at
+ * real DynamoDB with {@code --dynamolock.dynamodb.region=...}, or at LocalStack with
+ * {@code --dynamolock.dynamodb.endpoint=...}.
  */
 @SpringBootApplication
 @ConfigurationPropertiesScan

@@ -1,0 +1,111 @@
+package io.dynamolock.samples.orders;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.amazonaws.services.dynamodbv2.local.main.ServerRunner;
+import com.amazonaws.services.dynamodbv2.local.server.DynamoDBProxyServer;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.core.env.ConfigurableEnvironment;
+import org.springframework.core.env.StandardEnvironment;
+import org.springframework.core.env.SystemEnvironmentPropertySource;
+
+/**
+ * When the app starts DynamoDB Local itself, and when it leaves the settings alone: the README's "against real
+ * DynamoDB it is only configuration" must mean that a region given on the command line or in the environment is
+ * the region used, not one DynamoDB Local's settings override.
+ */
+class EmbeddedDynamoDbTests {
+
+    @Test
+    void aRegionOnTheCommandLineIsRealDynamoDbNotTheEmbeddedOne() {
+        try (ConfigurableApplicationContext context = startListenerOnly(new StandardEnvironment(),
+                "--" + EmbeddedDynamoDb.REGION + "=eu-west-1")) {
+            assertLeftToAws(context.getEnvironment(), "eu-west-1");
+        }
+    }
+
+    @Test
+    void aRegionInTheEnvironmentIsRealDynamoDbNotTheEmbeddedOne() {
+        StandardEnvironment environment = new StandardEnvironment();
+        environment.getPropertySources().replace(StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME,
+                new SystemEnvironmentPropertySource(StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME,
+                        Map.of("DYNAMOLOCK_DYNAMODB_REGION", "eu-central-1")));
+        try (ConfigurableApplicationContext context = startListenerOnly(environment)) {
+            assertLeftToAws(context.getEnvironment(), "eu-central-1");
+        }
+    }
+
+    @Test
+    void embeddedDynamoDbCanBeTurnedOff() {
+        try (ConfigurableApplicationContext context = startListenerOnly(new StandardEnvironment(),
+                "--sample.embedded-dynamodb.enabled=false")) {
+            assertLeftToAws(context.getEnvironment(), null);
+        }
+    }
+
+    /** A blank region is unset for the starter (the AWS default chain), so it is no reason to skip the server. */
+    @Test
+    void aBlankRegionStillStartsTheEmbeddedOne() {
+        try (ConfigurableApplicationContext context = startListenerOnly(new StandardEnvironment(),
+                "--" + EmbeddedDynamoDb.REGION + "=")) {
+            assertThat(context.getEnvironment().getProperty(EmbeddedDynamoDb.ENDPOINT)).startsWith("http://127.0.0.1:");
+            assertThat(context.getEnvironment().getProperty(EmbeddedDynamoDb.REGION)).isEqualTo("us-east-1");
+        }
+    }
+
+    /**
+     * LocalStack or DynamoDB Local started by hand, with nothing in it: the endpoint is all the README asks for, so
+     * the app creates the lock table as it creates its orders table.
+     */
+    @Test
+    void anEndpointOfAFreshDynamoDbIsAllTheAppNeeds() throws Exception {
+        int port;
+        try (ServerSocket free = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = free.getLocalPort();
+        }
+        DynamoDBProxyServer server = ServerRunner.createServerFromCommandLineArgs(
+                new String[] {"-inMemory", "-port", Integer.toString(port), "-disableTelemetry"});
+        server.start();
+        try (ConfigurableApplicationContext context = new SpringApplicationBuilder(OrderServiceApplication.class)
+                .run("--server.port=0", "--sample.demo.enabled=false",
+                        "--" + EmbeddedDynamoDb.ENDPOINT + "=http://127.0.0.1:" + port)) {
+            OrderApi api = new OrderApi(Integer.parseInt(context.getEnvironment().getProperty("local.server.port")));
+            api.create("fresh-order");
+            api.addItem("fresh-order", "book", 100);
+            assertThat(api.itemCount("fresh-order")).isEqualTo(1);
+        }
+        finally {
+            server.stop();
+        }
+    }
+
+    private static void assertLeftToAws(ConfigurableEnvironment environment, String region) {
+        assertThat(environment.getProperty(EmbeddedDynamoDb.REGION)).isEqualTo(region);
+        assertThat(environment.getPropertySources().contains("embeddedDynamoDb")).as("DynamoDB Local started").isFalse();
+        assertThat(environment.getProperty(EmbeddedDynamoDb.ENDPOINT)).isNull();
+        assertThat(environment.getProperty("dynamolock.dynamodb.access-key-id")).isNull();
+    }
+
+    /**
+     * The app's environment as {@code OrderServiceApplication} prepares it (application.yml, the listeners of
+     * spring.factories), without its beans: a region would otherwise send them to AWS. A server the listener
+     * starts anyway (the failure these tests guard against) runs on a free port and stops with the context.
+     */
+    private static ConfigurableApplicationContext startListenerOnly(ConfigurableEnvironment environment,
+            String... args) {
+        String[] withFreePort = Stream.concat(Stream.of(args), Stream.of("--sample.embedded-dynamodb.port=0"))
+                .toArray(String[]::new);
+        return new SpringApplicationBuilder(NoBeans.class).web(WebApplicationType.NONE).environment(environment)
+                .run(withFreePort);
+    }
+
+    static class NoBeans {
+    }
+}
