@@ -79,7 +79,8 @@ import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
  * {@code attribute_exists(t#i)}; a failed condition means the entry was gone already. A fail-closed entry's
  * removal also subtracts one from {@code fc}; the last one's ({@code fc = 1}) sets {@code expiresAt} back to
  * an hour from now in the same request, so the item can expire again (R9 then raises it if a remaining
- * entry needs more). A release is one request either way.</li>
+ * entry needs more). A fail-open release is one request; a fail-closed one tries the last one's write first and,
+ * when other fail-closed entries remain (its count condition fails), sends the plain removal: two.</li>
  * <li><b>Purge</b>: {@code REMOVE t#x, e#x, o#x, m#x, w#x, ...} for expired entries ahead of the caller that keep
  * it from holding, when removing them lets it hold, if each
  * {@code e#x} still equals the value the caller saw expire and the caller's own entry exists. An entry
