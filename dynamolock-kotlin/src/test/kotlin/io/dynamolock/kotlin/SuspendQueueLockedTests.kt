@@ -224,44 +224,19 @@ class SuspendQueueLockedTests {
     fun aCancelledSuspendFunctionKeepsItsLockUntilItsBlockingStepHasEnded() {
         contextRunner.run { context ->
             val counters = context.getBean(CounterService::class.java)
-            val entered = CompletableDeferred<Unit>()
-            val mayFinish = CountDownLatch(1)
-            runBlocking(Dispatchers.Default) {
-                val first = launch { counters.blockingWrite("order-14", entered, mayFinish) }
-                withTimeout(30_000) { entered.await() }
-                first.cancel() // its body is still in the blocking step: cancellation is cooperative
-                val second = runCatching { counters.blockingWrite("order-14", CompletableDeferred(), CountDownLatch(0)) }
-                assertThat(second.exceptionOrNull()).`as`("granted beside the cancelled body")
-                    .isInstanceOf(LockWaitTimeoutException::class.java)
-                mayFinish.countDown()
-                first.join()
-            }
-            assertThat(counters.blockingWritesOverlapped.get()).isFalse()
-            Await.until(Duration.ofSeconds(10), "the cancelled body's lock to be released") {
-                locks(context).queue("order-14", null).entries().isEmpty()
+            keepsItsLockOnceCancelledInABlockingStep(context, "order-14") { _, entered, mayFinish ->
+                counters.blockingWrite("order-14", entered, mayFinish)
             }
         }
     }
 
+    /** Its body awaits a suspend function it calls through a proxy, which is in a blocking step. */
     @Test
     fun aCancelledSuspendFunctionKeepsItsLockUntilTheBlockingStepOfANestedProxiedCallHasEnded() {
         contextRunner.withBean(OuterService::class.java).run { context ->
             val outer = context.getBean(OuterService::class.java)
-            val counters = context.getBean(CounterService::class.java)
-            val entered = CompletableDeferred<Unit>()
-            val mayFinish = CountDownLatch(1)
-            runBlocking(Dispatchers.Default) {
-                val first = launch { outer.writeUnder("order-15", "order-15-b1", entered, mayFinish) }
-                withTimeout(30_000) { entered.await() }
-                first.cancel() // its body awaits a nested proxied call that is in a blocking step
-                val second = runCatching {
-                    outer.writeUnder("order-15", "order-15-b2", CompletableDeferred(), CountDownLatch(0))
-                }
-                mayFinish.countDown()
-                first.join()
-                assertThat(counters.blockingWritesOverlapped.get()).`as`("two bodies under order-15 at once").isFalse()
-                assertThat(second.exceptionOrNull()).`as`("granted order-15 beside the cancelled body's nested step")
-                    .isInstanceOf(LockWaitTimeoutException::class.java)
+            keepsItsLockOnceCancelledInABlockingStep(context, "order-15") { call, entered, mayFinish ->
+                outer.writeUnder("order-15", "order-15-b$call", entered, mayFinish)
             }
         }
     }
@@ -271,47 +246,19 @@ class SuspendQueueLockedTests {
     fun aCancelledFlowKeepsItsLockUntilItsBlockingStepHasEnded() {
         contextRunner.run { context ->
             val counters = context.getBean(CounterService::class.java)
-            val entered = CompletableDeferred<Unit>()
-            val mayFinish = CountDownLatch(1)
-            runBlocking(Dispatchers.Default) {
-                val first = launch { counters.blockingWrites("order-16", entered, mayFinish).collect {} }
-                withTimeout(30_000) { entered.await() }
-                first.cancel() // the collection is still in the blocking step: cancellation is cooperative
-                val second = runCatching {
-                    counters.blockingWrites("order-16", CompletableDeferred(), CountDownLatch(0)).toList()
-                }
-                assertThat(second.exceptionOrNull()).`as`("granted beside the cancelled flow's blocking step")
-                    .isInstanceOf(LockWaitTimeoutException::class.java)
-                mayFinish.countDown()
-                first.join()
-            }
-            assertThat(counters.blockingWritesOverlapped.get()).isFalse()
-            Await.until(Duration.ofSeconds(10), "the cancelled flow's lock to be released") {
-                locks(context).queue("order-16", null).entries().isEmpty()
+            keepsItsLockOnceCancelledInABlockingStep(context, "order-16") { _, entered, mayFinish ->
+                counters.blockingWrites("order-16", entered, mayFinish).collect {}
             }
         }
     }
 
-    /** And for a `Flow` collected in a cancelled suspend function: its lock waits for the collection too. */
+    /** And for a `Flow` made and collected in a cancelled suspend function: its lock waits for the collection too. */
     @Test
     fun aCancelledSuspendFunctionKeepsItsLockUntilTheBlockingStepOfAFlowItCollectsHasEnded() {
         contextRunner.withBean(OuterService::class.java).run { context ->
             val outer = context.getBean(OuterService::class.java)
-            val counters = context.getBean(CounterService::class.java)
-            val entered = CompletableDeferred<Unit>()
-            val mayFinish = CountDownLatch(1)
-            runBlocking(Dispatchers.Default) {
-                val first = launch { outer.collectUnder("order-17", "order-17-b1", entered, mayFinish) }
-                withTimeout(30_000) { entered.await() }
-                first.cancel() // its body collects a proxied flow that is in a blocking step
-                val second = runCatching {
-                    outer.collectUnder("order-17", "order-17-b2", CompletableDeferred(), CountDownLatch(0))
-                }
-                mayFinish.countDown()
-                first.join()
-                assertThat(counters.blockingWritesOverlapped.get()).`as`("two bodies under order-17 at once").isFalse()
-                assertThat(second.exceptionOrNull()).`as`("granted order-17 beside the cancelled body's flow")
-                    .isInstanceOf(LockWaitTimeoutException::class.java)
+            keepsItsLockOnceCancelledInABlockingStep(context, "order-17") { call, entered, mayFinish ->
+                outer.collectUnder("order-17", "order-17-b$call", entered, mayFinish)
             }
         }
     }
@@ -322,23 +269,35 @@ class SuspendQueueLockedTests {
         contextRunner.withBean(OuterService::class.java).run { context ->
             val outer = context.getBean(OuterService::class.java)
             val counters = context.getBean(CounterService::class.java)
-            val entered = CompletableDeferred<Unit>()
-            val mayFinish = CountDownLatch(1)
-            runBlocking(Dispatchers.Default) {
-                val first = launch {
-                    outer.collectGiven("order-18", counters.blockingWrites("order-18-b1", entered, mayFinish))
-                }
-                withTimeout(30_000) { entered.await() }
-                first.cancel() // its body collects the given flow, which is in a blocking step
-                val second = runCatching {
-                    outer.collectGiven("order-18",
-                        counters.blockingWrites("order-18-b2", CompletableDeferred(), CountDownLatch(0)))
-                }
-                mayFinish.countDown()
-                first.join()
-                assertThat(second.exceptionOrNull()).`as`("granted order-18 beside the cancelled body's collection")
-                    .isInstanceOf(LockWaitTimeoutException::class.java)
+            keepsItsLockOnceCancelledInABlockingStep(context, "order-18") { call, entered, mayFinish ->
+                outer.collectGiven("order-18", counters.blockingWrites("order-18-b$call", entered, mayFinish))
             }
+        }
+    }
+
+    /**
+     * Makes call 1 of `orderId`'s locked work, cancels it once it is in its blocking step (cancellation is
+     * cooperative: the step runs on), then makes call 2 while the step still runs: call 2 must wait out its
+     * `maxWait` of 2 s, no two bodies may overlap, and call 1's lock is released once its step has ended.
+     */
+    private fun keepsItsLockOnceCancelledInABlockingStep(context: org.springframework.context.ApplicationContext,
+            orderId: String, call: suspend (call: Int, entered: CompletableDeferred<Unit>, mayFinish: CountDownLatch) -> Unit) {
+        val counters = context.getBean(CounterService::class.java)
+        val entered = CompletableDeferred<Unit>()
+        val mayFinish = CountDownLatch(1)
+        runBlocking(Dispatchers.Default) {
+            val first = launch { call(1, entered, mayFinish) }
+            withTimeout(30_000) { entered.await() }
+            first.cancel()
+            val second = runCatching { call(2, CompletableDeferred(), CountDownLatch(0)) }
+            mayFinish.countDown()
+            first.join()
+            assertThat(counters.blockingWritesOverlapped.get()).`as`("two bodies under $orderId at once").isFalse()
+            assertThat(second.exceptionOrNull()).`as`("granted $orderId beside the cancelled call's blocking step")
+                .isInstanceOf(LockWaitTimeoutException::class.java)
+        }
+        Await.until(Duration.ofSeconds(10), "the cancelled call's lock to be released") {
+            locks(context).queue(orderId, null).entries().isEmpty()
         }
     }
 
