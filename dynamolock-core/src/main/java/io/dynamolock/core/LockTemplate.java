@@ -58,6 +58,9 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  */
 public final class LockTemplate implements LockOperations, AutoCloseable {
 
+    /** A health check's look at the table must not hang for the SDK's retries of an endpoint that never answers. */
+    private static final Duration TABLE_CHECK_TIMEOUT = Duration.ofSeconds(10);
+
     private final LockEngine engine;
     private final LockSettings settings;
     private final TableBootstrap table;
@@ -65,7 +68,7 @@ public final class LockTemplate implements LockOperations, AutoCloseable {
     private LockTemplate(LockSettings settings, DynamoDbClient client, WakeUpOptions wakeUp) {
         this.settings = settings;
         this.engine = new LockEngine(client, settings, wakeUp);
-        this.table = TableBootstrap.of(client, settings.tableName());
+        this.table = TableBootstrap.of(client, settings.tableName()).timeout(TABLE_CHECK_TIMEOUT);
     }
 
     public static Builder builder(DynamoDbClient dynamoDbClient) {
@@ -222,8 +225,9 @@ public final class LockTemplate implements LockOperations, AutoCloseable {
 
     /**
      * This template's lock table as DynamoDB describes it, asked through this template's own client (one
-     * {@code DescribeTable} and one {@code DescribeTimeToLive}): what a health check reports. A missing table or
-     * wrong keys are in the status; a table that cannot be reached (network, permissions) throws DynamoDB's error.
+     * {@code DescribeTable} and one {@code DescribeTimeToLive}, 10 s at most): what a health check reports. A
+     * missing table or wrong keys are in the status; a table that cannot be reached throws the SDK's error, and a
+     * refused permission {@link LockTableAccessDeniedException}.
      */
     public TableBootstrap.Status checkTable() {
         return table.check();

@@ -5,20 +5,28 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import software.amazon.awssdk.awscore.AwsRequestOverrideConfiguration;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeDefinition;
 import software.amazon.awssdk.services.dynamodb.model.BillingMode;
 import software.amazon.awssdk.services.dynamodb.model.DynamoDbException;
 import software.amazon.awssdk.services.dynamodb.model.KeySchemaElement;
 import software.amazon.awssdk.services.dynamodb.model.KeyType;
+import software.amazon.awssdk.services.dynamodb.model.LimitExceededException;
 import software.amazon.awssdk.services.dynamodb.model.MultiRegionConsistency;
 import software.amazon.awssdk.services.dynamodb.model.ReplicaDescription;
 import software.amazon.awssdk.services.dynamodb.model.ResourceInUseException;
 import software.amazon.awssdk.services.dynamodb.model.ResourceNotFoundException;
 import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
 import software.amazon.awssdk.services.dynamodb.model.TableDescription;
+import software.amazon.awssdk.services.dynamodb.model.TableStatus;
+import software.amazon.awssdk.services.dynamodb.model.TimeToLiveDescription;
 import software.amazon.awssdk.services.dynamodb.model.TimeToLiveStatus;
 
 /**
@@ -39,17 +47,40 @@ public final class TableBootstrap {
 
     private static final Logger log = LoggerFactory.getLogger(TableBootstrap.class);
 
+    /** How long {@link #createIfMissing}, {@link #verify} or {@link #check} may take unless told otherwise. */
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(1);
+
+    /** Between two looks at a table another instance is creating. */
+    private static final Duration CREATING_POLL = Duration.ofSeconds(2);
+
     private final DynamoDbClient client;
     private final String tableName;
+    private final Duration timeout;
 
-    private TableBootstrap(DynamoDbClient client, String tableName) {
+    private TableBootstrap(DynamoDbClient client, String tableName, Duration timeout) {
         this.client = Objects.requireNonNull(client, "dynamoDbClient must not be null");
         this.tableName = TableShape.requireTableName(tableName);
+        this.timeout = timeout;
     }
 
     /** @throws LockOptionException if {@code tableName} is not a name DynamoDB accepts */
     public static TableBootstrap of(DynamoDbClient client, String tableName) {
-        return new TableBootstrap(client, tableName);
+        return new TableBootstrap(client, tableName, DEFAULT_TIMEOUT);
+    }
+
+    /**
+     * The same bootstrap, each of whose operations takes at most {@code timeout} in all, SDK retries and the wait
+     * for a table being created included (default {@link #DEFAULT_TIMEOUT}): an endpoint that never answers fails
+     * the start-up then, not after the SDK's retries of its socket timeouts (minutes).
+     *
+     * @throws LockOptionException if {@code timeout} is null, zero or negative
+     */
+    public TableBootstrap timeout(Duration timeout) {
+        if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+            throw new LockOptionException("timeout", timeout, "The table bootstrap's timeout " + timeout
+                    + " must be positive, e.g. 30s");
+        }
+        return new TableBootstrap(client, tableName, timeout);
     }
 
     /**
@@ -80,41 +111,50 @@ public final class TableBootstrap {
      * @throws LockTableException if the table cannot hold locks, or has TTL on another attribute
      */
     public Status createIfMissing() {
-        if (missing()) { // asked first: a role that may not create tables still starts on a table that is there
+        long deadline = System.nanoTime() + timeout.toNanos();
+        // Asked first: a role that may not create tables still starts on a table that is there.
+        while (missing(deadline)) {
             try {
-                client.createTable(b -> b.tableName(tableName)
+                call("CreateTable", deadline, bounded -> client.createTable(b -> b.tableName(tableName)
                         .billingMode(BillingMode.PAY_PER_REQUEST)
                         .attributeDefinitions(stringAttribute(TableShape.PARTITION_KEY),
                                 stringAttribute(TableShape.SORT_KEY))
                         .keySchema(key(TableShape.PARTITION_KEY, KeyType.HASH),
-                                key(TableShape.SORT_KEY, KeyType.RANGE)));
+                                key(TableShape.SORT_KEY, KeyType.RANGE))
+                        .overrideConfiguration(bounded)));
                 log.info("Created lock table '{}'", tableName);
+                break;
             }
             catch (ResourceInUseException ex) {
                 log.debug("Lock table '{}' was created by another instance meanwhile", tableName);
+                break;
+            }
+            catch (LimitExceededException ex) {
+                // Too many table operations in the account at once (services scaling out together): not retried
+                // by the SDK. Look again, as another instance may have created it meanwhile.
+                pause("CreateTable", deadline, ex);
             }
         }
-        client.waiter().waitUntilTableExists(b -> b.tableName(tableName),
-                w -> w.maxAttempts(60).waitTimeout(Duration.ofMinutes(5)));
-        Status status = check();
+        awaitCreated(deadline);
+        Status status = check(deadline);
         if (!status.usable()) {
-            return verify(); // throws: a table that is not ours to use is left as it is, TTL included
+            return verify(deadline); // throws: a table that is not ours to use is left as it is, TTL included
         }
         if (!status.ttlEnabled()) {
-            String other = ttlOnOtherAttribute();
+            String other = ttlOnOtherAttribute(deadline);
             if (other != null) {
                 throw new LockTableException(ttlElsewhere(other) + "; give dynamolock a table of its own"
                         + " (createIfMissing creates it), or enable TTL on '" + TableShape.TTL_ATTRIBUTE
                         + "' in place of '" + other + "' if nothing else relies on it");
             }
-            enableTtl();
+            enableTtl(deadline);
         }
-        return verify();
+        return verify(deadline);
     }
 
-    private boolean missing() {
+    private boolean missing(long deadline) {
         try {
-            client.describeTable(b -> b.tableName(tableName));
+            describe(deadline);
             return false;
         }
         catch (ResourceNotFoundException ex) {
@@ -122,9 +162,84 @@ public final class TableBootstrap {
         }
     }
 
+    /**
+     * Waits while the table is being created (by this instance or another); a table being updated (its class,
+     * indexes or capacity) serves reads and writes meanwhile, so it is no reason to wait.
+     */
+    private void awaitCreated(long deadline) {
+        while (describe(deadline).tableStatus() == TableStatus.CREATING) {
+            if (System.nanoTime() - deadline >= 0) {
+                throw new LockTableException("Lock table '" + tableName + "'" + where() + " is still being created"
+                        + " after " + timeout + "; start again once it is ACTIVE, or give start-up more time");
+            }
+            sleep(Math.min(CREATING_POLL.toNanos(), deadline - System.nanoTime()));
+        }
+    }
+
+    /** After {@code refused}: a pause before trying again, or {@code refused} if the time is up. */
+    private void pause(String operation, long deadline, DynamoDbException refused) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+            throw refused;
+        }
+        log.info("{} of lock table '{}' was refused for now ({}); trying again", operation, tableName,
+                refused.getMessage());
+        sleep(Math.min(left, ThreadLocalRandom.current().nextLong(500_000_000L, 2_000_000_000L)));
+    }
+
+    private static void sleep(long nanos) {
+        try {
+            TimeUnit.NANOSECONDS.sleep(Math.max(0, nanos));
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            throw new LockTableException("Interrupted while waiting for the lock table", ex);
+        }
+    }
+
+    private TableDescription describe(long deadline) {
+        return call("DescribeTable", deadline,
+                bounded -> client.describeTable(b -> b.tableName(tableName).overrideConfiguration(bounded))).table();
+    }
+
+    /**
+     * {@code request}, bounded by what is left until {@code deadline}; a refusal for want of a permission becomes
+     * a {@link LockTableAccessDeniedException} naming the table and the action.
+     */
+    private <T> T call(String operation, long deadline,
+            Function<Consumer<AwsRequestOverrideConfiguration.Builder>, T> request) {
+        Duration left = Duration.ofNanos(Math.max(1_000_000, deadline - System.nanoTime()));
+        try {
+            return request.apply(bounded -> bounded.apiCallTimeout(left));
+        }
+        catch (DynamoDbException ex) {
+            String code = ex.awsErrorDetails() == null ? null : ex.awsErrorDetails().errorCode();
+            if ("AccessDeniedException".equals(code)) {
+                String action = "dynamodb:" + operation;
+                String said = ex.awsErrorDetails().errorMessage() != null ? ex.awsErrorDetails().errorMessage()
+                        : ex.getMessage();
+                throw new LockTableAccessDeniedException("DynamoDB refused " + action + " on lock table '" + tableName
+                        + "'" + where() + ": " + said, action, ex);
+            }
+            throw ex;
+        }
+    }
+
+    /** Where the table was looked for: DynamoDB's region, and the endpoint if the client names one. */
+    private String where() {
+        try {
+            var configuration = client.serviceClientConfiguration();
+            return " (region " + configuration.region()
+                    + configuration.endpointOverride().map(endpoint -> ", endpoint " + endpoint).orElse("") + ")";
+        }
+        catch (RuntimeException unknown) {
+            return ""; // a client that does not tell (a test double)
+        }
+    }
+
     /** The attribute TTL is on (enabled or being enabled), if not ours; {@code null} otherwise. */
-    private String ttlOnOtherAttribute() {
-        var ttl = client.describeTimeToLive(b -> b.tableName(tableName)).timeToLiveDescription();
+    private String ttlOnOtherAttribute(long deadline) {
+        var ttl = describeTtl(deadline);
         boolean on = ttl != null && (ttl.timeToLiveStatus() == TimeToLiveStatus.ENABLED
                 || ttl.timeToLiveStatus() == TimeToLiveStatus.ENABLING);
         return on && !TableShape.TTL_ATTRIBUTE.equals(ttl.attributeName()) ? ttl.attributeName() : null;
@@ -136,19 +251,33 @@ public final class TableBootstrap {
                 + " the table";
     }
 
-    private void enableTtl() {
-        try {
-            client.updateTimeToLive(b -> b.tableName(tableName)
-                    .timeToLiveSpecification(s -> s.attributeName(TableShape.TTL_ATTRIBUTE).enabled(true)));
-            log.info("Enabled TTL on '{}' of lock table '{}'", TableShape.TTL_ATTRIBUTE, tableName);
-        }
-        catch (DynamoDbException ex) {
-            // Another instance enabled it between our check and our request ("TimeToLive is already enabled"),
-            // or is enabling it now ("already being updated"): done either way if TTL is on our attribute.
-            if (!isValidationError(ex) || !check().ttlEnabled()) {
+    private void enableTtl(long deadline) {
+        while (true) {
+            try {
+                call("UpdateTimeToLive", deadline, bounded -> client.updateTimeToLive(b -> b.tableName(tableName)
+                        .timeToLiveSpecification(s -> s.attributeName(TableShape.TTL_ATTRIBUTE).enabled(true))
+                        .overrideConfiguration(bounded)));
+                log.info("Enabled TTL on '{}' of lock table '{}'", TableShape.TTL_ATTRIBUTE, tableName);
+                return;
+            }
+            catch (LimitExceededException ex) {
+                pause("UpdateTimeToLive", deadline, ex);
+                if (check(deadline).ttlEnabled()) {
+                    return; // another instance got through meanwhile
+                }
+            }
+            catch (LockTableAccessDeniedException ex) {
                 throw ex;
             }
-            log.debug("TTL of lock table '{}' was enabled by another instance", tableName);
+            catch (DynamoDbException ex) {
+                // Another instance enabled it between our check and our request ("TimeToLive is already enabled"),
+                // or is enabling it now ("already being updated"): done either way if TTL is on our attribute.
+                if (!isValidationError(ex) || !check(deadline).ttlEnabled()) {
+                    throw ex;
+                }
+                log.debug("TTL of lock table '{}' was enabled by another instance", tableName);
+                return;
+            }
         }
     }
 
@@ -163,10 +292,15 @@ public final class TableBootstrap {
      *                            consistent replicas; a disabled TTL is only logged
      */
     public Status verify() {
-        Status status = check();
+        return verify(System.nanoTime() + timeout.toNanos());
+    }
+
+    private Status verify(long deadline) {
+        Status status = check(deadline);
         if (!status.exists()) {
-            throw new LockTableException("Lock table '" + tableName + "' does not exist. Create it with "
-                    + TableShape.DESCRIPTION + " (TableBootstrap.createIfMissing() does)");
+            throw new LockTableException("Lock table '" + tableName + "' does not exist" + where() + ". Create it"
+                    + " with " + TableShape.DESCRIPTION + " (TableBootstrap.createIfMissing() does), or check the"
+                    + " region if it is elsewhere");
         }
         if (!status.problems().isEmpty()) {
             throw new LockTableException("Lock table '" + tableName + "' cannot hold locks: "
@@ -174,7 +308,7 @@ public final class TableBootstrap {
                     + "; point dynamolock at another table or recreate this one");
         }
         if (!status.ttlEnabled()) {
-            String other = ttlOnOtherAttribute();
+            String other = ttlOnOtherAttribute(deadline);
             if (other != null) {
                 log.warn("{}. Give dynamolock a table of its own", ttlElsewhere(other));
             }
@@ -190,9 +324,13 @@ public final class TableBootstrap {
 
     /** The table's status, without throwing for a missing or wrong table. */
     public Status check() {
+        return check(System.nanoTime() + timeout.toNanos());
+    }
+
+    private Status check(long deadline) {
         TableDescription table;
         try {
-            table = client.describeTable(b -> b.tableName(tableName)).table();
+            table = describe(deadline);
         }
         catch (ResourceNotFoundException ex) {
             return new Status(false, List.of("table does not exist"), false);
@@ -211,10 +349,15 @@ public final class TableBootstrap {
                     + " two regions can both succeed, so two holders could take one lock. Use a single-region table,"
                     + " or a global table created with multi-region strong consistency (MultiRegionConsistency=STRONG)");
         }
-        var ttl = client.describeTimeToLive(b -> b.tableName(tableName)).timeToLiveDescription();
+        var ttl = describeTtl(deadline);
         boolean ttlEnabled = ttl != null && TableShape.TTL_ATTRIBUTE.equals(ttl.attributeName())
                 && (ttl.timeToLiveStatus() == TimeToLiveStatus.ENABLED || ttl.timeToLiveStatus() == TimeToLiveStatus.ENABLING);
         return new Status(true, problems, ttlEnabled);
+    }
+
+    private TimeToLiveDescription describeTtl(long deadline) {
+        return call("DescribeTimeToLive", deadline, bounded -> client.describeTimeToLive(b -> b.tableName(tableName)
+                .overrideConfiguration(bounded))).timeToLiveDescription();
     }
 
     private static void expectKey(TableDescription table, String name, KeyType type, List<String> problems) {

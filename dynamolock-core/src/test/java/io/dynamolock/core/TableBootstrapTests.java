@@ -5,21 +5,31 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.dynamolock.core.test.DynamoDbLocal;
 import io.dynamolock.core.test.PausingInterceptor;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.time.Duration;
 import java.util.List;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.awscore.exception.AwsErrorDetails;
+import software.amazon.awssdk.core.exception.ApiCallTimeoutException;
 import software.amazon.awssdk.core.SdkResponse;
 import software.amazon.awssdk.core.interceptor.Context;
 import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
 import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
 import software.amazon.awssdk.core.interceptor.SdkExecutionAttribute;
+import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.CreateTableRequest;
 import software.amazon.awssdk.services.dynamodb.model.DescribeTableResponse;
@@ -28,7 +38,9 @@ import software.amazon.awssdk.services.dynamodb.model.MultiRegionConsistency;
 import software.amazon.awssdk.services.dynamodb.model.ReplicaDescription;
 import software.amazon.awssdk.services.dynamodb.model.BillingMode;
 import software.amazon.awssdk.services.dynamodb.model.KeyType;
+import software.amazon.awssdk.services.dynamodb.model.LimitExceededException;
 import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
+import software.amazon.awssdk.services.dynamodb.model.TableStatus;
 import software.amazon.awssdk.services.dynamodb.model.TimeToLiveStatus;
 import software.amazon.awssdk.services.dynamodb.model.UpdateTimeToLiveRequest;
 
@@ -58,20 +70,8 @@ class TableBootstrapTests {
      */
     @Test
     void createIfMissingOnATableThatIsThereNeedsNoPermissionToCreateOrToEnableTtl() {
-        ExecutionInterceptor deniesCreateAndTtl = new ExecutionInterceptor() {
-            @Override
-            public void beforeExecution(Context.BeforeExecution context, ExecutionAttributes attributes) {
-                if (context.request() instanceof CreateTableRequest
-                        || context.request() instanceof UpdateTimeToLiveRequest) {
-                    throw DynamoDbException.builder().statusCode(400).message("not authorized to perform: dynamodb:"
-                            + context.request().getClass().getSimpleName().replace("Request", ""))
-                            .awsErrorDetails(AwsErrorDetails.builder().errorCode("AccessDeniedException").build())
-                            .build();
-                }
-            }
-        };
         TableBootstrap.of(client, table).createIfMissing();
-        try (DynamoDbClient leastPrivilege = DynamoDbLocal.shared().client(deniesCreateAndTtl)) {
+        try (DynamoDbClient leastPrivilege = DynamoDbLocal.shared().client(denying("CreateTable", "UpdateTimeToLive"))) {
             TableBootstrap.Status status = TableBootstrap.of(leastPrivilege, table).createIfMissing();
             assertThat(status.usable()).isTrue();
             assertThat(status.ttlEnabled()).isTrue();
@@ -79,12 +79,104 @@ class TableBootstrapTests {
     }
 
     @Test
-    void verifyNamesAMissingTable() {
+    void aRefusedPermissionIsNamedWithTheTable() {
+        TableBootstrap.of(client, table).createIfMissing();
+        try (DynamoDbClient withoutTtlLook = DynamoDbLocal.shared().client(denying("DescribeTimeToLive"))) {
+            assertThatThrownBy(() -> TableBootstrap.of(withoutTtlLook, table).verify())
+                    .isInstanceOf(LockTableAccessDeniedException.class)
+                    .hasMessageContaining("DynamoDB refused dynamodb:DescribeTimeToLive on lock table '" + table + "'")
+                    .hasMessageContaining("is not authorized to perform: dynamodb:DescribeTimeToLive")
+                    .extracting(ex -> ((LockTableAccessDeniedException) ex).action())
+                    .isEqualTo("dynamodb:DescribeTimeToLive");
+        }
+    }
+
+    /**
+     * Too many table operations in the account at once (services scaling out together): DynamoDB answers
+     * LimitExceededException, which the SDK does not retry; the bootstrap tries again.
+     */
+    @Test
+    void aCreateTableRefusedOnceForTheAccountsLimitOfTableOperationsIsTriedAgain() {
+        AtomicBoolean refuseNext = new AtomicBoolean(true);
+        ExecutionInterceptor limitOnce = new ExecutionInterceptor() {
+            @Override
+            public void beforeExecution(Context.BeforeExecution context, ExecutionAttributes attributes) {
+                if (context.request() instanceof CreateTableRequest && refuseNext.compareAndSet(true, false)) {
+                    String message = "Subscriber limit exceeded: Only 500 tables can be created, updated, or deleted"
+                            + " simultaneously";
+                    throw LimitExceededException.builder().statusCode(400).message(message)
+                            .awsErrorDetails(AwsErrorDetails.builder().errorCode("LimitExceededException")
+                                    .errorMessage(message).build()).build();
+                }
+            }
+        };
+        try (DynamoDbClient limited = DynamoDbLocal.shared().client(limitOnce)) {
+            assertThat(TableBootstrap.of(limited, table).createIfMissing().usable()).isTrue();
+            assertThat(refuseNext.get()).as("the first CreateTable was refused").isFalse();
+        }
+    }
+
+    /** A table whose class or indexes are being changed serves reads and writes: nothing to wait for. */
+    @Test
+    void aTableBeingUpdatedIsUsedAsItIsWithoutWaitingForItToBeActive() {
+        TableBootstrap.of(client, table).createIfMissing();
+        ExecutionInterceptor updating = new ExecutionInterceptor() {
+            @Override
+            public SdkResponse modifyResponse(Context.ModifyResponse context, ExecutionAttributes attributes) {
+                if (context.response() instanceof DescribeTableResponse described) {
+                    return described.toBuilder().table(described.table().toBuilder()
+                            .tableStatus(TableStatus.UPDATING).build()).build();
+                }
+                return context.response();
+            }
+        };
+        try (DynamoDbClient seesUpdating = DynamoDbLocal.shared().client(updating)) {
+            // With a wait for ACTIVE (up to the timeout), this would fail with the table still not active.
+            assertThat(TableBootstrap.of(seesUpdating, table).timeout(Duration.ofSeconds(3)).createIfMissing()
+                    .usable()).isTrue();
+        }
+    }
+
+    /** An endpoint that takes connections and never answers (a stalled proxy): the timeout bounds it all. */
+    @Test
+    void anEndpointThatNeverAnswersFailsWithinTheTimeout() throws Exception {
+        try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+                DynamoDbClient unanswered = DynamoDbClient.builder()
+                        .endpointOverride(URI.create("http://127.0.0.1:" + silent.getLocalPort()))
+                        .region(Region.US_EAST_1)
+                        .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create("local", "local")))
+                        .build()) {
+            assertThatThrownBy(() -> TableBootstrap.of(unanswered, table).timeout(Duration.ofSeconds(2)).verify())
+                    .as("the SDK's own retries of a read timeout take minutes").isInstanceOf(ApiCallTimeoutException.class)
+                    .hasMessageContaining("did not complete before the specified timeout configuration");
+        }
+    }
+
+    /** AWS's answer for a role without {@code operations}: 400 AccessDeniedException. */
+    private static ExecutionInterceptor denying(String... operations) {
+        Set<String> denied = Set.of(operations);
+        return new ExecutionInterceptor() {
+            @Override
+            public void beforeExecution(Context.BeforeExecution context, ExecutionAttributes attributes) {
+                String operation = attributes.getAttribute(SdkExecutionAttribute.OPERATION_NAME);
+                if (denied.contains(operation)) {
+                    String message = "User: arn:aws:sts::123456789012:assumed-role/app/i-0abc is not authorized to"
+                            + " perform: dynamodb:" + operation + " because no identity-based policy allows it";
+                    throw DynamoDbException.builder().statusCode(400).message(message)
+                            .awsErrorDetails(AwsErrorDetails.builder().errorCode("AccessDeniedException")
+                                    .errorMessage(message).build()).build();
+                }
+            }
+        };
+    }
+
+    @Test
+    void verifyNamesAMissingTableAndWhereItWasLookedFor() {
         assertThat(TableBootstrap.of(client, table).check().exists()).isFalse();
         assertThatThrownBy(() -> TableBootstrap.of(client, table).verify())
                 .isInstanceOf(LockTableException.class)
-                .hasMessageContaining("'" + table + "' does not exist")
-                .hasMessageContaining("TableBootstrap.createIfMissing()");
+                .hasMessageContaining("'" + table + "' does not exist (region us-east-1, endpoint http://")
+                .hasMessageContaining("TableBootstrap.createIfMissing()").hasMessageContaining("check the region");
     }
 
     @Test
