@@ -3,6 +3,7 @@ package io.dynamolock.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.dynamolock.core.test.AccessDenied;
 import io.dynamolock.core.test.DynamoDbLocal;
 import io.dynamolock.core.test.PausingInterceptor;
 import java.net.InetAddress;
@@ -10,7 +11,6 @@ import java.net.ServerSocket;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -33,7 +33,6 @@ import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.CreateTableRequest;
 import software.amazon.awssdk.services.dynamodb.model.DescribeTableResponse;
-import software.amazon.awssdk.services.dynamodb.model.DynamoDbException;
 import software.amazon.awssdk.services.dynamodb.model.MultiRegionConsistency;
 import software.amazon.awssdk.services.dynamodb.model.ReplicaDescription;
 import software.amazon.awssdk.services.dynamodb.model.BillingMode;
@@ -42,7 +41,6 @@ import software.amazon.awssdk.services.dynamodb.model.LimitExceededException;
 import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
 import software.amazon.awssdk.services.dynamodb.model.TableStatus;
 import software.amazon.awssdk.services.dynamodb.model.TimeToLiveStatus;
-import software.amazon.awssdk.services.dynamodb.model.UpdateTimeToLiveRequest;
 
 class TableBootstrapTests {
 
@@ -71,7 +69,7 @@ class TableBootstrapTests {
     @Test
     void createIfMissingOnATableThatIsThereNeedsNoPermissionToCreateOrToEnableTtl() {
         TableBootstrap.of(client, table).createIfMissing();
-        try (DynamoDbClient leastPrivilege = DynamoDbLocal.shared().client(denying("CreateTable", "UpdateTimeToLive"))) {
+        try (DynamoDbClient leastPrivilege = DynamoDbLocal.shared().client(AccessDenied.to("CreateTable", "UpdateTimeToLive"))) {
             TableBootstrap.Status status = TableBootstrap.of(leastPrivilege, table).createIfMissing();
             assertThat(status.usable()).isTrue();
             assertThat(status.ttlEnabled()).isTrue();
@@ -81,7 +79,7 @@ class TableBootstrapTests {
     @Test
     void aRefusedPermissionIsNamedWithTheTable() {
         TableBootstrap.of(client, table).createIfMissing();
-        try (DynamoDbClient withoutTtlLook = DynamoDbLocal.shared().client(denying("DescribeTimeToLive"))) {
+        try (DynamoDbClient withoutTtlLook = DynamoDbLocal.shared().client(AccessDenied.to("DescribeTimeToLive"))) {
             assertThatThrownBy(() -> TableBootstrap.of(withoutTtlLook, table).verify())
                     .isInstanceOf(LockTableAccessDeniedException.class)
                     .hasMessageContaining("DynamoDB refused dynamodb:DescribeTimeToLive on lock table '" + table + "'")
@@ -150,24 +148,6 @@ class TableBootstrapTests {
                     .as("the SDK's own retries of a read timeout take minutes").isInstanceOf(ApiCallTimeoutException.class)
                     .hasMessageContaining("did not complete before the specified timeout configuration");
         }
-    }
-
-    /** AWS's answer for a role without {@code operations}: 400 AccessDeniedException. */
-    private static ExecutionInterceptor denying(String... operations) {
-        Set<String> denied = Set.of(operations);
-        return new ExecutionInterceptor() {
-            @Override
-            public void beforeExecution(Context.BeforeExecution context, ExecutionAttributes attributes) {
-                String operation = attributes.getAttribute(SdkExecutionAttribute.OPERATION_NAME);
-                if (denied.contains(operation)) {
-                    String message = "User: arn:aws:sts::123456789012:assumed-role/app/i-0abc is not authorized to"
-                            + " perform: dynamodb:" + operation + " because no identity-based policy allows it";
-                    throw DynamoDbException.builder().statusCode(400).message(message)
-                            .awsErrorDetails(AwsErrorDetails.builder().errorCode("AccessDeniedException")
-                                    .errorMessage(message).build()).build();
-                }
-            }
-        };
     }
 
     @Test
