@@ -156,7 +156,8 @@ public class DynamoLockAutoConfiguration {
         @Bean
         @ConditionalOnMissingBean
         LockTableInitializer lockTableInitializer(DynamoDbClient dynamoDbClient, DynamoLockProperties properties) {
-            return new LockTableInitializer(dynamoDbClient, properties.getTableName(), properties.isCreateTable());
+            return new LockTableInitializer(dynamoDbClient, properties.getTableName(), properties.isCreateTable(),
+                    properties.getStartupTimeout());
         }
 
         /** Depends on the table initializer: no lock is taken before the table is known to be usable. */

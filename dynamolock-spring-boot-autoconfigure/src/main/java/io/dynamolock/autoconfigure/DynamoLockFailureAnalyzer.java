@@ -2,6 +2,7 @@ package io.dynamolock.autoconfigure;
 
 import io.dynamolock.annotation.QueueLockedConfigurationException;
 import io.dynamolock.core.DynamoLockException;
+import io.dynamolock.core.LockTableAccessDeniedException;
 import io.dynamolock.core.LockTableException;
 import org.springframework.beans.factory.NoUniqueBeanDefinitionException;
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
@@ -16,6 +17,15 @@ class DynamoLockFailureAnalyzer extends AbstractFailureAnalyzer<DynamoLockExcept
 
     @Override
     protected FailureAnalysis analyze(Throwable rootFailure, DynamoLockException cause) {
+        if (cause instanceof LockTableAccessDeniedException denied) {
+            boolean creating = denied.action().equals("dynamodb:CreateTable")
+                    || denied.action().equals("dynamodb:UpdateTimeToLive");
+            return new FailureAnalysis(cause.getMessage(), "Grant " + denied.action() + " on the lock table to the"
+                    + " application's role" + (creating ? ", or create the table elsewhere (Terraform,"
+                    + " CloudFormation: partition key 'pk' (S), sort key 'sk' (S), TTL on 'expiresAt') and set"
+                    + " dynamolock.create-table=false." : ": dynamolock describes its table at startup and in its"
+                    + " health indicator (see the README's least-privilege policy)."), cause);
+        }
         if (cause instanceof LockTableException) {
             return new FailureAnalysis(cause.getMessage(), "Set dynamolock.create-table=true to create the table at"
                     + " startup, point dynamolock.table-name at an existing lock table, or create it: partition key"

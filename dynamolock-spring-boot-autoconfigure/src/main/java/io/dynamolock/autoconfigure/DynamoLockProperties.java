@@ -35,6 +35,12 @@ public class DynamoLockProperties implements Validator {
      */
     private boolean createTable = false;
 
+    /**
+     * The longest startup may spend creating or checking the lock table, retries and the wait for a table being
+     * created included: an endpoint that never answers fails the startup then, not after the SDK's retries.
+     */
+    private Duration startupTimeout = Duration.ofMinutes(1);
+
     /** Namespace of locks that name none. Locks of different namespaces on one entity are independent. */
     private String defaultNamespace = "default";
 
@@ -101,6 +107,14 @@ public class DynamoLockProperties implements Validator {
 
     public void setCreateTable(boolean createTable) {
         this.createTable = createTable;
+    }
+
+    public Duration getStartupTimeout() {
+        return startupTimeout;
+    }
+
+    public void setStartupTimeout(Duration startupTimeout) {
+        this.startupTimeout = startupTimeout;
     }
 
     public String getDefaultNamespace() {
@@ -198,6 +212,9 @@ public class DynamoLockProperties implements Validator {
     private void check(Errors errors) {
         if (onLostLease == null) {
             errors.rejectValue("onLostLease", "missing", "must be 'fail' or 'log'");
+        }
+        if (startupTimeout == null || startupTimeout.isNegative() || startupTimeout.isZero()) {
+            errors.rejectValue("startupTimeout", "positive", "must be positive, e.g. 1m");
         }
         URI endpoint = dynamodb.endpoint;
         if (endpoint != null && (endpoint.getHost() == null

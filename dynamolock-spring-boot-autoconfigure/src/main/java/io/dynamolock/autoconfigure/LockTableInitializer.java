@@ -2,6 +2,7 @@ package io.dynamolock.autoconfigure;
 
 import io.dynamolock.core.LockTableException;
 import io.dynamolock.core.TableBootstrap;
+import java.time.Duration;
 import org.springframework.beans.factory.InitializingBean;
 import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
@@ -16,8 +17,14 @@ public class LockTableInitializer implements InitializingBean {
     private final TableBootstrap table;
     private final boolean create;
 
+    /** As {@link #LockTableInitializer(DynamoDbClient, String, boolean, Duration)}, within a minute. */
     public LockTableInitializer(DynamoDbClient client, String tableName, boolean create) {
-        this.table = TableBootstrap.of(client, tableName);
+        this(client, tableName, create, TableBootstrap.DEFAULT_TIMEOUT);
+    }
+
+    /** @param timeout the longest creating or checking the table may take ({@code dynamolock.startup-timeout}) */
+    public LockTableInitializer(DynamoDbClient client, String tableName, boolean create, Duration timeout) {
+        this.table = TableBootstrap.of(client, tableName).timeout(timeout);
         this.create = create;
     }
 

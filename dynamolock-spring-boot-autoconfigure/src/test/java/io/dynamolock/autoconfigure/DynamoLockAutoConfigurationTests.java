@@ -1,5 +1,9 @@
 package io.dynamolock.autoconfigure;
 
+import java.net.InetAddress;
+import software.amazon.awssdk.core.exception.ApiCallTimeoutException;
+import java.net.ServerSocket;
+import io.dynamolock.core.test.AccessDenied;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -200,6 +204,56 @@ class DynamoLockAutoConfigurationTests {
                 .run(context -> assertThat(context).getFailure()
                         .hasStackTraceContaining("Set dynamolock.dynamodb.region")
                         .rootCause().hasMessageContaining("Unable to load region"));
+    }
+
+    /** A role without DescribeTimeToLive (the README's policy has it): Boot's report names the table, the action. */
+    @Test
+    void aRefusedPermissionFailsTheStartNamingTheTableTheActionAndTheFix() {
+        DynamoDbClient client = LOCAL.client(AccessDenied.to("DescribeTimeToLive"));
+        contextRunner.withBean(DynamoDbClient.class, () -> client).run(context -> {
+            assertThat(context).hasFailed();
+            FailureAnalysis analysis = new DynamoLockFailureAnalyzer().analyze(context.getStartupFailure());
+            assertThat(analysis).as("Boot's report of " + context.getStartupFailure()).isNotNull();
+            assertThat(analysis.getDescription()).contains("'" + TABLE + "'").contains("dynamodb:DescribeTimeToLive");
+            assertThat(analysis.getAction()).contains("Grant dynamodb:DescribeTimeToLive");
+        });
+    }
+
+    /** create-table=true and a role that may not create tables: creating a missing table is what is refused. */
+    @Test
+    void aRefusedCreateTableNamesThePropertyThatAvoidsIt() {
+        DynamoDbClient client = LOCAL.client(AccessDenied.to("CreateTable"));
+        contextRunner.withBean(DynamoDbClient.class, () -> client)
+                .withPropertyValues("dynamolock.table-name=missing-" + UUID.randomUUID(), "dynamolock.create-table=true")
+                .run(context -> {
+                    FailureAnalysis analysis = new DynamoLockFailureAnalyzer().analyze(context.getStartupFailure());
+                    assertThat(analysis).as("Boot's report of " + context.getStartupFailure()).isNotNull();
+                    assertThat(analysis.getDescription()).contains("dynamodb:CreateTable");
+                    assertThat(analysis.getAction()).contains("dynamolock.create-table=false");
+                });
+    }
+
+    /** An endpoint that takes connections and never answers (a stalled proxy): start-up ends at its timeout. */
+    @Test
+    void anEndpointThatNeverAnswersFailsTheStartAtTheStartupTimeout() throws Exception {
+        try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            new ApplicationContextRunner()
+                    .withConfiguration(AutoConfigurations.of(DynamoLockAutoConfiguration.class))
+                    .withPropertyValues("dynamolock.table-name=" + TABLE,
+                            "dynamolock.dynamodb.endpoint=http://127.0.0.1:" + silent.getLocalPort(),
+                            "dynamolock.dynamodb.region=us-east-1", "dynamolock.dynamodb.access-key-id=local",
+                            "dynamolock.dynamodb.secret-access-key=local", "dynamolock.startup-timeout=2s")
+                    .run(context -> assertThat(context).getFailure()
+                            .hasStackTraceContaining("Could not reach the lock table")
+                            .rootCause().as("the SDK's own retries of a read timeout take minutes")
+                            .isInstanceOf(ApiCallTimeoutException.class));
+        }
+    }
+
+    @Test
+    void aStartupTimeoutThatIsNotPositiveIsRefusedNamingIt() {
+        contextRunner.withPropertyValues("dynamolock.startup-timeout=0s").run(context -> assertThat(context)
+                .getFailure().hasStackTraceContaining("startupTimeout").hasStackTraceContaining("must be positive"));
     }
 
     @Test
