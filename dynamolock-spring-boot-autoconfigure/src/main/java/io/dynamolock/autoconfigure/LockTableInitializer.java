@@ -6,6 +6,7 @@ import java.time.Duration;
 import org.springframework.beans.factory.InitializingBean;
 import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.DynamoDbException;
 
 /**
  * Makes sure the lock table can hold locks before the {@code LockTemplate} is used: creates
@@ -44,5 +45,22 @@ public class LockTableInitializer implements InitializingBean {
             throw new LockTableUnreachableException("Could not reach the lock table: " + ex.getMessage()
                     + " (see dynamolock.dynamodb.*: credentials, endpoint, region)", ex);
         }
+        catch (DynamoDbException ex) {
+            if (!refusedCredentials(ex)) {
+                throw ex;
+            }
+            throw new LockTableUnreachableException("DynamoDB refused the credentials: " + ex.getMessage()
+                    + " (see dynamolock.dynamodb.*: credentials, endpoint, region)", ex);
+        }
+    }
+
+    /** DynamoDB's answers to keys it does not know, a bad signature or an expired session. */
+    private static boolean refusedCredentials(DynamoDbException ex) {
+        String code = ex.awsErrorDetails() == null ? null : ex.awsErrorDetails().errorCode();
+        return code != null && switch (code) {
+            case "UnrecognizedClientException", "InvalidSignatureException", "ExpiredTokenException",
+                    "MissingAuthenticationTokenException", "IncompleteSignatureException" -> true;
+            default -> false;
+        };
     }
 }

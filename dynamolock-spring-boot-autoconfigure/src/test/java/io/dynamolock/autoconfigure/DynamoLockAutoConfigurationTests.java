@@ -233,6 +233,22 @@ class DynamoLockAutoConfigurationTests {
                 });
     }
 
+    /** Keys DynamoDB does not know (a typo, a rotated key): Boot's report says so and where keys come from. */
+    @Test
+    void credentialsDynamoDbRefusesFailTheStartWithTheCredentialAdvice() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DynamoLockAutoConfiguration.class))
+                .withPropertyValues("dynamolock.table-name=" + TABLE, "dynamolock.dynamodb.endpoint=" + LOCAL.endpoint(),
+                        "dynamolock.dynamodb.region=us-east-1", "dynamolock.dynamodb.access-key-id=not-a-key",
+                        "dynamolock.dynamodb.secret-access-key=local")
+                .run(context -> {
+                    FailureAnalysis analysis = new DynamoLockFailureAnalyzer().analyze(context.getStartupFailure());
+                    assertThat(analysis).as("Boot's report of " + context.getStartupFailure()).isNotNull();
+                    assertThat(analysis.getDescription()).contains("DynamoDB refused the credentials");
+                    assertThat(analysis.getAction()).contains("dynamolock.dynamodb.access-key-id");
+                });
+    }
+
     /** An endpoint that takes connections and never answers (a stalled proxy): start-up ends at its timeout. */
     @Test
     void anEndpointThatNeverAnswersFailsTheStartAtTheStartupTimeout() throws Exception {
