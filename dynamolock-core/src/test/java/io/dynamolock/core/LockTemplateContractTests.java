@@ -689,6 +689,45 @@ class LockTemplateContractTests {
         }
     }
 
+    /**
+     * A pool that may not add a spare worker for a blocked one (its maximum size reached; the common pool after
+     * 256 spares) refuses the managed block: the acquire must still wait, or leave the queue, never throw with its
+     * entry left behind to be granted to nobody.
+     */
+    @Test
+    void aBlockingAcquireOnAForkJoinPoolThatCannotStandInASpareWorkerStillWaitsAndLeavesNoEntryBehind()
+            throws Exception {
+        LockTemplate locks = fixture.template();
+        LockHandle held = locks.acquire("fj-bounded", Duration.ofSeconds(5));
+        ForkJoinPool pool = new ForkJoinPool(1, ForkJoinPool.defaultForkJoinWorkerThreadFactory, null, false,
+                0, 2, 1, null, 60, TimeUnit.SECONDS);
+        List<Throwable> failures = new CopyOnWriteArrayList<>();
+        CountDownLatch done = new CountDownLatch(2);
+        for (int i = 0; i < 2; i++) {
+            pool.execute(() -> {
+                try {
+                    locks.acquire("fj-bounded", Duration.ofSeconds(60)).release();
+                }
+                catch (Throwable ex) {
+                    failures.add(ex);
+                }
+                finally {
+                    done.countDown();
+                }
+            });
+        }
+        try {
+            fixture.awaitQueueLength("fj-bounded", 3);
+            held.release();
+            assertThat(done.await(60, TimeUnit.SECONDS)).isTrue();
+            assertThat(failures).isEmpty();
+            assertThat(fixture.queue("fj-bounded")).as("no entry left behind").isEmpty();
+        }
+        finally {
+            pool.shutdownNow();
+        }
+    }
+
     /** A scheduled job's next tick behind its own minimum hold: the timer releases that hold, not the thread. */
     @Test
     void aHandleKeptForAMinimumHoldIsNoSelfWaitOfItsThread() throws Exception {

@@ -242,6 +242,13 @@ public final class LockEngine {
             // Uninterruptibly: when this throws, the entry has left the queue.
             outcome = withdraw(Waits.awaitUninterruptibly(waiter.settled()), reason);
         }
+        catch (RuntimeException | Error ex) {
+            // The wait itself failed (an Error such as out of memory): leave the queue before throwing, or the
+            // entry would be granted to nobody and kept renewed.
+            waiter.abandon(ex instanceof RuntimeException runtime ? runtime : new IllegalStateException(ex));
+            withdraw(Waits.awaitUninterruptibly(waiter.settled()), null);
+            throw ex;
+        }
         if (outcome.failure() != null && !(outcome.failure() instanceof LockInterruptedException)
                 && Thread.currentThread().isInterrupted()) {
             // The SDK aborts the requests of an interrupted thread: report the interruption, not the abort.

@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.RejectedExecutionException;
 
 /** The three kinds of wait: none, bounded, forever. */
 final class Waits {
@@ -51,18 +52,23 @@ final class Waits {
         if (!future.isDone()) {
             CountDownLatch done = new CountDownLatch(1);
             future.whenComplete((value, failure) -> done.countDown());
-            ForkJoinPool.managedBlock(new ForkJoinPool.ManagedBlocker() {
-                @Override
-                public boolean block() throws InterruptedException {
-                    done.await();
-                    return true;
-                }
+            try {
+                ForkJoinPool.managedBlock(new ForkJoinPool.ManagedBlocker() {
+                    @Override
+                    public boolean block() throws InterruptedException {
+                        done.await();
+                        return true;
+                    }
 
-                @Override
-                public boolean isReleasable() {
-                    return done.getCount() == 0;
-                }
-            });
+                    @Override
+                    public boolean isReleasable() {
+                        return done.getCount() == 0;
+                    }
+                });
+            }
+            catch (RejectedExecutionException poolFull) {
+                done.await(); // the pool may add no spare worker (its limit reached): wait all the same
+            }
         }
         return future.join(); // done: returns at once
     }
