@@ -53,6 +53,9 @@ public final class TableBootstrap {
     /** Between two looks at a table another instance is creating. */
     private static final Duration CREATING_POLL = Duration.ofSeconds(2);
 
+    /** What a look at a table being created is left at least, to be answered in. */
+    private static final Duration LAST_LOOK = Duration.ofSeconds(1);
+
     private final DynamoDbClient client;
     private final String tableName;
     private final Duration timeout;
@@ -167,12 +170,21 @@ public final class TableBootstrap {
      * indexes or capacity) serves reads and writes meanwhile, so it is no reason to wait.
      */
     private void awaitCreated(long deadline) {
-        while (describe(deadline).tableStatus() == TableStatus.CREATING) {
-            if (System.nanoTime() - deadline >= 0) {
+        while (true) {
+            try {
+                if (describe(deadline).tableStatus() != TableStatus.CREATING) {
+                    return;
+                }
+            }
+            catch (ResourceNotFoundException notSeenYet) {
+                // Right after CreateTable (ours or another instance's), DescribeTable may not see the table yet.
+            }
+            // The next look must have time to be answered: else the time is up now, and this says why.
+            if (deadline - System.nanoTime() < CREATING_POLL.toNanos() + LAST_LOOK.toNanos()) {
                 throw new LockTableException("Lock table '" + tableName + "'" + where() + " is still being created"
                         + " after " + timeout + "; start again once it is ACTIVE, or give start-up more time");
             }
-            sleep(Math.min(CREATING_POLL.toNanos(), deadline - System.nanoTime()));
+            sleep(CREATING_POLL.toNanos());
         }
     }
 

@@ -33,6 +33,9 @@ import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.CreateTableRequest;
 import software.amazon.awssdk.services.dynamodb.model.DescribeTableResponse;
+import software.amazon.awssdk.services.dynamodb.model.ResourceNotFoundException;
+import software.amazon.awssdk.services.dynamodb.model.DescribeTableRequest;
+import software.amazon.awssdk.services.dynamodb.model.CreateTableResponse;
 import software.amazon.awssdk.services.dynamodb.model.MultiRegionConsistency;
 import software.amazon.awssdk.services.dynamodb.model.ReplicaDescription;
 import software.amazon.awssdk.services.dynamodb.model.BillingMode;
@@ -135,6 +138,59 @@ class TableBootstrapTests {
         }
     }
 
+    /**
+     * AWS: right after CreateTable, DescribeTable may answer ResourceNotFoundException (eventually consistent);
+     * the bootstrap looks again, as the SDK's waiter it replaced did.
+     */
+    @Test
+    void aDescribeTableRightAfterCreateTableThatDoesNotSeeTheTableYetIsLookedAtAgain() {
+        AtomicBoolean created = new AtomicBoolean();
+        AtomicBoolean notYetSeen = new AtomicBoolean(true);
+        ExecutionInterceptor eventuallyConsistent = new ExecutionInterceptor() {
+            @Override
+            public void afterExecution(Context.AfterExecution context, ExecutionAttributes attributes) {
+                if (context.response() instanceof CreateTableResponse) {
+                    created.set(true);
+                }
+            }
+
+            @Override
+            public void beforeExecution(Context.BeforeExecution context, ExecutionAttributes attributes) {
+                if (context.request() instanceof DescribeTableRequest && created.get()
+                        && notYetSeen.compareAndSet(true, false)) {
+                    String message = "Requested resource not found: Table: " + table + " not found";
+                    throw ResourceNotFoundException.builder().statusCode(400).message(message)
+                            .awsErrorDetails(AwsErrorDetails.builder().errorCode("ResourceNotFoundException")
+                                    .errorMessage(message).build()).build();
+                }
+            }
+        };
+        try (DynamoDbClient client = DynamoDbLocal.shared().client(eventuallyConsistent)) {
+            assertThat(TableBootstrap.of(client, table).createIfMissing().usable()).isTrue();
+        }
+    }
+
+    /** A table that stays CREATING past the timeout: the bootstrap says so, not a request's 1 ms time-out. */
+    @Test
+    void aTableStillBeingCreatedAtTheTimeoutIsReportedAsSuch() {
+        try (DynamoDbClient admin = DynamoDbLocal.shared().client()) {
+            TableBootstrap.of(admin, table).createIfMissing();
+        }
+        ExecutionInterceptor creating = new ExecutionInterceptor() {
+            @Override
+            public SdkResponse modifyResponse(Context.ModifyResponse context, ExecutionAttributes attributes) {
+                if (context.response() instanceof DescribeTableResponse described) {
+                    return described.toBuilder().table(described.table().toBuilder()
+                            .tableStatus(TableStatus.CREATING).build()).build();
+                }
+                return context.response();
+            }
+        };
+        try (DynamoDbClient client = DynamoDbLocal.shared().client(creating)) {
+            assertThatThrownBy(() -> TableBootstrap.of(client, table).timeout(Duration.ofSeconds(3)).createIfMissing())
+                    .isInstanceOf(LockTableException.class).hasMessageContaining("is still being created");
+        }
+    }
     /** An endpoint that takes connections and never answers (a stalled proxy): the timeout bounds it all. */
     @Test
     void anEndpointThatNeverAnswersFailsWithinTheTimeout() throws Exception {
