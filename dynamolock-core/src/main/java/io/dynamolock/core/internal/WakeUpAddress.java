@@ -2,6 +2,7 @@ package io.dynamolock.core.internal;
 
 import io.dynamolock.core.LockOptionException;
 import java.io.IOException;
+import java.net.DatagramSocket;
 import java.net.InetAddress;
 import java.net.Inet4Address;
 import java.net.InetSocketAddress;
@@ -81,7 +82,8 @@ public final class WakeUpAddress {
      * (this host's, if bound to every interface: {@link #thisHost}) if nothing is configured.
      */
     static String advertised(String configured, InetSocketAddress bound) throws IOException {
-        return advertised(configured, bound, InetAddress::getLocalHost, WakeUpAddress::interfaceAddresses);
+        return advertised(configured, bound, InetAddress::getLocalHost, WakeUpAddress::routeSource,
+                WakeUpAddress::interfaceAddresses);
     }
 
     /** A lookup of this host's addresses, which may fail. */
@@ -89,20 +91,53 @@ public final class WakeUpAddress {
         T get() throws IOException;
     }
 
-    /** The addresses of this host's interfaces that are up, loopback and virtual ones left out. */
+    /**
+     * The address this host sends from towards other hosts: its default route's source, found by connecting a UDP
+     * socket to a documentation address (which sends nothing); {@code null} if it has no such route.
+     */
+    private static InetAddress routeSource() {
+        for (String elsewhere : List.of("198.51.100.7", "2001:db8::7")) {
+            try (DatagramSocket probe = new DatagramSocket()) {
+                probe.connect(InetAddress.getByName(elsewhere), 9);
+                InetAddress source = probe.getLocalAddress();
+                if (source != null && !source.isAnyLocalAddress()) {
+                    return source;
+                }
+            }
+            catch (IOException | RuntimeException noRoute) {
+                // try the other family
+            }
+        }
+        return null;
+    }
+
+    /** Names of bridges only this host reaches through (containers, VMs): on other hosts they are their own. */
+    private static final List<String> LOCAL_BRIDGES = List.of("docker", "br-", "virbr", "veth", "cni", "flannel",
+            "cali", "lxcbr", "podman");
+
+    /**
+     * The addresses of this host's interfaces that are up, in the order the system numbered them (Java lists them
+     * the other way round on Linux), loopback, virtual and local bridges left out.
+     */
     private static List<InetAddress> interfaceAddresses() throws IOException {
+        List<NetworkInterface> networks = new ArrayList<>(Collections.list(NetworkInterface.getNetworkInterfaces()));
+        networks.sort(Comparator.comparingInt(NetworkInterface::getIndex));
         List<InetAddress> addresses = new ArrayList<>();
-        for (NetworkInterface network : Collections.list(NetworkInterface.getNetworkInterfaces())) {
-            if (network.isUp() && !network.isLoopback() && !network.isVirtual()) {
+        for (NetworkInterface network : networks) {
+            if (network.isUp() && !network.isLoopback() && !network.isVirtual()
+                    && LOCAL_BRIDGES.stream().noneMatch(network.getName()::startsWith)) {
                 addresses.addAll(Collections.list(network.getInetAddresses()));
             }
         }
         return addresses;
     }
 
-    /** As {@link #advertised(String, InetSocketAddress)}, with this host's name and interfaces looked up as given. */
+    /**
+     * As {@link #advertised(String, InetSocketAddress)}, with this host's name, its route's source and its
+     * interfaces looked up as given.
+     */
     static String advertised(String configured, InetSocketAddress bound, Lookup<InetAddress> localHost,
-            Lookup<List<InetAddress>> interfaces) throws IOException {
+            Lookup<InetAddress> routeSource, Lookup<List<InetAddress>> interfaces) throws IOException {
         String host = null;
         int port = bound.getPort();
         Configured read = configured == null || configured.isBlank() ? null : Configured.of(configured.strip());
@@ -114,7 +149,8 @@ public final class WakeUpAddress {
         }
         if (host == null || host.isEmpty()) {
             InetAddress address = bound.getAddress();
-            host = (address.isAnyLocalAddress() ? thisHost(localHost, interfaces) : address).getHostAddress();
+            host = (address.isAnyLocalAddress() ? thisHost(localHost, routeSource, interfaces) : address)
+                    .getHostAddress();
         }
         if (host.indexOf(':') >= 0 && !host.startsWith("[")) {
             host = "[" + host + "]";
@@ -124,12 +160,13 @@ public final class WakeUpAddress {
 
     /**
      * The address others reach this host at: what its name resolves to, unless that is loopback (Debian and Ubuntu
-     * map the host name to 127.0.1.1) or nothing (a container without its name in /etc/hosts); then an address of
-     * an interface, IPv4 first. Loopback only if the host has no other, with a warning: then only instances on
-     * this host can hint each other.
+     * map the host name to 127.0.1.1) or nothing (a container without its name in /etc/hosts); then the address it
+     * sends from towards other hosts (not a container bridge's, which every Docker host has for itself); then an
+     * address of an interface, IPv4 first. Loopback only if the host has no other, with a warning: then only
+     * instances on this host can hint each other.
      */
-    private static InetAddress thisHost(Lookup<InetAddress> localHost, Lookup<List<InetAddress>> interfaces)
-            throws IOException {
+    private static InetAddress thisHost(Lookup<InetAddress> localHost, Lookup<InetAddress> routeSource,
+            Lookup<List<InetAddress>> interfaces) throws IOException {
         InetAddress named;
         try {
             named = localHost.get();
@@ -139,6 +176,11 @@ public final class WakeUpAddress {
         }
         if (named != null && !named.isLoopbackAddress()) {
             return named;
+        }
+        InetAddress routed = routeSource.get();
+        if (routed != null && !routed.isLoopbackAddress() && !routed.isAnyLocalAddress()
+                && !routed.isLinkLocalAddress()) {
+            return routed;
         }
         InetAddress chosen = interfaces.get().stream()
                 .filter(address -> !address.isLoopbackAddress() && !address.isLinkLocalAddress()
