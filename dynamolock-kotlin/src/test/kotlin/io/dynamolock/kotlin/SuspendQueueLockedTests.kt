@@ -276,6 +276,51 @@ class SuspendQueueLockedTests {
     }
 
     /**
+     * A listener coroutine on Dispatchers.Unconfined (no lock of its own), resumed by a @QueueLocked suspend fun on
+     * that fun's thread, collects an unrelated @QueueLocked Flow made earlier: the collection is not the fun's, so
+     * cancelling the fun releases its lock at once, whatever the unrelated collection still does.
+     */
+    @Test
+    fun aCancelledSuspendFunctionIsNotKeptByAFlowThatAnUnrelatedCoroutineItResumedCollects() {
+        contextRunner.withBean(Announcer::class.java).run { context ->
+            val counters = context.getBean(CounterService::class.java)
+            val announcer = context.getBean(Announcer::class.java)
+            val enteredB = CompletableDeferred<Unit>()
+            val mayFinishB = CountDownLatch(1)
+            val stream = counters.blockingWrites("order-19-b", enteredB, mayFinishB) // made outside any coroutine
+            runBlocking(Dispatchers.Default) {
+                val signal = CompletableDeferred<Unit>()
+                val listener = launch(Dispatchers.Unconfined) {
+                    signal.await()
+                    stream.collect {}
+                }
+                val announcing = launch { announcer.announce("order-19-a", signal) }
+                try {
+                    withTimeout(30_000) { enteredB.await() } // the unrelated collection is in its blocking step
+                    announcing.cancel()
+                    Await.until(Duration.ofSeconds(10), "order-19-a released once its cancelled body ended") {
+                        locks(context).queue("order-19-a", null).entries().isEmpty()
+                    }
+                } finally {
+                    mayFinishB.countDown()
+                    listener.join()
+                    announcing.join()
+                }
+            }
+        }
+    }
+
+    @Service
+    class Announcer {
+        /** Signals a listener, then works until cancelled (no blocking step of its own). */
+        @QueueLocked(entity = ["#orderId"], maxWait = "2s")
+        suspend fun announce(orderId: String, signal: CompletableDeferred<Unit>) {
+            signal.complete(Unit)
+            awaitCancellation()
+        }
+    }
+
+    /**
      * Makes call 1 of `orderId`'s locked work, cancels it once it is in its blocking step (cancellation is
      * cooperative: the step runs on), then makes call 2 while the step still runs: call 2 must wait out its
      * `maxWait` of 2 s, no two bodies may overlap, and call 1's lock is released once its step has ended.

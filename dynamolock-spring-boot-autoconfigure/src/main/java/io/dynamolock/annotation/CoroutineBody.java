@@ -35,16 +35,10 @@ import reactor.util.context.Context;
  * after any error of the body. Kotlin classes are touched only here, so the rest of the advice loads without them
  * (also by reflection: no signature names this class).
  */
-final class CoroutineBody implements ThreadContextElement<CoroutineBody>, ReactiveQueueLockedInvocation.CallShape {
+final class CoroutineBody implements ThreadContextElement<Object>, ReactiveQueueLockedInvocation.CallShape {
 
     private static final Key<CoroutineBody> KEY = new Key<>() {
     };
-
-    /**
-     * The element of the coroutine running on this thread, if any: a {@code Flow} is made by a plain call, which
-     * has no continuation to say what called it.
-     */
-    private static final ThreadLocal<CoroutineBody> RUNNING = new ThreadLocal<>();
 
     /** Cancelled before the coroutine ran: it never gets a Job here, and the subscription is cancelled instead. */
     private static final Object CANCELLED = new Object();
@@ -69,6 +63,7 @@ final class CoroutineBody implements ThreadContextElement<CoroutineBody>, Reacti
     /** Whether the caller cancelled after the body started. */
     private volatile boolean cancelled;
 
+    /** @param outer the element of the {@code @QueueLocked} coroutine that collects this {@code Flow}, if any */
     private CoroutineBody(boolean suspend, CoroutineBody outer) {
         this.suspend = suspend;
         this.outer = outer;
@@ -80,24 +75,26 @@ final class CoroutineBody implements ThreadContextElement<CoroutineBody>, Reacti
      * with it, so the lock is released only once the body has ended; the cancelled caller hears nothing more.
      */
     static Mono<Object> suspendCall(Function<ReactiveQueueLockedInvocation.CallShape, Flux<Object>> locked) {
-        return call(true, null, locked).singleOrEmpty();
+        return call(true, locked).singleOrEmpty();
     }
 
     /**
      * The collections of a {@code Flow} as a {@code Flux}, each shaped by a new element, cancelled as
-     * {@link #suspendCall} is. A collection made in a {@code @QueueLocked} coroutine keeps that coroutine's lock
-     * too, should it be cancelled: the coroutine that subscribes (collects), else the one that made the
-     * {@code Flow}.
+     * {@link #suspendCall} is. A collection by a {@code @QueueLocked} coroutine keeps that coroutine's lock too,
+     * should it be cancelled: kotlinx passes the collector's Reactor context on to the subscription, and the body
+     * of each such coroutine puts its element there ({@link #body}); a coroutine that merely runs on the same thread
+     * does not.
      */
     static Flux<Object> flowCall(Function<ReactiveQueueLockedInvocation.CallShape, Flux<Object>> locked) {
-        return call(false, RUNNING.get(), locked);
+        return call(false, locked);
     }
 
-    private static Flux<Object> call(boolean suspend, CoroutineBody madeIn,
+    private static Flux<Object> call(boolean suspend,
             Function<ReactiveQueueLockedInvocation.CallShape, Flux<Object>> locked) {
         return Flux.from(caller -> {
-            CoroutineBody collectedIn = suspend ? null : RUNNING.get();
-            CoroutineBody body = new CoroutineBody(suspend, collectedIn != null ? collectedIn : madeIn);
+            CoroutineBody collectedBy = suspend || !(caller instanceof CoreSubscriber<?> core) ? null
+                    : core.currentContext().getOrDefault(CoroutineBody.class, null);
+            CoroutineBody body = new CoroutineBody(suspend, collectedBy);
             locked.apply(body).subscribe(new CancelThroughBody(caller, body));
         });
     }
@@ -217,6 +214,8 @@ final class CoroutineBody implements ThreadContextElement<CoroutineBody>, Reacti
         Publisher<Object> body = suspend ? (Publisher<Object>) returned
                 : ReactorFlowKt.asFlux((Flow<Object>) returned, this);
         return Flux.from(body)
+                // Seen by the coroutine as its Reactor context, and passed on to the flows it collects.
+                .contextWrite(context -> context.put(CoroutineBody.class, this))
                 .onErrorResume(failure -> Mono.defer(this::ended).then(Mono.error(failure)))
                 .concatWith(Mono.defer(this::ended).then(Mono.empty()));
     }
@@ -234,12 +233,10 @@ final class CoroutineBody implements ThreadContextElement<CoroutineBody>, Reacti
     }
 
     @Override
-    public CoroutineBody updateThreadContext(CoroutineContext context) {
-        CoroutineBody running = RUNNING.get();
-        RUNNING.set(this);
+    public Object updateThreadContext(CoroutineContext context) {
         Job job = context.get(Job.Key);
         if (job == null) {
-            return running;
+            return null;
         }
         if (state.get() == null) {
             state.compareAndSet(null, job);
@@ -250,17 +247,12 @@ final class CoroutineBody implements ThreadContextElement<CoroutineBody>, Reacti
         for (CoroutineBody element = this; element != null; element = element.outer) {
             element.coroutines.add(job);
         }
-        return running;
+        return null;
     }
 
     @Override
-    public void restoreThreadContext(CoroutineContext context, CoroutineBody running) {
-        if (running == null) {
-            RUNNING.remove();
-        }
-        else {
-            RUNNING.set(running);
-        }
+    public void restoreThreadContext(CoroutineContext context, Object oldState) {
+        // Nothing set on the thread.
     }
 
     @Override
