@@ -728,6 +728,44 @@ class LockTemplateContractTests {
         }
     }
 
+    /**
+     * A pool that cannot start the spare worker a managed block asks for fails the wait with an Error (out of
+     * memory for a native thread): the acquire leaves the queue, and its listeners hear how it ended.
+     */
+    @Test
+    void aBlockingAcquireWhoseWaitFailsWithAnErrorLeavesTheQueueAndTellsItsListeners() throws Exception {
+        RecordingListener recorder = new RecordingListener();
+        LockTemplate locks = fixture.template(b -> b.listener(recorder));
+        LockHandle held = fixture.template().acquire("fj-error", Duration.ofSeconds(30));
+        AtomicInteger workers = new AtomicInteger();
+        ForkJoinPool pool = new ForkJoinPool(1, forkJoinPool -> {
+            if (workers.incrementAndGet() > 1) {
+                throw new OutOfMemoryError("unable to create native thread: possibly out of memory or process/resource"
+                        + " limits reached");
+            }
+            return ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(forkJoinPool);
+        }, null, false);
+        CompletableFuture<Throwable> thrown = new CompletableFuture<>();
+        pool.execute(() -> {
+            try {
+                locks.acquire("fj-error", Duration.ofSeconds(60)).release();
+                thrown.complete(null);
+            }
+            catch (Throwable ex) {
+                thrown.complete(ex);
+            }
+        });
+        try {
+            assertThat(thrown.get(60, TimeUnit.SECONDS)).isInstanceOf(OutOfMemoryError.class);
+            assertThat(fixture.queue("fj-error")).as("only the holder left").hasSize(1);
+            assertThat(recorder.events()).as("what the listener heard").hasSize(2);
+        }
+        finally {
+            held.release();
+            pool.shutdownNow();
+        }
+    }
+
     /** A scheduled job's next tick behind its own minimum hold: the timer releases that hold, not the thread. */
     @Test
     void aHandleKeptForAMinimumHoldIsNoSelfWaitOfItsThread() throws Exception {

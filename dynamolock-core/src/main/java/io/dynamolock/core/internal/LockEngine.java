@@ -240,13 +240,17 @@ public final class LockEngine {
             LockInterruptedException reason = interrupted(key, ex);
             waiter.abandon(reason);
             // Uninterruptibly: when this throws, the entry has left the queue.
-            outcome = withdraw(Waits.awaitUninterruptibly(waiter.settled()), reason);
+            outcome = withdraw(Waits.awaitUninterruptibly(waiter.settled(), true), reason);
         }
         catch (RuntimeException | Error ex) {
-            // The wait itself failed (an Error such as out of memory): leave the queue before throwing, or the
-            // entry would be granted to nobody and kept renewed.
-            waiter.abandon(ex instanceof RuntimeException runtime ? runtime : new IllegalStateException(ex));
-            withdraw(Waits.awaitUninterruptibly(waiter.settled()), null);
+            // The wait itself failed (a pool that could not start a spare worker: OutOfMemoryError): leave the queue
+            // and tell the listeners before throwing, or the entry would be granted to nobody and kept renewed.
+            // Plainly this time: a managed wait would fail the same way.
+            RuntimeException reason = ex instanceof RuntimeException runtime ? runtime
+                    : new IllegalStateException("The wait for " + key + " failed: " + ex, ex);
+            waiter.abandon(reason);
+            Waiter.Outcome left = withdraw(Waits.awaitUninterruptibly(waiter.settled(), false), reason);
+            notify(listener -> listener.onFailed(waiter.entry().attempt(), left.waited(), reason));
             throw ex;
         }
         if (outcome.failure() != null && !(outcome.failure() instanceof LockInterruptedException)

@@ -46,40 +46,23 @@ final class Waits {
      * {@code future}'s value, waited for without running anything else on this thread. {@code get()} and
      * {@code join()} on a worker of the common pool run the pool's pending async tasks while they wait, and such a
      * task would run inside this thread's lock scope and join its locks (R10). A managed block instead: the pool
-     * may stand in a spare worker, so waiters on all its workers leave it running (a holder may need it).
+     * may stand in a spare worker, so waiters on all its workers leave it running (a holder may need it); a pool
+     * that may add none (its limit reached) is waited on all the same.
      */
     static <T> T await(CompletableFuture<T> future) throws InterruptedException {
-        if (!future.isDone()) {
-            CountDownLatch done = new CountDownLatch(1);
-            future.whenComplete((value, failure) -> done.countDown());
-            try {
-                ForkJoinPool.managedBlock(new ForkJoinPool.ManagedBlocker() {
-                    @Override
-                    public boolean block() throws InterruptedException {
-                        done.await();
-                        return true;
-                    }
-
-                    @Override
-                    public boolean isReleasable() {
-                        return done.getCount() == 0;
-                    }
-                });
-            }
-            catch (RejectedExecutionException poolFull) {
-                done.await(); // the pool may add no spare worker (its limit reached): wait all the same
-            }
-        }
-        return future.join(); // done: returns at once
+        return await(future, true);
     }
 
-    /** {@link #await}, through interrupts, which it keeps for the caller. */
-    static <T> T awaitUninterruptibly(CompletableFuture<T> future) {
+    /**
+     * {@code future}'s value, through interrupts, which it keeps for the caller; {@code managed}: as {@link #await},
+     * else a plain wait, which cannot fail the way a pool's spare worker can (a thread that cannot be started).
+     */
+    static <T> T awaitUninterruptibly(CompletableFuture<T> future, boolean managed) {
         boolean interrupted = Thread.interrupted();
         try {
             while (true) {
                 try {
-                    return await(future);
+                    return await(future, managed);
                 }
                 catch (InterruptedException ex) {
                     interrupted = true;
@@ -90,6 +73,40 @@ final class Waits {
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
+        }
+    }
+
+    private static <T> T await(CompletableFuture<T> future, boolean managed) throws InterruptedException {
+        if (!future.isDone()) {
+            CountDownLatch done = new CountDownLatch(1);
+            future.whenComplete((value, failure) -> done.countDown());
+            if (managed) {
+                managedAwait(done);
+            }
+            else {
+                done.await();
+            }
+        }
+        return future.join(); // done: returns at once
+    }
+
+    private static void managedAwait(CountDownLatch done) throws InterruptedException {
+        try {
+            ForkJoinPool.managedBlock(new ForkJoinPool.ManagedBlocker() {
+                @Override
+                public boolean block() throws InterruptedException {
+                    done.await();
+                    return true;
+                }
+
+                @Override
+                public boolean isReleasable() {
+                    return done.getCount() == 0;
+                }
+            });
+        }
+        catch (RejectedExecutionException poolFull) {
+            done.await(); // the pool may add no spare worker (its limit reached): wait all the same
         }
     }
 
