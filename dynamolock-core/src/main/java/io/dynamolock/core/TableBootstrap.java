@@ -115,30 +115,21 @@ public final class TableBootstrap {
      */
     public Status createIfMissing() {
         long deadline = System.nanoTime() + timeout.toNanos();
-        // Asked first: a role that may not create tables still starts on a table that is there.
-        while (missing(deadline)) {
-            try {
-                call("CreateTable", deadline, bounded -> client.createTable(b -> b.tableName(tableName)
-                        .billingMode(BillingMode.PAY_PER_REQUEST)
-                        .attributeDefinitions(stringAttribute(TableShape.PARTITION_KEY),
-                                stringAttribute(TableShape.SORT_KEY))
-                        .keySchema(key(TableShape.PARTITION_KEY, KeyType.HASH),
-                                key(TableShape.SORT_KEY, KeyType.RANGE))
-                        .overrideConfiguration(bounded)));
-                log.info("Created lock table '{}'", tableName);
-                break;
+        // Looked at first: a role that may not create tables still starts on a table that is there.
+        while (true) {
+            TableStatus seen = statusOrMissing(deadline);
+            if (seen == null) {
+                if (create(deadline)) {
+                    continue; // look at it at once: an on-demand table is often active already
+                }
             }
-            catch (ResourceInUseException ex) {
-                log.debug("Lock table '{}' was created by another instance meanwhile", tableName);
-                break;
+            else if (seen != TableStatus.CREATING && seen != TableStatus.DELETING) {
+                break; // ACTIVE, or UPDATING (its class or indexes changing), which serves reads and writes
             }
-            catch (LimitExceededException ex) {
-                // Too many table operations in the account at once (services scaling out together): not retried
-                // by the SDK. Look again, as another instance may have created it meanwhile.
-                pause("CreateTable", deadline, ex);
-            }
+            // Being created or deleted, by another instance or an operator, or created and not visible yet
+            // (DescribeTable is eventually consistent right after CreateTable): look again.
+            pauseBeforeNextLook(deadline, seen);
         }
-        awaitCreated(deadline);
         Status status = check(deadline);
         if (!status.usable()) {
             return verify(deadline); // throws: a table that is not ours to use is left as it is, TTL included
@@ -155,37 +146,53 @@ public final class TableBootstrap {
         return verify(deadline);
     }
 
-    private boolean missing(long deadline) {
+    /** The table's status, {@code null} if DynamoDB does not know it (yet). */
+    private TableStatus statusOrMissing(long deadline) {
         try {
-            describe(deadline);
-            return false;
+            return describe(deadline).tableStatus();
         }
         catch (ResourceNotFoundException ex) {
-            return true;
+            return null;
         }
     }
 
     /**
-     * Waits while the table is being created (by this instance or another); a table being updated (its class,
-     * indexes or capacity) serves reads and writes meanwhile, so it is no reason to wait.
+     * Sends CreateTable; {@code true} if it is worth looking at the table at once (created now, or refused for
+     * the account's limit of table operations after a pause), {@code false} if another instance created it and
+     * it is not visible yet.
      */
-    private void awaitCreated(long deadline) {
-        while (true) {
-            try {
-                if (describe(deadline).tableStatus() != TableStatus.CREATING) {
-                    return;
-                }
-            }
-            catch (ResourceNotFoundException notSeenYet) {
-                // Right after CreateTable (ours or another instance's), DescribeTable may not see the table yet.
-            }
-            // The next look must have time to be answered: else the time is up now, and this says why.
-            if (deadline - System.nanoTime() < CREATING_POLL.toNanos() + LAST_LOOK.toNanos()) {
-                throw new LockTableException("Lock table '" + tableName + "'" + where() + " is still being created"
-                        + " after " + timeout + "; start again once it is ACTIVE, or give start-up more time");
-            }
-            sleep(CREATING_POLL.toNanos());
+    private boolean create(long deadline) {
+        try {
+            call("CreateTable", deadline, bounded -> client.createTable(b -> b.tableName(tableName)
+                    .billingMode(BillingMode.PAY_PER_REQUEST)
+                    .attributeDefinitions(stringAttribute(TableShape.PARTITION_KEY),
+                            stringAttribute(TableShape.SORT_KEY))
+                    .keySchema(key(TableShape.PARTITION_KEY, KeyType.HASH), key(TableShape.SORT_KEY, KeyType.RANGE))
+                    .overrideConfiguration(bounded)));
+            log.info("Created lock table '{}'", tableName);
+            return true;
         }
+        catch (ResourceInUseException ex) {
+            log.debug("Lock table '{}' is being created by another instance", tableName);
+            return false;
+        }
+        catch (LimitExceededException ex) {
+            // Too many table operations in the account at once (services scaling out together): not retried by
+            // the SDK. Look again, as another instance may have created it meanwhile.
+            pause("CreateTable", deadline, ex);
+            return true;
+        }
+    }
+
+    /** Sleeps until the next look, or says why not if the time is up. */
+    private void pauseBeforeNextLook(long deadline, TableStatus seen) {
+        long left = deadline - System.nanoTime();
+        if (left < LAST_LOOK.toNanos()) { // the next look would have no time to be answered
+            throw new LockTableException("Lock table '" + tableName + "'" + where() + " is still "
+                    + (seen == null ? "not visible after it was created" : seen) + " after " + timeout
+                    + "; start again once it is ACTIVE, or give start-up more time");
+        }
+        sleep(Math.min(CREATING_POLL.toNanos(), left - LAST_LOOK.toNanos()));
     }
 
     /** After {@code refused}: a pause before trying again, or {@code refused} if the time is up. */

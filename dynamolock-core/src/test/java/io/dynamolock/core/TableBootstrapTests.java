@@ -18,6 +18,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
@@ -188,9 +189,52 @@ class TableBootstrapTests {
         };
         try (DynamoDbClient client = DynamoDbLocal.shared().client(creating)) {
             assertThatThrownBy(() -> TableBootstrap.of(client, table).timeout(Duration.ofSeconds(3)).createIfMissing())
-                    .isInstanceOf(LockTableException.class).hasMessageContaining("is still being created");
+                    .isInstanceOf(LockTableException.class).hasMessageContaining("is still CREATING after PT3S");
         }
     }
+    /** Found being deleted (a CI job recreating it), then gone: created again, not awaited as being created. */
+    @Test
+    void aTableFoundBeingDeletedIsCreatedAgainOnceItIsGone() {
+        TableBootstrap.of(client, table).createIfMissing();
+        AtomicBoolean first = new AtomicBoolean(true);
+        ExecutionInterceptor deleting = new ExecutionInterceptor() {
+            @Override
+            public SdkResponse modifyResponse(Context.ModifyResponse context, ExecutionAttributes attributes) {
+                if (context.response() instanceof DescribeTableResponse described && first.compareAndSet(true, false)) {
+                    client.deleteTable(b -> b.tableName(table)); // the deletion is done when the answer arrives
+                    return described.toBuilder().table(described.table().toBuilder()
+                            .tableStatus(TableStatus.DELETING).build()).build();
+                }
+                return context.response();
+            }
+        };
+        try (DynamoDbClient starting = DynamoDbLocal.shared().client(deleting)) {
+            assertThat(TableBootstrap.of(starting, table).timeout(Duration.ofSeconds(10)).createIfMissing().usable())
+                    .isTrue();
+        }
+    }
+
+    /** A short timeout still leaves a table seen CREATING once the time to be looked at again. */
+    @Test
+    void aTableSeenCreatingOnceWithinAShortTimeoutIsLookedAtAgain() {
+        TableBootstrap.of(client, table).createIfMissing();
+        AtomicInteger looks = new AtomicInteger();
+        ExecutionInterceptor creatingOnce = new ExecutionInterceptor() {
+            @Override
+            public SdkResponse modifyResponse(Context.ModifyResponse context, ExecutionAttributes attributes) {
+                if (context.response() instanceof DescribeTableResponse described && looks.incrementAndGet() == 1) {
+                    return described.toBuilder().table(described.table().toBuilder()
+                            .tableStatus(TableStatus.CREATING).build()).build();
+                }
+                return context.response();
+            }
+        };
+        try (DynamoDbClient starting = DynamoDbLocal.shared().client(creatingOnce)) {
+            assertThat(TableBootstrap.of(starting, table).timeout(Duration.ofMillis(2500)).createIfMissing().usable())
+                    .isTrue();
+        }
+    }
+
     /** An endpoint that takes connections and never answers (a stalled proxy): the timeout bounds it all. */
     @Test
     void anEndpointThatNeverAnswersFailsWithinTheTimeout() throws Exception {
