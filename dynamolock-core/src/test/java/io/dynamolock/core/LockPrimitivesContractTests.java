@@ -3,6 +3,7 @@ package io.dynamolock.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.dynamolock.core.test.Await;
 import io.dynamolock.core.test.LockFixture;
 import io.dynamolock.core.test.RecordingListener;
 import io.dynamolock.core.test.RequestCounter;
@@ -336,6 +337,8 @@ class LockPrimitivesContractTests {
         awaitQueue("c-a", 0);
         awaitQueue("c-b", 1);
         other.release();
+        // The waiting part's outcome is reported once it has left the queue, which the item may show first.
+        Await.until(Duration.ofSeconds(10), "the cancelled part's outcome", () -> recorder.events().size() == 5);
         List<String> events = recorder.events();
         assertThat(events.subList(0, 3)).containsExactly("acquiring c-a", "acquired c-a", "acquiring c-b");
         // The waiting part ends on a dynamolock thread, the taken one is released on a request thread.
