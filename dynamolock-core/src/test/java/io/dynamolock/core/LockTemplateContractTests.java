@@ -766,6 +766,66 @@ class LockTemplateContractTests {
         }
     }
 
+    /**
+     * The same after an interrupt: the wait for the withdrawal must not ask the pool for a spare worker it cannot
+     * start either; the listeners still hear how the acquisition ended.
+     */
+    @Test
+    void anInterruptedBlockingAcquireWhoseReWaitFailsWithAnErrorTellsItsListeners() throws Exception {
+        RecordingListener recorder = new RecordingListener();
+        LockTemplate locks = fixture.template(b -> b.listener(recorder));
+        LockHandle held = fixture.template().acquire("fj-error-int", Duration.ofSeconds(30));
+        AtomicInteger workers = new AtomicInteger();
+        CountDownLatch spareStarted = new CountDownLatch(1);
+        ForkJoinPool pool = new ForkJoinPool(1, forkJoinPool -> {
+            int n = workers.incrementAndGet();
+            if (n > 2) {
+                throw new OutOfMemoryError("unable to create native thread");
+            }
+            if (n == 2) {
+                spareStarted.countDown(); // the first managed wait got its spare worker
+            }
+            return ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(forkJoinPool);
+        }, null, false, 0, 300, 2, null, 60, TimeUnit.SECONDS);
+        CompletableFuture<Throwable> thrown = new CompletableFuture<>();
+        AtomicReference<Thread> acquirer = new AtomicReference<>();
+        CountDownLatch busy = new CountDownLatch(1);
+        CountDownLatch freeSpare = new CountDownLatch(1);
+        pool.execute(() -> {
+            acquirer.set(Thread.currentThread());
+            try {
+                locks.acquire("fj-error-int", Duration.ofSeconds(60)).release();
+                thrown.complete(null);
+            }
+            catch (Throwable ex) {
+                thrown.complete(ex);
+            }
+        });
+        try {
+            assertThat(spareStarted.await(30, TimeUnit.SECONDS)).isTrue();
+            pool.execute(() -> { // the spare is busy: the next managed wait must start another
+                busy.countDown();
+                try {
+                    freeSpare.await();
+                }
+                catch (InterruptedException ex) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            assertThat(busy.await(30, TimeUnit.SECONDS)).isTrue();
+            acquirer.get().interrupt();
+            Throwable ex = thrown.get(60, TimeUnit.SECONDS);
+            System.out.println("REVIEW thrown: " + ex + " workers asked: " + workers.get());
+            Await.until(Duration.ofSeconds(30), "only the holder left", () -> fixture.queue("fj-error-int").size() == 1);
+            assertThat(recorder.events()).as("what the listener heard (thrown: " + ex + ")").hasSize(2);
+        }
+        finally {
+            freeSpare.countDown();
+            held.release();
+            pool.shutdownNow();
+        }
+    }
+
     /** A scheduled job's next tick behind its own minimum hold: the timer releases that hold, not the thread. */
     @Test
     void aHandleKeptForAMinimumHoldIsNoSelfWaitOfItsThread() throws Exception {

@@ -239,8 +239,9 @@ public final class LockEngine {
         catch (InterruptedException ex) {
             LockInterruptedException reason = interrupted(key, ex);
             waiter.abandon(reason);
-            // Uninterruptibly: when this throws, the entry has left the queue.
-            outcome = withdraw(Waits.awaitUninterruptibly(waiter.settled(), true), reason);
+            // Uninterruptibly: when this throws, the entry has left the queue. Plainly: abandoned, the wait needs
+            // only the template's step threads, and a managed block may fail for want of a spare worker.
+            outcome = withdraw(Waits.awaitUninterruptibly(waiter.settled(), false), reason);
         }
         catch (RuntimeException | Error ex) {
             // The wait itself failed (a pool that could not start a spare worker: OutOfMemoryError): leave the queue
