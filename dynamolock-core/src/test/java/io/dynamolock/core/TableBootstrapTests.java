@@ -19,6 +19,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntPredicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
@@ -122,16 +123,7 @@ class TableBootstrapTests {
     @Test
     void aTableBeingUpdatedIsUsedAsItIsWithoutWaitingForItToBeActive() {
         TableBootstrap.of(client, table).createIfMissing();
-        ExecutionInterceptor updating = new ExecutionInterceptor() {
-            @Override
-            public SdkResponse modifyResponse(Context.ModifyResponse context, ExecutionAttributes attributes) {
-                if (context.response() instanceof DescribeTableResponse described) {
-                    return described.toBuilder().table(described.table().toBuilder()
-                            .tableStatus(TableStatus.UPDATING).build()).build();
-                }
-                return context.response();
-            }
-        };
+        ExecutionInterceptor updating = describedAs(TableStatus.UPDATING, look -> true);
         try (DynamoDbClient seesUpdating = DynamoDbLocal.shared().client(updating)) {
             // With a wait for ACTIVE (up to the timeout), this would fail with the table still not active.
             assertThat(TableBootstrap.of(seesUpdating, table).timeout(Duration.ofSeconds(3)).createIfMissing()
@@ -177,16 +169,7 @@ class TableBootstrapTests {
         try (DynamoDbClient admin = DynamoDbLocal.shared().client()) {
             TableBootstrap.of(admin, table).createIfMissing();
         }
-        ExecutionInterceptor creating = new ExecutionInterceptor() {
-            @Override
-            public SdkResponse modifyResponse(Context.ModifyResponse context, ExecutionAttributes attributes) {
-                if (context.response() instanceof DescribeTableResponse described) {
-                    return described.toBuilder().table(described.table().toBuilder()
-                            .tableStatus(TableStatus.CREATING).build()).build();
-                }
-                return context.response();
-            }
-        };
+        ExecutionInterceptor creating = describedAs(TableStatus.CREATING, look -> true);
         try (DynamoDbClient client = DynamoDbLocal.shared().client(creating)) {
             assertThatThrownBy(() -> TableBootstrap.of(client, table).timeout(Duration.ofSeconds(3)).createIfMissing())
                     .isInstanceOf(LockTableException.class).hasMessageContaining("is still CREATING after PT3S");
@@ -218,21 +201,27 @@ class TableBootstrapTests {
     @Test
     void aTableSeenCreatingOnceWithinAShortTimeoutIsLookedAtAgain() {
         TableBootstrap.of(client, table).createIfMissing();
-        AtomicInteger looks = new AtomicInteger();
-        ExecutionInterceptor creatingOnce = new ExecutionInterceptor() {
-            @Override
-            public SdkResponse modifyResponse(Context.ModifyResponse context, ExecutionAttributes attributes) {
-                if (context.response() instanceof DescribeTableResponse described && looks.incrementAndGet() == 1) {
-                    return described.toBuilder().table(described.table().toBuilder()
-                            .tableStatus(TableStatus.CREATING).build()).build();
-                }
-                return context.response();
-            }
-        };
+        ExecutionInterceptor creatingOnce = describedAs(TableStatus.CREATING, look -> look == 1);
         try (DynamoDbClient starting = DynamoDbLocal.shared().client(creatingOnce)) {
             assertThat(TableBootstrap.of(starting, table).timeout(Duration.ofMillis(2500)).createIfMissing().usable())
                     .isTrue();
         }
+    }
+
+    /** Answers DescribeTable with {@code status} on the looks {@code onLook} picks (counted from 1). */
+    private static ExecutionInterceptor describedAs(TableStatus status, IntPredicate onLook) {
+        AtomicInteger looks = new AtomicInteger();
+        return new ExecutionInterceptor() {
+            @Override
+            public SdkResponse modifyResponse(Context.ModifyResponse context, ExecutionAttributes attributes) {
+                if (context.response() instanceof DescribeTableResponse described
+                        && onLook.test(looks.incrementAndGet())) {
+                    return described.toBuilder().table(described.table().toBuilder().tableStatus(status).build())
+                            .build();
+                }
+                return context.response();
+            }
+        };
     }
 
     /** An endpoint that takes connections and never answers (a stalled proxy): the timeout bounds it all. */
