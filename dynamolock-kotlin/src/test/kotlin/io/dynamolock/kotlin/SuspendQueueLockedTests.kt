@@ -16,6 +16,11 @@ import java.time.Duration
 import java.util.UUID
 import java.util.concurrent.CopyOnWriteArrayList
 import java.util.concurrent.CountDownLatch
+import kotlinx.coroutines.ThreadContextElement
+import kotlin.coroutines.CoroutineContext
+import kotlin.coroutines.AbstractCoroutineContextElement
+import java.util.concurrent.TimeUnit
+import java.util.concurrent.CompletableFuture
 import java.util.concurrent.atomic.AtomicBoolean
 import java.util.concurrent.atomic.AtomicInteger
 import kotlinx.coroutines.CompletableDeferred
@@ -310,6 +315,51 @@ class SuspendQueueLockedTests {
         }
     }
 
+    /**
+     * Cancelled in the instant its coroutine starts (the lock granted, the coroutine not yet run): on
+     * Dispatchers.Unconfined, as WebFlux runs handlers, kotlinx checks for the cancellation before the body's
+     * element sees the coroutine, so the body's first segment runs anyway; it must run inside the lock, which is
+     * released only once the coroutine has ended. A gate on the coroutine's start holds that instant open.
+     */
+    @Test
+    fun aSuspendFunctionCancelledAsItsCoroutineStartsKeepsItsLockUntilTheCoroutineHasEnded() {
+        contextRunner.run { context ->
+            val counters = context.getBean(CounterService::class.java)
+            val atGate = CompletableFuture<Unit>()
+            val go = CompletableFuture<Unit>()
+            runBlocking(Dispatchers.Default) {
+                val call = launch(Dispatchers.Unconfined + StartGate(atGate, go)) { counters.incrementAtStart("order-20") }
+                withContext(Dispatchers.IO) { atGate.get(30, TimeUnit.SECONDS) } // granted, its coroutine starting
+                call.cancel()
+                val next = runCatching { counters.incrementAtStart("order-20") }
+                assertThat(next.exceptionOrNull()).`as`("granted while the cancelled call's body could still start")
+                    .isInstanceOf(LockWaitTimeoutException::class.java)
+                go.complete(Unit)
+                call.join()
+            }
+            Await.until(Duration.ofSeconds(10), "the cancelled call's lock to be released") {
+                locks(context).queue("order-20", null).entries().isEmpty()
+            }
+        }
+    }
+
+    /** Holds the first start of a coroutine on a Reactor parallel thread (where a grant resumes it) until [go]. */
+    class StartGate(private val atGate: CompletableFuture<Unit>, private val go: CompletableFuture<Unit>) :
+        AbstractCoroutineContextElement(Key), ThreadContextElement<Unit> {
+        companion object Key : CoroutineContext.Key<StartGate>
+
+        private val once = AtomicBoolean()
+
+        override fun updateThreadContext(context: CoroutineContext) {
+            if (Thread.currentThread().name.startsWith("parallel") && once.compareAndSet(false, true)) {
+                atGate.complete(Unit)
+                go.join()
+            }
+        }
+
+        override fun restoreThreadContext(context: CoroutineContext, oldState: Unit) {}
+    }
+
     @Service
     class Announcer {
         /** Signals a listener, then works until cancelled (no blocking step of its own). */
@@ -532,6 +582,12 @@ class SuspendQueueLockedTests {
             delay(20)
             write(orderId, n + 1)
             inside.decrementAndGet()
+        }
+
+        /** Its first segment, before any suspension, is all of it. */
+        @QueueLocked(entity = ["#orderId"], maxWait = "2s")
+        suspend fun incrementAtStart(orderId: String) {
+            write(orderId, read(orderId) + 1)
         }
 
         @QueueLocked(entity = ["#orderId"], maxWait = "0s")

@@ -40,13 +40,19 @@ final class CoroutineBody implements ThreadContextElement<Object>, ReactiveQueue
     private static final Key<CoroutineBody> KEY = new Key<>() {
     };
 
-    /** Cancelled before the coroutine ran: it never gets a Job here, and the subscription is cancelled instead. */
+    /** Cancelled before the body's publisher was subscribed: the call is cancelled instead, as no code ran. */
     private static final Object CANCELLED = new Object();
+
+    /** The body's publisher is subscribed: its coroutine may start at any moment, and is waited for once it has. */
+    private static final Object SUBSCRIBED = new Object();
 
     /** Whether this is a suspend function's call (else a {@code Flow}'s collection). */
     private final boolean suspend;
 
-    /** {@code null} until the coroutine runs, then its {@code Job}; or {@link #CANCELLED}. */
+    /**
+     * {@code null} until the body's publisher is subscribed, {@link #SUBSCRIBED} until its coroutine runs, then its
+     * {@code Job}; or {@link #CANCELLED}.
+     */
     private final AtomicReference<Object> state = new AtomicReference<>();
 
     /**
@@ -60,7 +66,7 @@ final class CoroutineBody implements ThreadContextElement<Object>, ReactiveQueue
     /** The element of the {@code @QueueLocked} coroutine this call was made in, if any. */
     private volatile CoroutineBody outer;
 
-    /** Whether the caller cancelled after the body started. */
+    /** Whether the caller cancelled after the body's publisher was subscribed. */
     private volatile boolean cancelled;
 
     /** @param outer the element of the {@code @QueueLocked} coroutine that collects this {@code Flow}, if any */
@@ -101,7 +107,8 @@ final class CoroutineBody implements ThreadContextElement<Object>, ReactiveQueue
 
     /**
      * Passes the call's signals to its caller; the caller's cancellation cancels the body's coroutine, not the
-     * call, once that coroutine has run (no code of the body has run before: the call is cancelled then).
+     * call, once the body's publisher is subscribed (and, for a Flow, asked for elements); before that no code of
+     * the body can have run, and the call is cancelled.
      */
     private static final class CancelThroughBody implements CoreSubscriber<Object>, Subscription {
 
@@ -109,6 +116,8 @@ final class CoroutineBody implements ThreadContextElement<Object>, ReactiveQueue
         private final CoroutineBody body;
         private volatile Subscription call;
         private volatile boolean callerGone;
+        /** A Flow's coroutine starts at the first request: before it, no code of the body can have run. */
+        private volatile boolean requested;
 
         CancelThroughBody(Subscriber<? super Object> caller, CoroutineBody body) {
             this.caller = caller;
@@ -149,14 +158,15 @@ final class CoroutineBody implements ThreadContextElement<Object>, ReactiveQueue
 
         @Override
         public void request(long n) {
+            requested = true;
             call.request(n);
         }
 
         @Override
         public void cancel() {
             callerGone = true;
-            if (!body.cancelIfStarted()) {
-                call.cancel(); // still waiting, or granted but not yet run: no code of the body has run
+            if (!requested || !body.cancelIfStarted()) {
+                call.cancel(); // still waiting, or granted but not yet started: no code of the body has run
             }
         }
     }
@@ -190,17 +200,21 @@ final class CoroutineBody implements ThreadContextElement<Object>, ReactiveQueue
     }
 
     /**
-     * The caller cancelled: cancels the body's coroutine and returns {@code true} if it has run (its end then ends
-     * the call), else {@code false}, and the caller must cancel the subscription (no code of the body has run).
+     * The caller cancelled: cancels the body's coroutine and returns {@code true} if the body's publisher was
+     * subscribed (the coroutine's end then ends the call; one that has not run yet is cancelled as it starts, and
+     * may run up to its first suspension point, inside the lock), else {@code false}, and the caller must cancel
+     * the subscription (no code of the body has run).
      */
     boolean cancelIfStarted() {
         Object seen = state.getAndUpdate(current -> current == null ? CANCELLED : current);
-        if (seen instanceof Job job) {
-            cancelled = true;
-            job.cancel((CancellationException) null);
-            return true;
+        if (seen == null) {
+            return false;
         }
-        return false;
+        cancelled = true;
+        if (state.get() instanceof Job job) { // else updateThreadContext sees `cancelled` as the coroutine starts
+            job.cancel((CancellationException) null);
+        }
+        return true;
     }
 
     /**
@@ -213,7 +227,8 @@ final class CoroutineBody implements ThreadContextElement<Object>, ReactiveQueue
     public Publisher<Object> body(Object returned) {
         Publisher<Object> body = suspend ? (Publisher<Object>) returned
                 : ReactorFlowKt.asFlux((Flow<Object>) returned, this);
-        return Flux.from(body)
+        return Flux.defer(() -> state.compareAndSet(null, SUBSCRIBED) ? Flux.from(body)
+                        : Flux.error(new CancellationException("The caller cancelled before the body started")))
                 // Seen by the coroutine as its Reactor context, and passed on to the flows it collects.
                 .contextWrite(context -> context.put(CoroutineBody.class, this))
                 .onErrorResume(failure -> Mono.defer(this::ended).then(Mono.error(failure)))
@@ -238,11 +253,9 @@ final class CoroutineBody implements ThreadContextElement<Object>, ReactiveQueue
         if (job == null) {
             return null;
         }
-        if (state.get() == null) {
-            state.compareAndSet(null, job);
-        }
-        if (state.get() == CANCELLED) {
-            job.cancel((CancellationException) null); // the caller cancelled as the body started: stop it early
+        state.compareAndSet(SUBSCRIBED, job); // the body's coroutine (the first to run with this element)
+        if (cancelled) {
+            job.cancel((CancellationException) null); // the caller cancelled as it started: stop it early
         }
         for (CoroutineBody element = this; element != null; element = element.outer) {
             element.coroutines.add(job);
