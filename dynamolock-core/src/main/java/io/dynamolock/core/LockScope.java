@@ -41,19 +41,6 @@ public final class LockScope {
         return new LockScope(Objects.requireNonNull(lock, "lock must not be null"), this);
     }
 
-    /**
-     * This scope with {@code inner}'s locks inside it, in their order: a scope nested in this one (the coroutine or
-     * subscriber of a call made inside a blocking hold). Both are unchanged.
-     */
-    public LockScope with(LockScope inner) {
-        LockScope scope = this;
-        List<LockHandle> locks = inner.locks();
-        for (int i = locks.size() - 1; i >= 0; i--) {
-            scope = scope.with(locks.get(i));
-        }
-        return scope;
-    }
-
     /** The locks this scope holds, innermost first. */
     public List<LockHandle> locks() {
         List<LockHandle> locks = new ArrayList<>();

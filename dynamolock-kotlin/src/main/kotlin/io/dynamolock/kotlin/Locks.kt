@@ -61,17 +61,14 @@ suspend fun <T> LockOperations.withLock(
  *   the entry leaves the queue; a grant racing the cancel is released by the core.
  * - **Re-entry** is lexical: inside [block] the coroutine context carries the lock's scope ([CoroutineLockScope],
  *   and the `ReactorContext` when kotlinx-coroutines-reactor is present), so a nested `withLock` of the same lock,
- *   a `@QueueLocked` suspend function or a `ReactiveLockTemplate` call joins it; other coroutines queue. A call
- *   made on a thread inside a blocking hold (`runBlocking` in an `execute` callback) joins that hold too.
+ *   a `@QueueLocked` suspend function or a `ReactiveLockTemplate` call joins it; other coroutines queue.
  * - **Lease lost** while the block runs: the block is cancelled and `LockLostException` thrown (also when the
  *   loss is only seen once the block has returned, or by the release); an exception of the block gets the loss as
  *   suppressed.
  * - **Release** is one DynamoDB request, made on `Dispatchers.IO` and not cancellable.
  */
 suspend fun <T> LockOperations.withLock(request: LockRequest, block: suspend (LockHandle) -> T): T {
-    // Read before anything suspends, on the calling thread: a call made inside a blocking hold of the lock (an
-    // execute callback running runBlocking) joins it, as a @QueueLocked suspend function does.
-    val scope = currentScope().with(currentLockScope())
+    val scope = currentLockScope()
     val acquisition = acquireAsync(request, scope)
     val lock = try {
         acquisition.await()

@@ -41,24 +41,6 @@ class WithLockTests {
     @AfterEach
     fun tearDown() = fixture.close()
 
-    /**
-     * A suspend helper called through runBlocking inside a blocking hold of its lock (an execute callback, a
-     * @QueueLocked method) joins it, as a @QueueLocked suspend function does, instead of queueing behind it.
-     */
-    @Test
-    fun withLockCalledThroughRunBlockingInsideABlockingHoldOfTheSameLockJoinsIt() {
-        val locks = fixture.template()
-        val outcome = locks.execute<Result<Long>, RuntimeException>(LockRequest.builder("blocking-join").build()) { held ->
-            runBlocking {
-                runCatching {
-                    locks.withLock("blocking-join", wait = Duration.ofSeconds(1)) { it.fencingToken() }
-                }
-            }.map { token -> token - held.fencingToken() }
-        }
-        assertThat(outcome.exceptionOrNull()).isNull()
-        assertThat(outcome.getOrNull()).`as`("the joined lock's token against the hold's").isEqualTo(0L)
-    }
-
     /** Hands out the future of each acquisition, so a test can wait for the grant itself. */
     private class Acquisitions(val locks: LockTemplate) : LockOperations by locks {
         val last = AtomicReference<CompletableFuture<LockHandle>>()

@@ -7,6 +7,7 @@ import io.dynamolock.core.LockScope;
 import io.dynamolock.core.LockWaitTimeoutException;
 import io.dynamolock.reactive.ReactiveLockOperations;
 import io.dynamolock.reactive.ReactiveLockTemplate;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiFunction;
 import java.util.function.BooleanSupplier;
@@ -65,6 +66,16 @@ final class ReactiveQueueLockedInvocation {
         };
     }
 
+    /** {@code inner}'s locks inside {@code outer}'s: the subscriber's context is nested in the calling thread's. */
+    private static LockScope inside(LockScope outer, LockScope inner) {
+        LockScope scope = outer;
+        List<LockHandle> locks = inner.locks();
+        for (int i = locks.size() - 1; i >= 0; i--) {
+            scope = scope.with(locks.get(i));
+        }
+        return scope;
+    }
+
     /**
      * How a call's arguments and body are shaped: a suspend function's or a {@code Flow}'s, run as a coroutine
      * whose cancellation the lock waits for ({@code CoroutineBody}).
@@ -93,7 +104,7 @@ final class ReactiveQueueLockedInvocation {
         });
         if (!callers.isEmpty()) {
             locked$ = locked$.contextWrite(context -> context.put(LockScope.class,
-                    callers.with(ReactiveLockOperations.scope(context))));
+                    inside(callers, ReactiveLockOperations.scope(context))));
         }
         return locked$;
     }
