@@ -41,6 +41,40 @@ class WithLockTests {
     @AfterEach
     fun tearDown() = fixture.close()
 
+    /**
+     * A coroutine on Dispatchers.Unconfined is resumed by whatever completes what it awaits, here inside another
+     * caller's execute callback: running on that thread does not nest it in that hold, so its withLock queues and
+     * runs after the holder, with a later fencing token.
+     */
+    @Test
+    fun aCoroutineResumedInsideAnUnrelatedBlockingHoldDoesNotJoinIt() {
+        val locks = fixture.template()
+        val inCallback = AtomicBoolean()
+        val ranBesideHolder = AtomicBoolean()
+        val tokens = java.util.concurrent.CopyOnWriteArrayList<Long>()
+        runBlocking {
+            val signal = CompletableDeferred<Unit>()
+            val waiter = launch(Dispatchers.Unconfined) {
+                signal.await() // resumed on the holder's thread, inside its callback
+                locks.withLock("unrelated-join", wait = Duration.ofSeconds(10)) {
+                    if (inCallback.get()) ranBesideHolder.set(true)
+                    tokens.add(it.fencingToken())
+                }
+            }
+            withContext(Dispatchers.IO) {
+                locks.execute<Unit, RuntimeException>(LockRequest.builder("unrelated-join").build()) { held ->
+                    tokens.add(held.fencingToken())
+                    inCallback.set(true)
+                    signal.complete(Unit)
+                    inCallback.set(false)
+                }
+            }
+            waiter.join()
+        }
+        assertThat(ranBesideHolder.get()).`as`("the waiter's block ran while the other holder's callback ran").isFalse()
+        assertThat(tokens[1]).`as`("the waiter's token against the holder's").isGreaterThan(tokens[0])
+    }
+
     /** Hands out the future of each acquisition, so a test can wait for the grant itself. */
     private class Acquisitions(val locks: LockTemplate) : LockOperations by locks {
         val last = AtomicReference<CompletableFuture<LockHandle>>()
