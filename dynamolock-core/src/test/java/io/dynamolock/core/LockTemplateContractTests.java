@@ -737,14 +737,7 @@ class LockTemplateContractTests {
         RecordingListener recorder = new RecordingListener();
         LockTemplate locks = fixture.template(b -> b.listener(recorder));
         LockHandle held = fixture.template().acquire("fj-error", Duration.ofSeconds(30));
-        AtomicInteger workers = new AtomicInteger();
-        ForkJoinPool pool = new ForkJoinPool(1, forkJoinPool -> {
-            if (workers.incrementAndGet() > 1) {
-                throw new OutOfMemoryError("unable to create native thread: possibly out of memory or process/resource"
-                        + " limits reached");
-            }
-            return ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(forkJoinPool);
-        }, null, false);
+        ForkJoinPool pool = new ForkJoinPool(1, threadsUpTo(1, new CountDownLatch(1)), null, false);
         CompletableFuture<Throwable> thrown = new CompletableFuture<>();
         pool.execute(() -> {
             try {
@@ -775,18 +768,10 @@ class LockTemplateContractTests {
         RecordingListener recorder = new RecordingListener();
         LockTemplate locks = fixture.template(b -> b.listener(recorder));
         LockHandle held = fixture.template().acquire("fj-error-int", Duration.ofSeconds(30));
-        AtomicInteger workers = new AtomicInteger();
-        CountDownLatch spareStarted = new CountDownLatch(1);
-        ForkJoinPool pool = new ForkJoinPool(1, forkJoinPool -> {
-            int n = workers.incrementAndGet();
-            if (n > 2) {
-                throw new OutOfMemoryError("unable to create native thread");
-            }
-            if (n == 2) {
-                spareStarted.countDown(); // the first managed wait got its spare worker
-            }
-            return ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(forkJoinPool);
-        }, null, false, 0, 300, 2, null, 60, TimeUnit.SECONDS);
+        CountDownLatch spareStarted = new CountDownLatch(2); // the worker, and the first managed wait's spare
+        // minimumRunnable 2: a busy spare is not enough, the next managed wait asks for another
+        ForkJoinPool pool = new ForkJoinPool(1, threadsUpTo(2, spareStarted), null, false, 0, 300, 2, null, 60,
+                TimeUnit.SECONDS);
         CompletableFuture<Throwable> thrown = new CompletableFuture<>();
         AtomicReference<Thread> acquirer = new AtomicReference<>();
         CountDownLatch busy = new CountDownLatch(1);
@@ -815,7 +800,6 @@ class LockTemplateContractTests {
             assertThat(busy.await(30, TimeUnit.SECONDS)).isTrue();
             acquirer.get().interrupt();
             Throwable ex = thrown.get(60, TimeUnit.SECONDS);
-            System.out.println("REVIEW thrown: " + ex + " workers asked: " + workers.get());
             Await.until(Duration.ofSeconds(30), "only the holder left", () -> fixture.queue("fj-error-int").size() == 1);
             assertThat(recorder.events()).as("what the listener heard (thrown: " + ex + ")").hasSize(2);
         }
@@ -824,6 +808,22 @@ class LockTemplateContractTests {
             held.release();
             pool.shutdownNow();
         }
+    }
+
+    /**
+     * Makes {@code threads} pool workers, counting {@code made} down for each, then fails as the JVM does when it
+     * cannot start a native thread.
+     */
+    private static ForkJoinPool.ForkJoinWorkerThreadFactory threadsUpTo(int threads, CountDownLatch made) {
+        AtomicInteger asked = new AtomicInteger();
+        return pool -> {
+            if (asked.incrementAndGet() > threads) {
+                throw new OutOfMemoryError("unable to create native thread: possibly out of memory or process/resource"
+                        + " limits reached");
+            }
+            made.countDown();
+            return ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(pool);
+        };
     }
 
     /** A scheduled job's next tick behind its own minimum hold: the timer releases that hold, not the thread. */
