@@ -14,6 +14,7 @@ import io.dynamolock.core.LockScope
 import java.time.Duration
 import kotlin.coroutines.AbstractCoroutineContextElement
 import kotlin.coroutines.CoroutineContext
+import kotlin.coroutines.EmptyCoroutineContext
 import kotlin.coroutines.coroutineContext
 import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.Dispatchers
@@ -29,6 +30,23 @@ import kotlinx.coroutines.withContext
  */
 class CoroutineLockScope(val scope: LockScope) : AbstractCoroutineContextElement(Key) {
     companion object Key : CoroutineContext.Key<CoroutineLockScope>
+}
+
+/**
+ * This scope as a coroutine context, for a blocking bridge into coroutines inside a blocking hold (an `execute`
+ * callback, a `@QueueLocked` method): `withLock` and `@QueueLocked` suspend functions called under it join the
+ * locks it holds. A coroutine does not join what its thread holds, since an unrelated one may run there (one on
+ * `Dispatchers.Unconfined` resumed inside the callback); without this, such a call queues behind the hold that
+ * waits for it.
+ *
+ * ```
+ * locks.execute(request) { runBlocking(locks.currentScope().asCoroutineContext()) { orders.reserve(orderId) } }
+ * ```
+ * It replaces a `ReactorContext` of the coroutine it is added to: meant for `runBlocking`, not `withContext`.
+ */
+fun LockScope.asCoroutineContext(): CoroutineContext {
+    val element = CoroutineLockScope(this)
+    return if (ReactorScopes.present) element + ReactorScopes.element(EmptyCoroutineContext, this) else element
 }
 
 /**

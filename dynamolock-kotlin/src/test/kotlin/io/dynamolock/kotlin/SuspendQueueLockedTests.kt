@@ -156,6 +156,53 @@ class SuspendQueueLockedTests {
         }
     }
 
+    /** runBlocking inside a blocking hold, carrying the hold: a suspend function and withLock called in it join it. */
+    @Test
+    fun aBlockingBridgeThatCarriesTheHoldOfItsThreadJoinsIt() {
+        contextRunner.run { context ->
+            val counters = context.getBean(CounterService::class.java)
+            val locks = locks(context)
+            val tokens = locks.execute<List<Long>, RuntimeException>(LockRequest.builder("order-5b").build()) { held ->
+                runBlocking(locks.currentScope().asCoroutineContext()) {
+                    // incrementAtOnce and withLock wait 0: they succeed only by joining the hold around them
+                    counters.incrementAtOnce("order-5b")
+                    listOf(held.fencingToken(), locks.withLock("order-5b", wait = Duration.ZERO) { it.fencingToken() })
+                }
+            }
+            assertThat(counters.read("order-5b")).isEqualTo(1)
+            assertThat(tokens[1]).`as`("withLock's token against the hold's").isEqualTo(tokens[0])
+            assertThat(locks.queue("order-5b", null).entries()).isEmpty()
+        }
+    }
+
+    /**
+     * A coroutine on Dispatchers.Unconfined that a blocking hold's callback resumes runs on the holder's thread,
+     * inside the callback, but is no part of it: a `@QueueLocked` suspend function it calls queues behind the hold.
+     */
+    @Test
+    fun aCoroutineResumedInsideAnUnrelatedBlockingHoldDoesNotJoinItThroughASuspendFunction() {
+        contextRunner.run { context ->
+            val counters = context.getBean(CounterService::class.java)
+            val locks = locks(context)
+            val tokens = runBlocking(Dispatchers.Default) {
+                val signal = CompletableDeferred<Unit>()
+                val waiter = async(Dispatchers.Unconfined) {
+                    signal.await() // resumed on the holder's thread, inside its callback
+                    counters.tokensInside("order-5u").second
+                }
+                val holder = withContext(Dispatchers.IO) {
+                    locks.execute<Long, RuntimeException>(LockRequest.builder("order-5u").build()) { held ->
+                        signal.complete(Unit)
+                        held.fencingToken()
+                    }
+                }
+                holder to withTimeout(30_000) { waiter.await() }
+            }
+            assertThat(tokens.second).`as`("the resumed coroutine's token against the holder's")
+                .isGreaterThan(tokens.first)
+        }
+    }
+
     @Test
     fun anotherCoroutineDoesNotJoin() {
         contextRunner.run { context ->

@@ -7,7 +7,6 @@ import io.dynamolock.core.LockScope;
 import io.dynamolock.core.LockWaitTimeoutException;
 import io.dynamolock.reactive.ReactiveLockOperations;
 import io.dynamolock.reactive.ReactiveLockTemplate;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiFunction;
 import java.util.function.BooleanSupplier;
@@ -30,8 +29,10 @@ import reactor.core.publisher.Mono;
  * A wait that runs out before the grant fails the publisher with {@link LockWaitTimeoutException}, or with
  * {@link WaitTimeoutPolicy#SKIP} completes it empty (a skipped suspend function returns without running). With a
  * {@code minHold}, the lock outlives a shorter body until then, released on a timer, the caller not kept waiting.
- * A call made on a thread inside a blocking hold (a {@code @QueueLocked} method, an {@code execute} callback) joins
- * what that thread holds, as well as what the subscriber's {@code Context} holds.
+ * A call joins what the subscriber's {@code Context} holds, and not what its calling thread holds: unrelated work
+ * runs on a thread inside a blocking hold too (a sink's subscriber, a coroutine on {@code Dispatchers.Unconfined}
+ * resumed there), and would run beside the hold's own (R10). A caller that blocks on the call there carries the
+ * hold itself ({@link ReactiveLockOperations#inScope}); one that does not waits for itself, and its time-out says so.
  */
 final class ReactiveQueueLockedInvocation {
 
@@ -53,27 +54,39 @@ final class ReactiveQueueLockedInvocation {
             throw new IllegalStateException("@QueueLocked on " + locked.description() + " needs a Spring AOP proxy"
                     + " invocation to call the method after the lock is granted; got " + invocation.getClass());
         }
-        // Made on the calling thread: a call made inside a blocking hold of the lock (and blocked on there) joins
-        // it, as a blocking call would. Read now, at the call, since the subscription may come on another thread.
-        LockScope callers = lockOperations.get().currentScope();
+        // Only to explain a time-out: the thread's hold is not joined (see the class comment).
+        LockHandle threadHolds = heldBy(lockOperations.get().currentScope(), request);
         // Kotlin's classes are touched only in CoroutineBody, and only here: the rest loads without them.
         return switch (locked.returns()) {
-            case SUSPEND -> CoroutineBody.suspendCall(shape -> locked(proxied, locked, request, callers, shape));
+            case SUSPEND -> CoroutineBody.suspendCall(shape -> locked(proxied, locked, request, threadHolds, shape));
             case FLOW -> flowAdapter(locked).fromPublisher(
-                    CoroutineBody.flowCall(shape -> locked(proxied, locked, request, callers, shape)));
-            case FLUX -> locked(proxied, locked, request, callers, null);
-            default -> locked(proxied, locked, request, callers, null).singleOrEmpty();
+                    CoroutineBody.flowCall(shape -> locked(proxied, locked, request, threadHolds, shape)));
+            case FLUX -> locked(proxied, locked, request, threadHolds, null);
+            default -> locked(proxied, locked, request, threadHolds, null).singleOrEmpty();
         };
     }
 
-    /** {@code inner}'s locks inside {@code outer}'s: the subscriber's context is nested in the calling thread's. */
-    private static LockScope inside(LockScope outer, LockScope inner) {
-        LockScope scope = outer;
-        List<LockHandle> locks = inner.locks();
-        for (int i = locks.size() - 1; i >= 0; i--) {
-            scope = scope.with(locks.get(i));
+    /** The hold in {@code scope} of an entity {@code request} asks for, {@code null} if none. */
+    private static LockHandle heldBy(LockScope scope, LockRequest request) {
+        for (LockHandle lock : scope.locks()) {
+            for (LockHandle part : lock.parts()) {
+                if (request.entities().contains(part.entity())
+                        && (request.namespace() == null || request.namespace().equals(part.namespace()))) {
+                    return lock;
+                }
+            }
         }
-        return scope;
+        return null;
+    }
+
+    /** {@code timedOut}, saying that the caller may have waited for its own thread's hold, and the way out. */
+    private static LockWaitTimeoutException behindThreadsHold(LockWaitTimeoutException timedOut, LockHandle held) {
+        return new LockWaitTimeoutException(timedOut.entity(), timedOut.namespace(), timedOut.waited(),
+                timedOut.position(), timedOut.ownersAhead(), "This call was made on a thread inside a blocking hold"
+                        + " of " + held + " (a @QueueLocked method or an execute callback), which a publisher does"
+                        + " not join: if that thread blocked on it, it waited for itself. To join the hold, carry it"
+                        + " into the call: .contextWrite(ReactiveLockOperations.inScope(locks.currentScope()))"
+                        + " before block(), or runBlocking(locks.currentScope().asCoroutineContext()) in Kotlin.");
     }
 
     /**
@@ -90,23 +103,21 @@ final class ReactiveQueueLockedInvocation {
 
     /** On each subscription: the lock, then the method, shaped by {@code shape} ({@code null}: as given). */
     private Flux<Object> locked(ProxyMethodInvocation proxied, LockedMethod locked, LockRequest request,
-            LockScope callers, CallShape shape) {
-        Flux<Object> locked$ = Flux.defer(() -> {
+            LockHandle threadHolds, CallShape shape) {
+        return Flux.defer(() -> {
             AtomicBoolean granted = new AtomicBoolean();
             return template().executeMany(request, locked.minHold(), lock -> {
                 granted.set(true);
                 return body(proxied, lock, locked, shape);
-            }).onErrorResume(failure -> failure instanceof LockWaitTimeoutException && !granted.get()
-                    && locked.onWaitTimeout() == WaitTimeoutPolicy.SKIP, failure -> {
-                        skip.apply(locked, (LockWaitTimeoutException) failure);
-                        return Mono.empty();
-                    });
+            }).onErrorResume(failure -> failure instanceof LockWaitTimeoutException && !granted.get(), failure -> {
+                LockWaitTimeoutException timedOut = (LockWaitTimeoutException) failure;
+                if (locked.onWaitTimeout() == WaitTimeoutPolicy.SKIP) {
+                    skip.apply(locked, timedOut);
+                    return Mono.empty();
+                }
+                return Mono.error(threadHolds == null ? timedOut : behindThreadsHold(timedOut, threadHolds));
+            });
         });
-        if (!callers.isEmpty()) {
-            locked$ = locked$.contextWrite(context -> context.put(LockScope.class,
-                    inside(callers, ReactiveLockOperations.scope(context))));
-        }
-        return locked$;
     }
 
     /** Spring's own adapter between a Kotlin {@code Flow} and a {@code Publisher} (kotlinx-coroutines-reactor). */

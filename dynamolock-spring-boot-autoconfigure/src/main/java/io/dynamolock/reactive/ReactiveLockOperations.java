@@ -3,10 +3,12 @@ package io.dynamolock.reactive;
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockScope;
+import java.util.List;
 import java.util.function.Function;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.util.context.Context;
 import reactor.util.context.ContextView;
 
 /**
@@ -32,5 +34,32 @@ public interface ReactiveLockOperations {
     /** The lock scope a Reactor context carries: the locks of the bodies it runs inside. */
     static LockScope scope(ContextView context) {
         return context.getOrDefault(LockScope.class, LockScope.empty());
+    }
+
+    /**
+     * A context write that carries {@code scope} into a publisher, so that a request it makes for a lock the scope
+     * holds joins it. The way to block on a locked publisher inside a blocking hold of the same lock (a
+     * {@code @QueueLocked} method, an {@code execute} callback): a publisher does not join what its calling thread
+     * holds, since anything may run on that thread (a sink's subscriber, a coroutine resumed there), so without it
+     * the call queues behind the hold that waits for it.
+     *
+     * <pre>{@code
+     * orders.reserve(orderId).contextWrite(ReactiveLockOperations.inScope(locks.currentScope())).block();
+     * }</pre>
+     *
+     * A scope the subscriber's context already carries stays innermost.
+     */
+    static Function<Context, Context> inScope(LockScope scope) {
+        if (scope == null) {
+            throw new IllegalArgumentException("scope must not be null; pass LockOperations.currentScope()");
+        }
+        return context -> {
+            LockScope nested = scope;
+            List<LockHandle> inner = scope(context).locks();
+            for (int i = inner.size() - 1; i >= 0; i--) {
+                nested = nested.with(inner.get(i));
+            }
+            return nested.isEmpty() ? context : context.put(LockScope.class, nested);
+        };
     }
 }

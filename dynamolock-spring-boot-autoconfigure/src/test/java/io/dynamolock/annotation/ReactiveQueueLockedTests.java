@@ -1,6 +1,7 @@
 package io.dynamolock.annotation;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 import io.dynamolock.autoconfigure.DynamoDbLocalProperties;
@@ -9,12 +10,14 @@ import io.dynamolock.autoconfigure.DynamoLockReactiveAutoConfiguration;
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockListener;
 import io.dynamolock.core.LockLostException;
+import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.LockWaitTimeoutException;
 import io.dynamolock.core.test.DynamoDbLocal;
 import io.dynamolock.reactive.ReactiveLockOperations;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -223,13 +226,46 @@ class ReactiveQueueLockedTests {
     }
 
     @Test
-    void aCallBlockedOnInsideABlockingHoldOfTheLockJoinsIt() {
+    void aCallBlockedOnInsideABlockingHoldOfTheLockJoinsItWhenItCarriesTheHold() {
         contextRunner.run(context -> {
             Locked locked = context.getBean(Locked.class);
             // Inner.token waits 0: it succeeds only by joining the lock the blocking outer call holds.
-            long[] tokens = locked.blockingOuterThenInner("nested-3");
+            long[] tokens = locked.blockingOuterThenInner("nested-3", true);
             assertThat(tokens[1]).isEqualTo(tokens[0]);
             StepVerifier.create(locked.noWait("nested-3")).expectNext("ran").verifyComplete();
+        });
+    }
+
+    @Test
+    void aCallBlockedOnInsideABlockingHoldOfTheLockWithoutTheHoldTimesOutSayingHowToCarryIt() {
+        contextRunner.run(context -> {
+            Locked locked = context.getBean(Locked.class);
+            assertThatExceptionOfType(LockWaitTimeoutException.class)
+                    .isThrownBy(() -> locked.blockingOuterThenInner("nested-4", false))
+                    .withMessageContaining("made on a thread inside a blocking hold of LockHandle[")
+                    .withMessageContaining(".contextWrite(ReactiveLockOperations.inScope(locks.currentScope()))");
+            StepVerifier.create(locked.noWait("nested-4")).expectNext("ran").verifyComplete();
+        });
+    }
+
+    /**
+     * A blocking hold emits to a pipeline subscribed elsewhere (a sink emits on the emitting thread): the pipeline's
+     * call of a locked method runs on the holder's thread, inside its callback, but is no part of it. Joining would
+     * let its body run beside the holder's callback, or on after it, under the holder's fencing token.
+     */
+    @Test
+    void aPipelineThatABlockingHoldEmitsToDoesNotJoinIt() {
+        contextRunner.run(context -> {
+            Inner inner = context.getBean(Inner.class);
+            LockTemplate locks = context.getBean(LockTemplate.class);
+            Sinks.Many<String> events = Sinks.many().unicast().onBackpressureBuffer();
+            CompletableFuture<Long> unrelated = events.asFlux().concatMap(inner::patientToken).next().toFuture();
+            long holder = locks.execute(LockRequest.builder("emitted").build(), held -> {
+                events.tryEmitNext("emitted");
+                return held.fencingToken();
+            });
+            assertThat(unrelated.get(20, TimeUnit.SECONDS)).as("the pipeline's token against the holder's")
+                    .isGreaterThan(holder);
         });
     }
 
@@ -269,9 +305,19 @@ class ReactiveQueueLockedTests {
 
     public static class Inner {
 
+        /** The fencing token of the lock it runs under, waiting for it as long as a test may. */
+        @QueueLocked(entity = "#id", maxWait = "20s")
+        public Mono<Long> patientToken(String id) {
+            return scopesToken();
+        }
+
         /** The fencing token of the lock it runs under; waits not at all. */
         @QueueLocked(entity = "#id", maxWait = "0")
         public Mono<Long> token(String id) {
+            return scopesToken();
+        }
+
+        private static Mono<Long> scopesToken() {
             return Mono.deferContextual(context ->
                     Mono.just(ReactiveLockOperations.scope(context).locks().get(0).fencingToken()));
         }
@@ -346,11 +392,15 @@ class ReactiveQueueLockedTests {
             return Mono.fromRunnable(() -> ran.set(true));
         }
 
-        /** A blocking method of the lock that blocks on {@link Inner#token} of the same lock. */
+        /** A blocking method of the lock that blocks on {@link Inner#token} of the same lock, carrying its hold. */
         @QueueLocked(entity = "#id")
-        public long[] blockingOuterThenInner(String id) {
+        public long[] blockingOuterThenInner(String id, boolean carry) {
             long outer = locks.currentScope().locks().get(0).fencingToken();
-            return new long[] {outer, inner.token(id).block(TIMEOUT)};
+            Mono<Long> token = inner.token(id);
+            if (carry) {
+                token = token.contextWrite(ReactiveLockOperations.inScope(locks.currentScope()));
+            }
+            return new long[] {outer, token.block(TIMEOUT)};
         }
 
         @QueueLocked(entity = "#id")
