@@ -188,22 +188,25 @@ public final class TableBootstrap {
     private void pauseBeforeNextLook(long deadline, TableStatus seen) {
         long left = deadline - System.nanoTime();
         if (left < LAST_LOOK.toNanos()) { // the next look would have no time to be answered
-            throw new LockTableException("Lock table '" + tableName + "'" + where() + " is still "
+            throw new LockTableNotReadyException("Lock table '" + tableName + "'" + where() + " is still "
                     + (seen == null ? "not visible after it was created" : seen) + " after " + timeout
                     + "; start again once it is ACTIVE, or give start-up more time");
         }
         sleep(Math.min(CREATING_POLL.toNanos(), left - LAST_LOOK.toNanos()));
     }
 
-    /** After {@code refused}: a pause before trying again, or {@code refused} if the time is up. */
+    /** After {@code refused}: a pause before trying again, or why not if the time is up. */
     private void pause(String operation, long deadline, DynamoDbException refused) {
         long left = deadline - System.nanoTime();
-        if (left <= 0) {
-            throw refused;
+        if (left < LAST_LOOK.toNanos()) { // the next try would have no time to be answered
+            throw new LockTableNotReadyException("DynamoDB refused " + operation + " of lock table '" + tableName + "'"
+                    + where() + " for the account's limit of table operations at once (" + refused.getMessage()
+                    + ") until the timeout " + timeout + " ran out; start again once fewer tables are being created"
+                    + " or changed, or give start-up more time", refused);
         }
         log.info("{} of lock table '{}' was refused for now ({}); trying again", operation, tableName,
                 refused.getMessage());
-        sleep(Math.min(left, ThreadLocalRandom.current().nextLong(500_000_000L, 2_000_000_000L)));
+        sleep(Math.min(left - LAST_LOOK.toNanos(), ThreadLocalRandom.current().nextLong(500_000_000L, 2_000_000_000L)));
     }
 
     private static void sleep(long nanos) {

@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntPredicate;
+import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
@@ -101,10 +102,23 @@ class TableBootstrapTests {
     @Test
     void aCreateTableRefusedOnceForTheAccountsLimitOfTableOperationsIsTriedAgain() {
         AtomicBoolean refuseNext = new AtomicBoolean(true);
-        ExecutionInterceptor limitOnce = new ExecutionInterceptor() {
+        try (DynamoDbClient limited = DynamoDbLocal.shared().client(
+                refusing(request -> request instanceof CreateTableRequest && refuseNext.compareAndSet(true, false)))) {
+            assertThat(TableBootstrap.of(limited, table).createIfMissing().usable()).isTrue();
+            assertThat(refuseNext.get()).as("the first CreateTable was refused").isFalse();
+        }
+    }
+
+    private static ExecutionInterceptor refusing(Class<?> request) {
+        return refusing(request::isInstance);
+    }
+
+    /** Answers the requests {@code refused} picks with LimitExceededException, as DynamoDB does for the account's limit. */
+    private static ExecutionInterceptor refusing(Predicate<Object> refused) {
+        return new ExecutionInterceptor() {
             @Override
             public void beforeExecution(Context.BeforeExecution context, ExecutionAttributes attributes) {
-                if (context.request() instanceof CreateTableRequest && refuseNext.compareAndSet(true, false)) {
+                if (refused.test(context.request())) {
                     String message = "Subscriber limit exceeded: Only 500 tables can be created, updated, or deleted"
                             + " simultaneously";
                     throw LimitExceededException.builder().statusCode(400).message(message)
@@ -113,9 +127,18 @@ class TableBootstrapTests {
                 }
             }
         };
-        try (DynamoDbClient limited = DynamoDbLocal.shared().client(limitOnce)) {
-            assertThat(TableBootstrap.of(limited, table).createIfMissing().usable()).isTrue();
-            assertThat(refuseNext.get()).as("the first CreateTable was refused").isFalse();
+    }
+
+    /** Refused for the account's limit until the time is up: the bootstrap says so, and what to do. */
+    @Test
+    void aCreateTableRefusedForTheAccountsLimitUntilTheTimeoutSaysSo() {
+        try (DynamoDbClient limited = DynamoDbLocal.shared().client(refusing(CreateTableRequest.class))) {
+            assertThatThrownBy(() -> TableBootstrap.of(limited, table).timeout(Duration.ofSeconds(2)).createIfMissing())
+                    .isInstanceOf(LockTableNotReadyException.class)
+                    .hasMessageContaining("DynamoDB refused CreateTable of lock table '" + table + "'")
+                    .hasMessageContaining("Only 500 tables")
+                    .hasMessageContaining("until the timeout PT2S ran out")
+                    .hasCauseInstanceOf(LimitExceededException.class);
         }
     }
 
@@ -172,7 +195,7 @@ class TableBootstrapTests {
         ExecutionInterceptor creating = describedAs(TableStatus.CREATING, look -> true);
         try (DynamoDbClient client = DynamoDbLocal.shared().client(creating)) {
             assertThatThrownBy(() -> TableBootstrap.of(client, table).timeout(Duration.ofSeconds(3)).createIfMissing())
-                    .isInstanceOf(LockTableException.class).hasMessageContaining("is still CREATING after PT3S");
+                    .isInstanceOf(LockTableNotReadyException.class).hasMessageContaining("is still CREATING after PT3S");
         }
     }
     /** Found being deleted (a CI job recreating it), then gone: created again, not awaited as being created. */

@@ -3,6 +3,7 @@ package io.dynamolock.autoconfigure;
 import io.dynamolock.annotation.QueueLockedConfigurationException;
 import io.dynamolock.core.DynamoLockException;
 import io.dynamolock.core.LockTableAccessDeniedException;
+import io.dynamolock.core.LockTableNotReadyException;
 import io.dynamolock.core.LockTableException;
 import org.springframework.beans.factory.NoUniqueBeanDefinitionException;
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
@@ -25,6 +26,11 @@ class DynamoLockFailureAnalyzer extends AbstractFailureAnalyzer<DynamoLockExcept
                     + " CloudFormation: partition key 'pk' (S), sort key 'sk' (S), TTL on 'expiresAt') and set"
                     + " dynamolock.create-table=false." : ": dynamolock describes its table at startup and in its"
                     + " health indicator (see the README's least-privilege policy)."), cause);
+        }
+        if (cause instanceof LockTableNotReadyException) {
+            return new FailureAnalysis(cause.getMessage(), "Start again once the table is ACTIVE and DynamoDB"
+                    + " takes table operations again, or give start-up more time with dynamolock.startup-timeout.",
+                    cause);
         }
         if (cause instanceof LockTableException) {
             return new FailureAnalysis(cause.getMessage(), "Set dynamolock.create-table=true to create the table at"

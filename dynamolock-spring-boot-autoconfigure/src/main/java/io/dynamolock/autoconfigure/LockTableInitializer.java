@@ -4,6 +4,7 @@ import io.dynamolock.core.LockTableException;
 import io.dynamolock.core.TableBootstrap;
 import java.time.Duration;
 import org.springframework.beans.factory.InitializingBean;
+import software.amazon.awssdk.core.exception.ApiCallTimeoutException;
 import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.DynamoDbException;
@@ -17,6 +18,7 @@ public class LockTableInitializer implements InitializingBean {
 
     private final TableBootstrap table;
     private final boolean create;
+    private final Duration timeout;
 
     /** As {@link #LockTableInitializer(DynamoDbClient, String, boolean, Duration)}, within a minute. */
     public LockTableInitializer(DynamoDbClient client, String tableName, boolean create) {
@@ -27,6 +29,7 @@ public class LockTableInitializer implements InitializingBean {
     public LockTableInitializer(DynamoDbClient client, String tableName, boolean create, Duration timeout) {
         this.table = TableBootstrap.of(client, tableName).timeout(timeout);
         this.create = create;
+        this.timeout = timeout;
     }
 
     @Override
@@ -38,6 +41,11 @@ public class LockTableInitializer implements InitializingBean {
             else {
                 table.verify();
             }
+        }
+        catch (ApiCallTimeoutException ex) {
+            throw new LockTableUnreachableException("Could not reach the lock table: DynamoDB did not answer within"
+                    + " dynamolock.startup-timeout (" + timeout.toMillis() + " ms); check"
+                    + " dynamolock.dynamodb.endpoint and the network, or give start-up more time", ex);
         }
         catch (SdkClientException ex) {
             // The first request of the application: where missing credentials or an unreachable endpoint show.

@@ -260,7 +260,8 @@ class DynamoLockAutoConfigurationTests {
                             "dynamolock.dynamodb.region=us-east-1", "dynamolock.dynamodb.access-key-id=local",
                             "dynamolock.dynamodb.secret-access-key=local", "dynamolock.startup-timeout=2s")
                     .run(context -> assertThat(context).getFailure()
-                            .hasStackTraceContaining("Could not reach the lock table")
+                            .hasStackTraceContaining("Could not reach the lock table: DynamoDB did not answer within"
+                                    + " dynamolock.startup-timeout (2000 ms)")
                             .rootCause().as("the SDK's own retries of a read timeout take minutes")
                             .isInstanceOf(ApiCallTimeoutException.class));
         }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.dynamolock.annotation.QueueLockedConfigurationException;
 import io.dynamolock.core.LockTableException;
+import io.dynamolock.core.LockTableNotReadyException;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.BeanCreationException;
 import org.springframework.boot.diagnostics.FailureAnalysis;
@@ -28,6 +29,14 @@ class DynamoLockFailureAnalyzerTests {
                 "failed", new LockTableException("Lock table 'x' does not exist")));
         assertThat(analysis.getDescription()).isEqualTo("Lock table 'x' does not exist");
         assertThat(analysis.getAction()).contains("dynamolock.create-table=true");
+    }
+
+    @Test
+    void explainsATableNotReadyInTimeWithoutAskingToCreateIt() {
+        FailureAnalysis analysis = analyzer.analyze(new BeanCreationException("lockTableInitializer",
+                "failed", new LockTableNotReadyException("Lock table 'x' is still CREATING after PT1M")));
+        assertThat(analysis.getDescription()).isEqualTo("Lock table 'x' is still CREATING after PT1M");
+        assertThat(analysis.getAction()).contains("dynamolock.startup-timeout").doesNotContain("create-table");
     }
 
     @Test
