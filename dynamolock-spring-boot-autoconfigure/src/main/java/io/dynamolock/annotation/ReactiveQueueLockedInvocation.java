@@ -13,6 +13,8 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInvocation;
 import org.reactivestreams.Publisher;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.core.ReactiveAdapter;
 import org.springframework.core.ReactiveAdapterRegistry;
@@ -36,6 +38,8 @@ import reactor.core.publisher.Mono;
  */
 final class ReactiveQueueLockedInvocation {
 
+    private static final Logger log = LoggerFactory.getLogger(ReactiveQueueLockedInvocation.class);
+
     private final Supplier<? extends LockOperations> lockOperations;
     private final BooleanSupplier failOnLostLease;
     /** Created on first use without a lock (a lock could park an event loop); a second copy would be harmless. */
@@ -55,38 +59,39 @@ final class ReactiveQueueLockedInvocation {
                     + " invocation to call the method after the lock is granted; got " + invocation.getClass());
         }
         // Only to explain a time-out: the thread's hold is not joined (see the class comment).
-        LockHandle threadHolds = heldBy(lockOperations.get().currentScope(), request);
+        LockScope threadScope = lockOperations.get().currentScope();
         // Kotlin's classes are touched only in CoroutineBody, and only here: the rest loads without them.
         return switch (locked.returns()) {
-            case SUSPEND -> CoroutineBody.suspendCall(shape -> locked(proxied, locked, request, threadHolds, shape));
+            case SUSPEND -> CoroutineBody.suspendCall(shape -> locked(proxied, locked, request, threadScope, shape));
             case FLOW -> flowAdapter(locked).fromPublisher(
-                    CoroutineBody.flowCall(shape -> locked(proxied, locked, request, threadHolds, shape)));
-            case FLUX -> locked(proxied, locked, request, threadHolds, null);
-            default -> locked(proxied, locked, request, threadHolds, null).singleOrEmpty();
+                    CoroutineBody.flowCall(shape -> locked(proxied, locked, request, threadScope, shape)));
+            case FLUX -> locked(proxied, locked, request, threadScope, null);
+            default -> locked(proxied, locked, request, threadScope, null).singleOrEmpty();
         };
     }
 
-    /** The hold in {@code scope} of an entity {@code request} asks for, {@code null} if none. */
-    private static LockHandle heldBy(LockScope scope, LockRequest request) {
+    /**
+     * {@code timedOut}, saying that the caller may have waited for a hold of its calling thread ({@code scope}),
+     * and the way out; as it is if the thread held no live hold of the lock that timed out.
+     */
+    private static LockWaitTimeoutException explained(LockWaitTimeoutException timedOut, LockScope scope) {
         for (LockHandle lock : scope.locks()) {
             for (LockHandle part : lock.parts()) {
-                if (request.entities().contains(part.entity())
-                        && (request.namespace() == null || request.namespace().equals(part.namespace()))) {
-                    return lock;
+                if (part.entity().equals(timedOut.entity()) && part.namespace().equals(timedOut.namespace())
+                        && part.isValid()) {
+                    return new LockWaitTimeoutException(timedOut.entity(), timedOut.namespace(), timedOut.waited(),
+                            timedOut.position(), timedOut.ownersAhead(), "This call was made on a thread inside a"
+                                    + " blocking hold of " + lock + " (a @QueueLocked method or an execute callback),"
+                                    + " which a publisher does not join. If that hold's own code blocked on this"
+                                    + " call, it waited for itself: carry the hold into the call with"
+                                    + " .contextWrite(ReactiveLockOperations.inScope(locks.currentScope())) before"
+                                    + " block(), or runBlocking(locks.currentScope().asCoroutineContext()) in Kotlin."
+                                    + " Work that only ran on that thread (a sink's subscriber, a resumed coroutine)"
+                                    + " must not carry it.");
                 }
             }
         }
-        return null;
-    }
-
-    /** {@code timedOut}, saying that the caller may have waited for its own thread's hold, and the way out. */
-    private static LockWaitTimeoutException behindThreadsHold(LockWaitTimeoutException timedOut, LockHandle held) {
-        return new LockWaitTimeoutException(timedOut.entity(), timedOut.namespace(), timedOut.waited(),
-                timedOut.position(), timedOut.ownersAhead(), "This call was made on a thread inside a blocking hold"
-                        + " of " + held + " (a @QueueLocked method or an execute callback), which a publisher does"
-                        + " not join: if that thread blocked on it, it waited for itself. To join the hold, carry it"
-                        + " into the call: .contextWrite(ReactiveLockOperations.inScope(locks.currentScope()))"
-                        + " before block(), or runBlocking(locks.currentScope().asCoroutineContext()) in Kotlin.");
+        return timedOut;
     }
 
     /**
@@ -103,19 +108,22 @@ final class ReactiveQueueLockedInvocation {
 
     /** On each subscription: the lock, then the method, shaped by {@code shape} ({@code null}: as given). */
     private Flux<Object> locked(ProxyMethodInvocation proxied, LockedMethod locked, LockRequest request,
-            LockHandle threadHolds, CallShape shape) {
+            LockScope threadScope, CallShape shape) {
         return Flux.defer(() -> {
             AtomicBoolean granted = new AtomicBoolean();
             return template().executeMany(request, locked.minHold(), lock -> {
                 granted.set(true);
                 return body(proxied, lock, locked, shape);
             }).onErrorResume(failure -> failure instanceof LockWaitTimeoutException && !granted.get(), failure -> {
-                LockWaitTimeoutException timedOut = (LockWaitTimeoutException) failure;
+                LockWaitTimeoutException timedOut = explained((LockWaitTimeoutException) failure, threadScope);
                 if (locked.onWaitTimeout() == WaitTimeoutPolicy.SKIP) {
+                    if (timedOut != failure) { // maybe skipped for its own caller's hold: not worth a DEBUG line only
+                        log.warn("Skipped {}: {}", locked.description(), timedOut.getMessage());
+                    }
                     skip.apply(locked, timedOut);
                     return Mono.empty();
                 }
-                return Mono.error(threadHolds == null ? timedOut : behindThreadsHold(timedOut, threadHolds));
+                return Mono.error(timedOut);
             });
         });
     }

@@ -24,9 +24,12 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -40,6 +43,7 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  * on completion, error and cancellation, a wait cancelled leaves no entry, and re-entry follows the Reactor
  * {@code Context}.
  */
+@ExtendWith(OutputCaptureExtension.class)
 class ReactiveQueueLockedTests {
 
     private static final DynamoDbLocal LOCAL = DynamoDbLocal.shared();
@@ -243,8 +247,44 @@ class ReactiveQueueLockedTests {
             assertThatExceptionOfType(LockWaitTimeoutException.class)
                     .isThrownBy(() -> locked.blockingOuterThenInner("nested-4", false))
                     .withMessageContaining("made on a thread inside a blocking hold of LockHandle[")
-                    .withMessageContaining(".contextWrite(ReactiveLockOperations.inScope(locks.currentScope()))");
+                    .withMessageContaining(".contextWrite(ReactiveLockOperations.inScope(locks.currentScope()))")
+                    .withMessageContaining("Work that only ran on that thread (a sink's subscriber, a resumed"
+                            + " coroutine) must not carry it");
             StepVerifier.create(locked.noWait("nested-4")).expectNext("ran").verifyComplete();
+        });
+    }
+
+    /** The thread's hold of the entity in another namespace is not what the call waited for: no hint. */
+    @Test
+    void theTimeOutDoesNotBlameAHoldOfTheThreadInAnotherNamespace() {
+        contextRunner.run(context -> {
+            Inner inner = context.getBean(Inner.class);
+            LockTemplate locks = context.getBean(LockTemplate.class);
+            LockHandle someoneElse = locks.acquire(LockRequest.builder("hint-2").build()); // the default namespace
+            try {
+                locks.execute(LockRequest.builder("hint-2").namespace("billing").build(), held -> {
+                    assertThatExceptionOfType(LockWaitTimeoutException.class)
+                            .isThrownBy(() -> inner.token("hint-2").block(TIMEOUT))
+                            .withMessageNotContaining("blocking hold");
+                    return null;
+                });
+            }
+            finally {
+                someoneElse.release();
+            }
+        });
+    }
+
+    /** Skipped for its own caller's hold, which it may be waiting for: not a DEBUG line only. */
+    @Test
+    void aSkippableCallBlockedOnInsideABlockingHoldOfTheLockIsSkippedWithAWarning(CapturedOutput output) {
+        contextRunner.run(context -> {
+            Locked locked = context.getBean(Locked.class);
+            AtomicBoolean ran = new AtomicBoolean();
+            locked.blockingOuterThenSkippable("skip-own", ran);
+            assertThat(ran).as("the skipped call's body ran").isFalse();
+            assertThat(output).contains("WARN").contains("Skipped ").contains("skipUnlessFree")
+                    .contains("If that hold's own code blocked on this call, it waited for itself");
         });
     }
 
@@ -304,6 +344,11 @@ class ReactiveQueueLockedTests {
     }
 
     public static class Inner {
+
+        @QueueLocked(entity = "#id", maxWait = "0", onWaitTimeout = WaitTimeoutPolicy.SKIP)
+        public Mono<Void> skipUnlessFree(String id, AtomicBoolean ran) {
+            return Mono.fromRunnable(() -> ran.set(true));
+        }
 
         /** The fencing token of the lock it runs under, waiting for it as long as a test may. */
         @QueueLocked(entity = "#id", maxWait = "20s")
@@ -390,6 +435,12 @@ class ReactiveQueueLockedTests {
         @QueueLocked(entity = "#id", maxWait = "200ms", onWaitTimeout = WaitTimeoutPolicy.SKIP)
         public Mono<Void> skipWhenBusy(String id, AtomicBoolean ran) {
             return Mono.fromRunnable(() -> ran.set(true));
+        }
+
+        /** A blocking method of the lock that blocks on {@link Inner#skipUnlessFree} of the same lock. */
+        @QueueLocked(entity = "#id")
+        public void blockingOuterThenSkippable(String id, AtomicBoolean ran) {
+            inner.skipUnlessFree(id, ran).block(TIMEOUT);
         }
 
         /** A blocking method of the lock that blocks on {@link Inner#token} of the same lock, carrying its hold. */
