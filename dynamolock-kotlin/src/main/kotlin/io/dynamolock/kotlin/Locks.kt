@@ -12,13 +12,16 @@ import io.dynamolock.core.LockOperations
 import io.dynamolock.core.LockRequest
 import io.dynamolock.core.LockScope
 import java.time.Duration
+import java.util.concurrent.ConcurrentHashMap
 import kotlin.coroutines.AbstractCoroutineContextElement
 import kotlin.coroutines.CoroutineContext
 import kotlin.coroutines.EmptyCoroutineContext
 import kotlin.coroutines.coroutineContext
 import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.Job
 import kotlinx.coroutines.NonCancellable
+import kotlinx.coroutines.ThreadContextElement
 import kotlinx.coroutines.async
 import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.future.await
@@ -98,16 +101,47 @@ suspend fun <T> LockOperations.withLock(request: LockRequest, block: suspend (Lo
         }
         throw ex
     }
+    val coroutines = BlockCoroutines()
     val result = try {
-        withContext(lockScopeElements(scope.with(lock))) { guarded(lock, block) }
+        withContext(lockScopeElements(scope.with(lock)) + coroutines) { guarded(lock, block) }
     } catch (ex: Throwable) {
-        withContext(NonCancellable + Dispatchers.IO) { lock.release() }
+        // Cancelled or failed, the block ends at once; a proxied call it made may still be in a blocking step.
+        withContext(NonCancellable + Dispatchers.IO) {
+            coroutines.awaitEnd()
+            lock.release()
+        }
         throw ex
     }
     withContext(NonCancellable + Dispatchers.IO) { lock.release() }
     // The release may find the entry gone before any heartbeat told us (broken, or purged after the lease).
     if (lock.wasLost()) throw lost(lock)
     return result
+}
+
+/**
+ * The coroutines that run with a [withLock] block's context: its own, and those of the suspend functions it calls
+ * through Spring proxies, which Spring runs as coroutines without a parent (so the block's structured concurrency
+ * does not wait for them), in the caller's context, where this element rides along. Coroutine cancellation is
+ * cooperative: one in a blocking step (`withContext(Dispatchers.IO) { jdbc }`) runs on after the block has ended,
+ * so a cancelled or failed block gives its lock back only once they have all ended.
+ */
+private class BlockCoroutines : ThreadContextElement<Unit>, AbstractCoroutineContextElement(Key) {
+    companion object Key : CoroutineContext.Key<BlockCoroutines>
+
+    private val running: MutableSet<Job> = ConcurrentHashMap.newKeySet()
+
+    override fun updateThreadContext(context: CoroutineContext) {
+        val job = context[Job] ?: return
+        if (running.add(job)) job.invokeOnCompletion { running.remove(job) }
+    }
+
+    override fun restoreThreadContext(context: CoroutineContext, oldState: Unit) {
+        // Nothing set on the thread.
+    }
+
+    suspend fun awaitEnd() {
+        running.toList().forEach { it.join() }
+    }
 }
 
 /** Runs [block], cancelling it when the lease of [lock] is lost, and reports that loss as [LockLostException]. */

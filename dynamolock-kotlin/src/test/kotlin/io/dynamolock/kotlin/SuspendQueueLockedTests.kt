@@ -293,6 +293,42 @@ class SuspendQueueLockedTests {
         }
     }
 
+    /**
+     * The same for `withLock`: Spring runs a proxied suspend call as a coroutine without a parent, which the
+     * block's structured concurrency does not wait for.
+     */
+    @Test
+    fun aCancelledWithLockKeepsItsLockUntilTheBlockingStepOfANestedProxiedCallHasEnded() {
+        contextRunner.run { context ->
+            val counters = context.getBean(CounterService::class.java)
+            val locks = locks(context)
+            keepsItsLockOnceCancelledInABlockingStep(context, "order-wl-1") { call, entered, mayFinish ->
+                locks.withLock("order-wl-1", wait = Duration.ofSeconds(2)) {
+                    counters.blockingWrite("order-wl-1-b$call", entered, mayFinish)
+                }
+            }
+        }
+    }
+
+    /** The runBlocking bridge carries a blocking hold into a `@QueueLocked` Flow that waits 0 s. */
+    @Test
+    fun aBlockingBridgeThatCarriesTheHoldOfItsThreadJoinsItInAFlow() {
+        contextRunner.withBean(NoWaitFlows::class.java).run { context ->
+            val flows = context.getBean(NoWaitFlows::class.java)
+            val locks = locks(context)
+            val got = locks.execute<List<Int>, RuntimeException>(LockRequest.builder("order-fb").build()) {
+                runBlocking(locks.currentScope().asCoroutineContext()) { flows.ones("order-fb").toList() }
+            }
+            assertThat(got).containsExactly(1)
+        }
+    }
+
+    @Service
+    class NoWaitFlows {
+        @QueueLocked(entity = ["#orderId"], maxWait = "0s")
+        fun ones(orderId: String): Flow<Int> = flow { emit(1) }
+    }
+
     /** The same for a `Flow`: the collector's cancellation waits for the collection's blocking step. */
     @Test
     fun aCancelledFlowKeepsItsLockUntilItsBlockingStepHasEnded() {
