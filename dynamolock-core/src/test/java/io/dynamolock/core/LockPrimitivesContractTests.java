@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -536,6 +537,59 @@ class LockPrimitivesContractTests {
         assertThat(fixture.queue("ff-a")).as("nothing was queued for the other part").singleElement()
                 .satisfies(entry -> assertThat(entry.ticket()).isEqualTo(busy.fencingToken()));
         busy.release();
+    }
+
+    /**
+     * Inside a scope that holds ff-b, a request for {ff-a, ff-b} would wait for ff-a while holding ff-b, and a caller
+     * taking {ff-a, ff-b} the plain way holds ff-a and waits for ff-b: a cycle only the waits could end. Refused
+     * before anything is sent; a request that does not wait cannot be part of a cycle.
+     */
+    @Test
+    void aRequestOfSeveralEntitiesInsideAScopeHoldingALaterPartOnlyIsRefusedBeforeItWaitsInACycle() throws Exception {
+        LockTemplate locks = fixture.template();
+        LockRequest both = LockRequest.builder(List.of("mb-a", "mb-b")).wait(WAIT).build();
+        locks.execute(LockRequest.builder("mb-b").build(), holdingB -> {
+            assertThatThrownBy(() -> locks.acquire(both)).isInstanceOf(LockOptionException.class)
+                    .hasMessageContaining("holds mb-b but not mb-a");
+            assertThatThrownBy(() -> locks.acquireAsync(both, locks.currentScope()))
+                    .isInstanceOf(LockOptionException.class).hasMessageContaining("holds mb-b but not mb-a");
+            try (LockHandle tried = locks.tryAcquire(LockRequest.builder(List.of("mb-a", "mb-b")).build())
+                    .orElseThrow()) {
+                assertThat(tried.fencingTokens()).containsEntry("mb-b", holdingB.fencingToken());
+            }
+            return null;
+        });
+        assertThat(fixture.queue("mb-a")).as("nothing was queued for mb-a").isEmpty();
+        Boolean joinedFirst = locks.execute(LockRequest.builder("mb-a").build(), holdingA -> locks.execute(both,
+                lock -> lock.fencingTokens().get("mb-a") == holdingA.fencingToken()));
+        assertThat(joinedFirst).as("inside a scope holding the first part, it joins that and takes the next").isTrue();
+    }
+
+    /** An Error (a listener's bug) starting a later part of an asynchronous request fails it and releases the rest. */
+    @Test
+    void anErrorStartingALaterPartOfAnAsyncRequestOfSeveralEntitiesFailsItAndReleasesWhatWasTaken() throws Exception {
+        LockTemplate locks = fixture.template(b -> b.listener(new LockListener() {
+            @Override
+            public void onAcquiring(LockAttempt attempt) {
+                if (attempt.entity().equals("err-b")) {
+                    throw new AssertionError("a listener's bug");
+                }
+            }
+        }));
+        CompletableFuture<LockHandle> both = locks.acquireAsync(
+                LockRequest.builder(List.of("err-a", "err-b")).wait(WAIT).build());
+        assertThatThrownBy(() -> both.get(20, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
+                .hasCauseInstanceOf(AssertionError.class);
+        awaitQueue("err-a", 0);
+    }
+
+    @Test
+    void aSemaphoreWithMorePermitsThanTheQueueMayHoldIsRefusedWithTheFix() {
+        LockTemplate locks = fixture.template(b -> b.maxQueueLength(2));
+        assertThatThrownBy(() -> locks.acquire(LockRequest.builder("sem-big").permits(5).build()))
+                .isInstanceOf(LockOptionException.class)
+                .hasMessageContaining("permits 5").hasMessageContaining("maxQueueLength 2");
+        assertThat(fixture.queue("sem-big")).isEmpty();
     }
 
     @Test

@@ -436,6 +436,11 @@ public final class LockEngine {
         }
     }
 
+    /** Whether a request for one lock made with {@code scope} would join what the scope holds. */
+    boolean scopeHolds(LockScope scope, LockRequest request) {
+        return joinable(request, keyOf(request), scope) != null;
+    }
+
     /**
      * The entry of {@code key} that {@code scope} holds and {@code request} may join, or {@code null} if the
      * request must queue; refuses a join that would break the lock's rules.
@@ -506,6 +511,13 @@ public final class LockEngine {
     private Waiter begin(LockRequest request, LockKey key, Duration wait, Thread acquiredBy) {
         Duration lease = request.lease() == null ? settings.lease() : request.lease();
         checkOptions(lease, null);
+        if (request.permits() > settings.maxQueueLength()) {
+            throw new LockOptionException("permits", request.permits(), "A request for " + key + " with permits "
+                    + request.permits() + " on a template with maxQueueLength " + settings.maxQueueLength()
+                    + ": the queue may hold fewer entries than there are permits, so callers would be refused while"
+                    + " permits are free. Raise maxQueueLength to at least " + request.permits()
+                    + ", or ask for fewer permits");
+        }
         if (acquiredBy != null && !wait.isZero()) {
             refuseWaitingForOwnThreadBoundHold(key, acquiredBy);
         }

@@ -2,6 +2,7 @@ package io.dynamolock.core.internal;
 
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockLostException;
+import io.dynamolock.core.LockOptionException;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockScope;
 import java.time.Duration;
@@ -29,6 +30,7 @@ final class MultiAcquire {
     LockHandle acquire(LockRequest request, Duration wait, LockScope scope) {
         List<LockRequest> parts = parts(request);
         parts.forEach(part -> engine.refuseBeforeSending(part, wait, scope, Thread.currentThread()));
+        refuseOutOfOrder(request, parts, wait, scope);
         long deadline = Waits.deadline(System.nanoTime(), wait);
         List<LockHandle> taken = new ArrayList<>();
         try {
@@ -56,10 +58,36 @@ final class MultiAcquire {
         catch (LockLostException scopeLost) {
             return CompletableFuture.failedFuture(scopeLost); // as for one entity; a broken rule throws
         }
+        refuseOutOfOrder(request, parts, wait, scope);
         long deadline = Waits.deadline(System.nanoTime(), wait);
         Chain chain = new Chain(parts, wait, deadline, scope);
         chain.next(0);
         return chain.result;
+    }
+
+    /**
+     * The order that keeps callers out of cycles holds only if nobody waits for a lock while holding one that sorts
+     * after it: a request made inside a scope that holds a later part but not an earlier one would. Refused before
+     * anything is sent; a request that does not wait cannot close a cycle.
+     */
+    private void refuseOutOfOrder(LockRequest request, List<LockRequest> parts, Duration wait, LockScope scope) {
+        if (wait.isZero()) {
+            return;
+        }
+        String missing = null;
+        for (LockRequest part : parts) {
+            if (!engine.scopeHolds(scope, part)) {
+                missing = missing == null ? part.entity() : missing;
+            }
+            else if (missing != null) {
+                throw new LockOptionException("entities", request.entities(), "This request for "
+                        + request.entities() + " was made inside a scope that holds " + part.entity() + " but not "
+                        + missing + ", which sorts before it: it would wait for " + missing + " while holding "
+                        + part.entity() + ", and a caller that holds " + missing + " and waits for " + part.entity()
+                        + " would wait for it in a cycle. Take " + request.entities() + " in the outer scope, or "
+                        + missing + " before " + part.entity());
+            }
+        }
     }
 
     /** The single requests, checked before anything is sent. */
@@ -137,8 +165,10 @@ final class MultiAcquire {
             try {
                 part = engine.acquireAsync(parts.get(index), remaining(wait, deadline), scope);
             }
-            catch (RuntimeException ex) {
-                result.completeExceptionally(ex); // the template closed between two parts: release what was taken
+            catch (RuntimeException | Error ex) {
+                // The template closed between two parts, or a listener failed: release what was taken. An Error
+                // left to escape here would end in the previous part's callback, where nobody reads it.
+                result.completeExceptionally(ex);
                 return;
             }
             synchronized (this) {
