@@ -253,6 +253,11 @@ public final class LockTemplate implements LockOperations, AutoCloseable {
         return settings.defaultWait();
     }
 
+    /** The most live entries, holders and waiters, a lock's queue may hold; also the most permits a request may ask. */
+    public int maxQueueLength() {
+        return settings.maxQueueLength();
+    }
+
     /**
      * What this template's wake-up hints did so far: sent, dropped, received, rejected and useful;
      * {@link WakeUpStats#NONE} when they are off.

@@ -142,11 +142,11 @@ final class QueueLockedMethods {
             throw invalid(description, "maxWait '" + annotation.maxWait() + "' is negative; use 0 for no wait,"
                     + " a positive duration, or infinite");
         }
-        // The core's rules of leases and namespaces, checked now rather than failing every call. Without a
+        // The core's rules of leases, namespaces and permits, checked now rather than failing every call. Without a
         // template yet, as for the template itself: the first call looks it up again, and checks them then.
         LockTemplate template;
         try {
-            template = lease != null || !namespace.isEmpty() ? lockTemplate.get() : null;
+            template = lease != null || !namespace.isEmpty() || annotation.permits() > 1 ? lockTemplate.get() : null;
         }
         catch (BeansException noTemplateYet) {
             template = null;
@@ -164,6 +164,11 @@ final class QueueLockedMethods {
             catch (LockOptionException ex) {
                 throw invalid(description, "lease '" + annotation.lease() + "' is refused: " + ex.getMessage(), ex);
             }
+        }
+        if (template != null && annotation.permits() > template.maxQueueLength()) {
+            throw invalid(description, "permits = " + annotation.permits() + " is more than the "
+                    + template.maxQueueLength() + " entries a queue may hold (dynamolock.max-queue-length): raise it"
+                    + " to at least " + annotation.permits() + ", or ask for fewer permits");
         }
         if (!namespace.isEmpty() && template != null) {
             try {

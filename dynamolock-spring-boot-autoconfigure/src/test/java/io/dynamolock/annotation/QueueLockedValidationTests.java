@@ -202,6 +202,13 @@ class QueueLockedValidationTests {
     }
 
     @Test
+    void failsOnMorePermitsThanTheQueueMayHold() {
+        assertFails(ManyPermits.class, ManyPermits.class.getName() + ".run(String): permits = 101 is more than"
+                + " the 100 entries a queue may hold (dynamolock.max-queue-length): raise it to at least 101, or"
+                + " ask for fewer permits");
+    }
+
+    @Test
     void failsOnLeaseLongerThanTheCoreAllows() {
         assertFails(EndlessLease.class, EndlessLease.class.getName() + ".run(String): lease '400d' is refused: lease"
                 + " PT9600H is too long: at most 365 days");
@@ -476,6 +483,13 @@ class QueueLockedValidationTests {
     public static class BadLease {
 
         @QueueLocked(entity = "#id", lease = "infinite")
+        public void run(String id) {
+        }
+    }
+
+    public static class ManyPermits {
+
+        @QueueLocked(entity = "#id", permits = 101)
         public void run(String id) {
         }
     }
