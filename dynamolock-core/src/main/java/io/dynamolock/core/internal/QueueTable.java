@@ -327,7 +327,11 @@ final class QueueTable {
     }
 
     /**
-     * Request 3: extends the entry's lease; the returned item lacks the entry if it was purged.
+     * Request 3: extends the entry's lease; the returned item lacks the entry if it was purged. A renewal never
+     * shortens the lease: one whose attempt DynamoDB applies only after a later renewal of the entry (the client
+     * gave up on it, and the retry landed first) would write the older, earlier end back, and a waiter could purge
+     * the entry while its holder still counts on the later end. Refused for that, it finds the entry with a lease
+     * at least as long as it asked for, which is as good as renewed.
      *
      * @param timeout the longest the renewal may take, SDK retries included
      */
@@ -335,16 +339,18 @@ final class QueueTable {
         long expiresAt = nowMillis + lease.toMillis();
         Map<String, String> names = new HashMap<>(Map.of("#t", ticket(id), "#e", expiry(id)));
         Map<String, AttributeValue> values = new HashMap<>(Map.of(":exp", number(expiresAt)));
+        String condition = "attribute_exists(#t) AND #e < :exp";
         QueueState state;
         if (failClosed) {
             names.put("#ttl", TTL_ATTRIBUTE);
             values.put(":never", number(NEVER_TTL_SECONDS));
-            state = write(key, ProtocolStep.RENEW, request("SET #e = :exp, #ttl = :never", "attribute_exists(#t)",
-                    names, values), timeout).state();
+            state = write(key, ProtocolStep.RENEW, request("SET #e = :exp, #ttl = :never", condition, names, values),
+                    timeout).state();
         }
         else {
-            state = writeNeverLoweringTtl(key, ProtocolStep.RENEW, "SET #e = :exp", "attribute_exists(#t)", names,
-                    values, ttlFor(expiresAt), seen -> seen.entry(id) != null, timeout);
+            state = writeNeverLoweringTtl(key, ProtocolStep.RENEW, "SET #e = :exp", condition, names, values,
+                    ttlFor(expiresAt), seen -> seen.entry(id) != null && seen.entry(id).expiresAtMillis() < expiresAt,
+                    timeout);
         }
         return state.entry(id) == null ? state : keepTtl(key, state, nowMillis);
     }

@@ -1,0 +1,105 @@
+package io.dynamolock.core.reliability;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.dynamolock.core.LockHandle;
+import io.dynamolock.core.LockTemplate;
+import io.dynamolock.core.test.FaultInjector;
+import io.dynamolock.core.test.FaultInjector.Fault;
+import io.dynamolock.core.test.FaultInjector.Step;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.core.SdkRequest;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.ConditionalCheckFailedException;
+import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
+
+/**
+ * A request attempt that DynamoDB applies only after the client gave up on it (a slow partition, a request stuck
+ * in the service while the client's attempt time-out fires and the SDK, or the library, goes on with a new one).
+ * The attempt is held in the hook until its time-out interrupts it, and the very request it carried is applied
+ * later through a plain client: what the network and DynamoDB do with a request that was already on its way.
+ */
+class LateLandingTests extends LockTableTestSupport {
+
+    static final int ATTEMPTS = 3;
+    static final Duration LEASE = Duration.ofSeconds(2);
+    static final Duration HEARTBEAT = Duration.ofMillis(500);
+    static final Duration LONG = Duration.ofSeconds(30);
+
+    final FaultInjector faults = new FaultInjector();
+    DynamoDbClient faultyClient;
+    LockTemplate faulty;
+    LockTemplate clean;
+    String faultyOwner;
+    String entity;
+
+    @BeforeEach
+    void templates() {
+        faultyClient = faults.clientFor(dynamo, ATTEMPTS);
+        faultyOwner = "faulty-" + UUID.randomUUID().toString().substring(0, 8);
+        faulty = InjectedFaultTests.template(faultyClient, faultyOwner, LEASE);
+        clean = InjectedFaultTests.template(client, "clean-" + UUID.randomUUID().toString().substring(0, 8), LEASE);
+        entity = "entity-" + UUID.randomUUID();
+    }
+
+    @AfterEach
+    void close() {
+        faults.clear();
+        faulty.close();
+        clean.close();
+        faultyClient.close();
+    }
+
+    /**
+     * Renewal R1 (sent at t1) gets no answer in its time limit; the retry R2 (t2 > t1) lands and confirms the lease
+     * until t2 + lease; R1 is applied after it and writes t1 + lease back. Renewals are throttled from then on, which
+     * the holder tolerates until t2 + lease. A waiter purges the entry at t1 + lease: two holders, the old one
+     * still valid by its own confirmation.
+     */
+    @Test
+    void aRenewalAppliedAfterALaterOneDoesNotShortenTheLeaseTheHolderBelievesIn() throws Exception {
+        Duration lease = Duration.ofSeconds(6);
+        Duration heartbeat = Duration.ofSeconds(3);
+        AtomicReference<SdkRequest> slow = new AtomicReference<>();
+        CountDownLatch never = new CountDownLatch(1);
+        CountDownLatch laterRenewalLanded = new CountDownLatch(1);
+        try (LockTemplate holder = InjectedFaultTests.template(faultyClient, faultyOwner + "-h", lease, heartbeat,
+                null)) {
+            LockHandle lock = holder.acquire(entity, LONG);
+            faults.onAttempt(Step.RENEW, request -> {
+                if (slow.compareAndSet(null, request)) {
+                    FaultInjector.await(never, 30); // until the renewal's time limit (a third of the lease left)
+                }
+            });
+            faults.onAnswer(Step.RENEW, request -> laterRenewalLanded.countDown());
+            assertThat(laterRenewalLanded.await(20, TimeUnit.SECONDS)).isTrue();
+            faults.failAlways(Step.RENEW, Fault.THROTTLE_BEFORE);
+
+            applyLate(slow.get()); // R1 reaches DynamoDB now
+
+            LockHandle other = clean.acquire(entity, LONG);
+            boolean oldHolderValid = lock.isValid();
+            other.release();
+            lock.release();
+            assertThat(oldHolderValid).as("the old holder still believes it holds while another was granted "
+                    + "(tokens %d and %d)", lock.fencingToken(), other.fencingToken()).isFalse();
+        }
+    }
+
+    /** The request as DynamoDB gets it now; nobody waits for its answer any more. */
+    static void applyLate(SdkRequest request) {
+        try {
+            client.updateItem((UpdateItemRequest) request);
+        }
+        catch (ConditionalCheckFailedException refused) {
+            // refused by its condition: what a protocol that expects stragglers makes of it
+        }
+    }
+}
