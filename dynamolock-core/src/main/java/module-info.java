@@ -7,6 +7,7 @@ module io.dynamolock.core {
     requires transitive software.amazon.awssdk.services.dynamodb;
     requires transitive software.amazon.awssdk.core;
     requires transitive software.amazon.awssdk.awscore;
+    requires software.amazon.awssdk.metrics;
     requires org.slf4j;
     requires java.management;
 

@@ -48,6 +48,8 @@ final class Acquisition {
     private volatile Instant since = Instant.now();
     private volatile long grantedAtNanos;
     private volatile long enqueuedAtMillis;
+    /** An attempt of the enqueue was given up on (an SDK retry, a time-out): DynamoDB may apply it late. */
+    private volatile boolean enqueueMayLandLate;
     private volatile PredictivePolling.History history = PredictivePolling.History.NONE;
     private volatile String lostReason;
     /** The handle the grant gave out: every listener event of the hold names it, whichever handle released it. */
@@ -167,6 +169,18 @@ final class Acquisition {
     /** When the enqueue was sent, on the wall clock: from then on this entry could have held. */
     void enqueuedAt(long millis) {
         this.enqueuedAtMillis = millis;
+    }
+
+    /**
+     * An attempt of this entry's enqueue got no answer in time, so DynamoDB may still apply it, also after the entry
+     * has left the queue: then it adds the entry again, which nobody renews or removes.
+     */
+    void enqueueMayLandLate() {
+        this.enqueueMayLandLate = true;
+    }
+
+    boolean enqueueCanLandLate() {
+        return enqueueMayLandLate;
     }
 
     /** The state that granted this entry; its history is what the entry's release builds on. */

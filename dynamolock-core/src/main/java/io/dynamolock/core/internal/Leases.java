@@ -2,11 +2,13 @@ package io.dynamolock.core.internal;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledFuture;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -51,6 +53,8 @@ final class Leases {
      */
     private final Set<Acquisition> pendingRemovals = ConcurrentHashMap.newKeySet();
     private final Map<Acquisition, ScheduledFuture<?>> renewals = new ConcurrentHashMap<>();
+    /** Pending {@link #sweepLater} removals, cancelled by close(). */
+    private final Map<Object, ScheduledFuture<?>> sweeps = new ConcurrentHashMap<>();
     private final Map<Acquisition, ScheduledFuture<?>> deadlines = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
@@ -123,6 +127,8 @@ final class Leases {
         closed = true;
         renewals.values().forEach(Leases::cancel);
         renewals.clear();
+        sweeps.values().forEach(Leases::cancel);
+        sweeps.clear();
         shutDownIfDone();
     }
 
@@ -240,6 +246,39 @@ final class Leases {
         if (workers.schedule(() -> dispatchRemoval(entry, removal, next, failure), next.toNanos()) == null) {
             // Only once nothing is pending, so never for a fail-closed entry, which keeps the threads.
             log.warn("Template closed: {} expires with its lease", entry);
+        }
+    }
+
+    /**
+     * For an entry whose enqueue had an attempt that got no answer in time: DynamoDB may apply that attempt after the
+     * entry has left the queue, adding it again with a new ticket, and nobody would renew or remove it (a fail-closed
+     * one would keep the lock until broken). So its removal is sent again one lease, one minute and five minutes
+     * after it left, each one DynamoDB refuses unless the entry is there: one write each, only after such an enqueue.
+     * Not after close(): the template's threads are gone, and a fail-open entry expires after its lease anyway.
+     */
+    void sweepLater(Acquisition entry, BooleanSupplier removal) {
+        if (closed) {
+            return;
+        }
+        for (Duration after : List.of(entry.lease(), Duration.ofMinutes(1), Duration.ofMinutes(5))) {
+            Object sweep = new Object();
+            ScheduledFuture<?> scheduled = workers.schedule(() -> {
+                sweeps.remove(sweep);
+                workers.tryRequest(() -> {
+                    try {
+                        if (removal.getAsBoolean()) {
+                            log.warn("Removed {} again: DynamoDB applied an attempt of its enqueue after it had left"
+                                    + " the queue", entry);
+                        }
+                    }
+                    catch (RuntimeException ex) {
+                        log.debug("Sweeping a late enqueue of {} failed", entry, ex);
+                    }
+                });
+            }, after.toNanos());
+            if (scheduled != null) {
+                sweeps.put(sweep, scheduled);
+            }
         }
     }
 

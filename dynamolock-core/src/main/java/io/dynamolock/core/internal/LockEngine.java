@@ -744,6 +744,9 @@ public final class LockEngine {
                 Thread.currentThread().interrupt();
             }
         }
+        if (entry.enqueueCanLandLate()) {
+            leases.sweepLater(entry, () -> remove(entry, null).applied());
+        }
         return previous;
     }
 

@@ -11,6 +11,9 @@ import java.util.Locale;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import software.amazon.awssdk.core.metrics.CoreMetric;
+import software.amazon.awssdk.metrics.MetricCollection;
+import software.amazon.awssdk.metrics.MetricPublisher;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.ConditionalCheckFailedException;
@@ -179,10 +182,11 @@ final class QueueTable {
      *                             fail-closed and may have held (dead ones are removed first and the queue taken
      *                             over)
      */
-    QueueState enqueue(LockKey key, NewEntry entry, long nowMillis) {
+    QueueState enqueue(LockKey key, NewEntry entry, long nowMillis, Runnable retried) {
+        MetricPublisher attempts = retriesOf(retried);
         Long takeOverAt = null;
         for (int attempt = 1; ; attempt++) {
-            QueueState state = enqueue(key, entry, nowMillis, takeOverAt);
+            QueueState state = enqueue(key, entry, nowMillis, takeOverAt, attempts);
             if (state.entry(entry.id()) != null || attempt == 4) {
                 return keepTtl(key, state, nowMillis);
             }
@@ -204,6 +208,26 @@ final class QueueTable {
             // The permits of an empty queue are a leftover: take them over unless someone enqueued meanwhile.
             takeOverAt = state.nextTicket();
         }
+    }
+
+    /**
+     * Tells {@code retried} when a request was sent more than once by the SDK: the attempts before the last got no
+     * (good) answer, and one of them may still be applied by DynamoDB later. Called on the calling thread before the
+     * request returns or throws.
+     */
+    private static MetricPublisher retriesOf(Runnable retried) {
+        return new MetricPublisher() {
+            @Override
+            public void publish(MetricCollection metrics) {
+                if (metrics.metricValues(CoreMetric.RETRY_COUNT).stream().anyMatch(retries -> retries > 0)) {
+                    retried.run();
+                }
+            }
+
+            @Override
+            public void close() {
+            }
+        };
     }
 
     /**
@@ -258,7 +282,8 @@ final class QueueTable {
      * One enqueue: on the usual condition that the item admits our permits, or, with {@code takeOverAt}, on
      * condition that its counter still stands there (the queue is still empty) whatever permits it admits.
      */
-    private QueueState enqueue(LockKey key, NewEntry entry, long nowMillis, Long takeOverAt) {
+    private QueueState enqueue(LockKey key, NewEntry entry, long nowMillis, Long takeOverAt,
+            MetricPublisher attempts) {
         String id = entry.id();
         long expiresAt = nowMillis + entry.lease().toMillis();
         Map<String, String> names = new HashMap<>(Map.of("#next", QueueState.NEXT, "#t", ticket(id),
@@ -287,14 +312,14 @@ final class QueueTable {
         if (entry.failClosed()) {
             names.putAll(Map.of("#k", failClosed(id), "#ttl", TTL_ATTRIBUTE, "#fc", QueueState.FAIL_CLOSED_COUNT));
             values.putAll(Map.of(":lease", number(entry.lease().toMillis()), ":never", number(NEVER_TTL_SECONDS)));
-            return update(key, ProtocolStep.ENQUEUE, request(set + ", #k = :lease, #ttl = :never ADD #fc :one",
-                    condition, names, values));
+            return write(key, ProtocolStep.ENQUEUE, request(set + ", #k = :lease, #ttl = :never ADD #fc :one",
+                    condition, names, values), null, attempts).state();
         }
         // A retried enqueue whose first attempt landed finds its entry: the request's own condition failed. So
         // does one refused for its permits, or a takeover that someone else's enqueue came before.
         return writeNeverLoweringTtl(key, ProtocolStep.ENQUEUE, set, condition, names, values, ttlFor(expiresAt),
                 seen -> seen.entry(id) == null && (takeOverAt == null ? seen.admits(entry.permits())
-                        : seen.nextTicket() == takeOverAt), null);
+                        : seen.nextTicket() == takeOverAt), null, attempts);
     }
 
     /** Request 2: the item as it is now. */
@@ -369,17 +394,25 @@ final class QueueTable {
     private QueueState writeNeverLoweringTtl(LockKey key, ProtocolStep step, String set, String condition,
             Map<String, String> names, Map<String, AttributeValue> values, long ttl,
             java.util.function.Predicate<QueueState> conditionHeld, Duration timeout) {
+        return writeNeverLoweringTtl(key, step, set, condition, names, values, ttl, conditionHeld, timeout, null);
+    }
+
+    /** As above; {@code attempts}, if not {@code null}, hears of each write's attempts. */
+    private QueueState writeNeverLoweringTtl(LockKey key, ProtocolStep step, String set, String condition,
+            Map<String, String> names, Map<String, AttributeValue> values, long ttl,
+            java.util.function.Predicate<QueueState> conditionHeld, Duration timeout, MetricPublisher attempts) {
         Map<String, String> ttlNames = new HashMap<>(names);
         ttlNames.put("#ttl", TTL_ATTRIBUTE);
         Map<String, AttributeValue> ttlValues = new HashMap<>(values);
         ttlValues.put(":ttl", number(ttl));
         ttlValues.put(":ceiling", number(ttl + (ITEM_TTL_MARGIN.minus(MIN_TTL_MARGIN)).toSeconds()));
         Written withTtl = write(key, step, request(set + ", #ttl = :ttl",
-                condition + " AND (attribute_not_exists(#ttl) OR #ttl <= :ceiling)", ttlNames, ttlValues), timeout);
+                condition + " AND (attribute_not_exists(#ttl) OR #ttl <= :ceiling)", ttlNames, ttlValues), timeout,
+                attempts);
         if (withTtl.applied() || !conditionHeld.test(withTtl.state())) {
             return withTtl.state();
         }
-        return write(key, step, request(set, condition, names, values), timeout).state();
+        return write(key, step, request(set, condition, names, values), timeout, attempts).state();
     }
 
     private static UpdateItemRequest.Builder request(String update, String condition, Map<String, String> names,
@@ -610,10 +643,19 @@ final class QueueTable {
 
     /** {@code timeout}: the longest the write may take, SDK retries included; {@code null}: the client's limits. */
     private Written write(LockKey key, ProtocolStep step, UpdateItemRequest.Builder request, Duration timeout) {
+        return write(key, step, request, timeout, null);
+    }
+
+    /** As above; {@code attempts}, if not {@code null}, hears of the write's attempts. */
+    private Written write(LockKey key, ProtocolStep step, UpdateItemRequest.Builder request, Duration timeout,
+            MetricPublisher attempts) {
         request.overrideConfiguration(c -> {
             c.putExecutionAttribute(ProtocolStep.ATTRIBUTE, step);
             if (timeout != null) {
                 c.apiCallTimeout(timeout);
+            }
+            if (attempts != null) {
+                c.addMetricPublisher(attempts);
             }
         });
         try {

@@ -171,7 +171,10 @@ final class Waiter implements WakeUps.Addressee {
         catch (RuntimeException ex) {
             if (queued || !(ex instanceof NotSent) && LockEngine.mayHaveLanded(ex)) {
                 // The entry is in the queue (a poll failed for good, the lease ended, the template closed), or the
-                // enqueue may have landed even if its answer was lost: take the entry out again.
+                // enqueue may have landed even if its answer was lost, or land later: take the entry out again.
+                if (!queued) {
+                    entry.enqueueMayLandLate();
+                }
                 engine.leave(entry);
             }
             else {
@@ -201,7 +204,8 @@ final class Waiter implements WakeUps.Addressee {
         if (!engine.enqueuing(entry)) {
             throw new NotSent("The LockTemplate was closed before the request for " + entry.key() + " was sent");
         }
-        QueueState answer = engine.table.enqueue(entry.key(), entry.newEntry(engine.wakeUpAddress()), sentAtMillis);
+        QueueState answer = engine.table.enqueue(entry.key(), entry.newEntry(engine.wakeUpAddress()), sentAtMillis,
+                entry::enqueueMayLandLate);
         QueueState.Entry self = answer.entry(entry.id());
         if (self == null) {
             throw new DynamoLockException("Enqueue of " + entry + " returned an item without the entry: " + answer);

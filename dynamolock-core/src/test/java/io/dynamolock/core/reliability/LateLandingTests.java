@@ -1,21 +1,28 @@
 package io.dynamolock.core.reliability;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.dynamolock.core.LockHandle;
+import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.test.FaultInjector;
 import io.dynamolock.core.test.FaultInjector.Fault;
 import io.dynamolock.core.test.FaultInjector.Step;
+import java.net.SocketTimeoutException;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.core.SdkRequest;
+import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.ConditionalCheckFailedException;
 import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
@@ -91,6 +98,64 @@ class LateLandingTests extends LockTableTestSupport {
             assertThat(oldHolderValid).as("the old holder still believes it holds while another was granted "
                     + "(tokens %d and %d)", lock.fencingToken(), other.fencingToken()).isFalse();
         }
+    }
+
+    /**
+     * The first attempt of a fail-closed enqueue is applied only after the SDK's retry landed and the lock was held
+     * and released: the entry is back, with a new ticket, and nobody renews it. A fail-closed entry is never purged
+     * (it may have held), so without the owner's sweep the lock would stay taken until an operator broke it.
+     */
+    @Test
+    void aFailClosedEnqueueAttemptAppliedAfterItsAcquisitionEndedIsSweptAway() throws Exception {
+        lateEnqueueIsSweptAway(1, request -> {
+            faulty.acquire(request).release();
+            assertThat(faults.attempts(Step.ENQUEUE)).as("granted on the SDK's retry").isEqualTo(2);
+        });
+    }
+
+    /** The same when every attempt went unanswered: the acquire failed, and the entry was taken out at once. */
+    @Test
+    void aFailClosedEnqueueAttemptAppliedAfterTheEnqueueFailedIsSweptAway() throws Exception {
+        lateEnqueueIsSweptAway(ATTEMPTS, request -> assertThatThrownBy(() -> faulty.acquire(request))
+                .isInstanceOf(SdkClientException.class));
+    }
+
+    /**
+     * The first {@code unanswered} attempts of a fail-closed enqueue time out, {@code acquisition} ends (the entry
+     * left the queue), and then DynamoDB applies the first attempt.
+     */
+    private void lateEnqueueIsSweptAway(int unanswered, Consumer<LockRequest> acquisition) throws Exception {
+        AtomicReference<SdkRequest> slow = new AtomicReference<>();
+        AtomicInteger attempts = new AtomicInteger();
+        faults.onAttempt(Step.ENQUEUE, request -> {
+            slow.compareAndSet(null, request);
+            if (attempts.incrementAndGet() <= unanswered) {
+                throw timedOut(); // no answer in time: DynamoDB applies the first of these later
+            }
+        });
+        AtomicBoolean ended = new AtomicBoolean();
+        CountDownLatch appliedLate = new CountDownLatch(1);
+        faults.onAttempt(Step.REMOVE, request -> {
+            if (ended.get()) {
+                FaultInjector.await(appliedLate, 30); // the sweep comes after the late attempt, however slow this is
+            }
+        });
+        acquisition.accept(LockRequest.builder(entity).failClosed(true).wait(LONG).build());
+        ended.set(true);
+        assertThat(items.read(entity, "default").entries()).isEmpty();
+
+        applyLate(slow.get()); // the first attempt reaches DynamoDB now
+        assertThat(items.read(entity, "default").entries()).as("the late attempt added the entry again").hasSize(1);
+        appliedLate.countDown();
+
+        // Nobody holds the lock: the sweep, one lease after the entry left, gives it back.
+        clean.acquire(entity, LEASE.multipliedBy(3)).release();
+        assertThat(items.read(entity, "default").entries()).isEmpty();
+    }
+
+    static SdkClientException timedOut() {
+        return SdkClientException.create("Read timed out (DynamoDB is slow to apply this attempt)",
+                new SocketTimeoutException("Read timed out"));
     }
 
     /** The request as DynamoDB gets it now; nobody waits for its answer any more. */
