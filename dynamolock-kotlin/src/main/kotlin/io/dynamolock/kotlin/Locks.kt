@@ -12,6 +12,8 @@ import io.dynamolock.core.LockOperations
 import io.dynamolock.core.LockRequest
 import io.dynamolock.core.LockScope
 import java.time.Duration
+import java.util.concurrent.CompletableFuture
+import java.util.concurrent.CompletionStage
 import java.util.concurrent.ConcurrentHashMap
 import kotlin.coroutines.AbstractCoroutineContextElement
 import kotlin.coroutines.CoroutineContext
@@ -103,7 +105,7 @@ suspend fun <T> LockOperations.withLock(request: LockRequest, block: suspend (Lo
     }
     val coroutines = BlockCoroutines()
     val result = try {
-        withContext(lockScopeElements(scope.with(lock)) + coroutines) { guarded(lock, block) }
+        withContext(lockScopeElements(scope.with(lock), coroutines) + coroutines) { guarded(lock, block) }
     } catch (ex: Throwable) {
         // Cancelled or failed, the block ends at once; a proxied call it made may still be in a blocking step.
         withContext(NonCancellable + Dispatchers.IO) {
@@ -112,7 +114,10 @@ suspend fun <T> LockOperations.withLock(request: LockRequest, block: suspend (Lo
         }
         throw ex
     }
-    withContext(NonCancellable + Dispatchers.IO) { lock.release() }
+    withContext(NonCancellable + Dispatchers.IO) {
+        coroutines.awaitEnd() // a proxied call the block gave up on (a time-out, a cancelled child) may run on
+        lock.release()
+    }
     // The release may find the entry gone before any heartbeat told us (broken, or purged after the lease).
     if (lock.wasLost()) throw lost(lock)
     return result
@@ -123,12 +128,15 @@ suspend fun <T> LockOperations.withLock(request: LockRequest, block: suspend (Lo
  * through Spring proxies, which Spring runs as coroutines without a parent (so the block's structured concurrency
  * does not wait for them), in the caller's context, where this element rides along. Coroutine cancellation is
  * cooperative: one in a blocking step (`withContext(Dispatchers.IO) { jdbc }`) runs on after the block has ended,
- * so a cancelled or failed block gives its lock back only once they have all ended.
+ * cancelled or not (it may have given up on the call), so the block gives its lock back only once they have all
+ * ended. A `@QueueLocked` call is also reported when it is subscribed ([track], through the Reactor context),
+ * since its coroutine may start only after the block was cancelled, and then runs its first segment anyway.
  */
 private class BlockCoroutines : ThreadContextElement<Unit>, AbstractCoroutineContextElement(Key) {
     companion object Key : CoroutineContext.Key<BlockCoroutines>
 
     private val running: MutableSet<Job> = ConcurrentHashMap.newKeySet()
+    private val calls: MutableSet<CompletableFuture<*>> = ConcurrentHashMap.newKeySet()
 
     override fun updateThreadContext(context: CoroutineContext) {
         val job = context[Job] ?: return
@@ -139,8 +147,21 @@ private class BlockCoroutines : ThreadContextElement<Unit>, AbstractCoroutineCon
         // Nothing set on the thread.
     }
 
+    /** A proxied `@QueueLocked` call made in the block: [ended] completes once it has ended. */
+    fun track(ended: CompletionStage<*>) {
+        val call = ended.toCompletableFuture()
+        if (calls.add(call)) call.whenComplete { _, _ -> calls.remove(call) }
+    }
+
     suspend fun awaitEnd() {
-        running.toList().forEach { it.join() }
+        // A call waited for may start coroutines of its own, seen meanwhile: look until nothing is left.
+        while (true) {
+            val pendingCalls = calls.filter { !it.isDone }
+            val pendingJobs = running.filter { !it.isCompleted }
+            if (pendingCalls.isEmpty() && pendingJobs.isEmpty()) return
+            pendingCalls.forEach { runCatching { it.await() } }
+            pendingJobs.forEach { it.join() }
+        }
     }
 }
 
@@ -168,9 +189,10 @@ private suspend fun currentLockScope(): LockScope =
         ?: coroutineContext[CoroutineLockScope]?.scope
         ?: LockScope.empty()
 
-private suspend fun lockScopeElements(scope: LockScope): CoroutineContext {
+private suspend fun lockScopeElements(scope: LockScope, coroutines: BlockCoroutines): CoroutineContext {
     val element = CoroutineLockScope(scope)
-    return if (ReactorScopes.present) element + ReactorScopes.element(coroutineContext, scope) else element
+    return if (ReactorScopes.present) element + ReactorScopes.element(coroutineContext, scope, coroutines::track)
+    else element
 }
 
 private fun lost(lock: LockHandle) = LockLostException.whileRunning(lock, "the block of withLock")

@@ -1,6 +1,8 @@
 package io.dynamolock.kotlin
 
 import io.dynamolock.core.LockScope
+import java.util.concurrent.CompletionStage
+import java.util.function.Consumer
 import kotlin.coroutines.CoroutineContext
 import kotlinx.coroutines.reactor.ReactorContext
 import reactor.util.context.Context
@@ -25,8 +27,18 @@ internal object ReactorScopes {
     fun scope(context: CoroutineContext): LockScope? =
         context[ReactorContext]?.context?.getOrDefault<LockScope>(LockScope::class.java, null)
 
-    fun element(context: CoroutineContext, scope: LockScope): CoroutineContext {
-        val reactor = context[ReactorContext]?.context ?: Context.empty()
-        return ReactorContext(reactor.put(LockScope::class.java, scope))
+    /**
+     * Where `@QueueLocked` suspend calls report themselves to the `withLock` block they are made in, as a
+     * `Consumer<CompletionStage<*>>` (the same key as dynamolock's `CoroutineBody.PENDING_CALLS`).
+     */
+    const val PENDING_CALLS = "io.dynamolock.pendingCalls"
+
+    fun element(context: CoroutineContext, scope: LockScope, pendingCalls: ((CompletionStage<*>) -> Unit)? = null):
+        CoroutineContext {
+        var reactor = (context[ReactorContext]?.context ?: Context.empty()).put(LockScope::class.java, scope)
+        if (pendingCalls != null) {
+            reactor = reactor.put(PENDING_CALLS, Consumer<CompletionStage<*>> { pendingCalls(it) })
+        }
+        return ReactorContext(reactor)
     }
 }

@@ -31,6 +31,7 @@ import kotlinx.coroutines.async
 import kotlinx.coroutines.awaitAll
 import kotlinx.coroutines.awaitCancellation
 import kotlinx.coroutines.cancelAndJoin
+import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.flow.Flow
 import kotlinx.coroutines.flow.flow
@@ -307,6 +308,121 @@ class SuspendQueueLockedTests {
                     counters.blockingWrite("order-wl-1-b$call", entered, mayFinish)
                 }
             }
+        }
+    }
+
+    /**
+     * A withLock block gives up on a proxied call (as `withTimeoutOrNull { ... }` does when its time runs out, or a
+     * cancelled child job) and then returns normally: the call's coroutine is still in its blocking step, and the
+     * lock must wait for it.
+     */
+    @Test
+    fun aWithLockWhoseBlockGivesUpOnAProxiedCallKeepsItsLockUntilTheCallsBlockingStepHasEnded() {
+        contextRunner.run { context ->
+            val counters = context.getBean(CounterService::class.java)
+            val locks = locks(context)
+            val entered = CompletableDeferred<Unit>()
+            val mayFinish = CountDownLatch(1)
+            runBlocking(Dispatchers.Default) {
+                val blockReturned = CompletableDeferred<Unit>()
+                val first = launch {
+                    locks.withLock("order-wl-2") {
+                        coroutineScope {
+                            val call = launch { counters.blockingWrite("order-wl-2-b1", entered, mayFinish) }
+                            entered.await()
+                            call.cancelAndJoin() // the call gives up; its coroutine's blocking step runs on
+                        }
+                        blockReturned.complete(Unit)
+                    }
+                }
+                withTimeout(30_000) { blockReturned.await() }
+                val second = runCatching {
+                    locks.withLock("order-wl-2", wait = Duration.ofSeconds(2)) {
+                        counters.blockingWrite("order-wl-2-b2", CompletableDeferred(), CountDownLatch(0))
+                    }
+                }
+                mayFinish.countDown()
+                first.join()
+                assertThat(counters.blockingWritesOverlapped.get()).`as`("two bodies under order-wl-2 at once").isFalse()
+                assertThat(second.exceptionOrNull()).`as`("granted order-wl-2 beside the given-up call's blocking step")
+                    .isInstanceOf(LockWaitTimeoutException::class.java)
+            }
+        }
+    }
+
+    /**
+     * A withLock block is cancelled in the instant the coroutine of a proxied `@QueueLocked` call it made starts
+     * (on Dispatchers.Unconfined, as WebFlux runs handlers): that coroutine has not run yet, but its first segment
+     * will, so the lock must wait for the call.
+     */
+    @Test
+    fun aWithLockCancelledAsItsProxiedCallsCoroutineStartsKeepsItsLockUntilThatCoroutineHasEnded() {
+        contextRunner.run { context ->
+            val counters = context.getBean(CounterService::class.java)
+            val locks = locks(context)
+            val atGate = CompletableFuture<Unit>()
+            val go = CompletableFuture<Unit>()
+            runBlocking(Dispatchers.Default) {
+                val call = launch(Dispatchers.Unconfined + StartGate(atGate, go)) {
+                    locks.withLock("order-wl-3") { counters.incrementAtStart("order-wl-3-b") }
+                }
+                withContext(Dispatchers.IO) { atGate.get(30, TimeUnit.SECONDS) } // the proxied call's coroutine starting
+                call.cancel()
+                val next = runCatching {
+                    locks.withLock("order-wl-3", wait = Duration.ofSeconds(2)) { counters.read("order-wl-3-b") }
+                }
+                go.complete(Unit)
+                call.join()
+                Await.until(Duration.ofSeconds(10), "the proxied call's own lock to be released") {
+                    locks.queue("order-wl-3-b", null).entries().isEmpty()
+                }
+                val afterwards = counters.read("order-wl-3-b")
+                assertThat(next.exceptionOrNull()).`as`("granted order-wl-3 while its cancelled block's proxied call"
+                        + " could still start (the next holder read order-wl-3-b = ${next.getOrNull()}; the cancelled"
+                        + " block's proxied body wrote it afterwards: now $afterwards)")
+                    .isInstanceOf(LockWaitTimeoutException::class.java)
+            }
+        }
+    }
+
+    /** The same for a `@QueueLocked suspend fun` whose body gives up on a proxied call and returns. */
+    @Test
+    fun aSuspendFunctionThatGivesUpOnAProxiedCallKeepsItsLockUntilTheCallsBlockingStepHasEnded() {
+        contextRunner.withBean(GivesUp::class.java).run { context ->
+            val counters = context.getBean(CounterService::class.java)
+            val givesUp = context.getBean(GivesUp::class.java)
+            val entered = CompletableDeferred<Unit>()
+            val mayFinish = CountDownLatch(1)
+            runBlocking(Dispatchers.Default) {
+                val returned = CompletableDeferred<Unit>()
+                val first = launch { givesUp.giveUpOnInner("order-gu", "order-gu-b1", entered, mayFinish, returned) }
+                withTimeout(30_000) { returned.await() }
+                val second = runCatching { givesUp.writeUnder("order-gu", "order-gu-b2") }
+                mayFinish.countDown()
+                first.join()
+                assertThat(counters.blockingWritesOverlapped.get()).`as`("two bodies under order-gu at once").isFalse()
+                assertThat(second.exceptionOrNull()).`as`("granted order-gu beside the given-up call's blocking step")
+                    .isInstanceOf(LockWaitTimeoutException::class.java)
+            }
+        }
+    }
+
+    @Service
+    class GivesUp(private val counters: CounterService) {
+        @QueueLocked(entity = ["#orderId"], maxWait = "2s")
+        suspend fun giveUpOnInner(orderId: String, inner: String, entered: CompletableDeferred<Unit>,
+                mayFinish: CountDownLatch, returned: CompletableDeferred<Unit>) {
+            coroutineScope {
+                val call = launch { counters.blockingWrite(inner, entered, mayFinish) }
+                entered.await()
+                call.cancelAndJoin()
+            }
+            returned.complete(Unit)
+        }
+
+        @QueueLocked(entity = ["#orderId"], maxWait = "2s")
+        suspend fun writeUnder(orderId: String, inner: String) {
+            counters.blockingWrite(inner, CompletableDeferred(), CountDownLatch(0))
         }
     }
 

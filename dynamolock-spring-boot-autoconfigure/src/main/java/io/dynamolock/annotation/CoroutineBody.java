@@ -1,9 +1,12 @@
 package io.dynamolock.annotation;
 
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import kotlin.Unit;
 import kotlin.coroutines.Continuation;
@@ -39,6 +42,14 @@ final class CoroutineBody implements ThreadContextElement<Object>, ReactiveQueue
 
     private static final Key<CoroutineBody> KEY = new Key<>() {
     };
+
+    /**
+     * Where a caller's Reactor context may carry a {@code Consumer<CompletionStage<?>>} that hears of each call as
+     * it is subscribed, with a stage that completes once the call has ended (its body's coroutines included): how
+     * dynamolock-kotlin's {@code withLock} keeps its lock for a proxied call whose coroutine has not started yet
+     * when the block is cancelled. The same key is spelled out there ({@code ReactorScopes.PENDING_CALLS}).
+     */
+    static final String PENDING_CALLS = "io.dynamolock.pendingCalls";
 
     /** Cancelled before the body's publisher was subscribed: the call is cancelled instead, as no code ran. */
     private static final Object CANCELLED = new Object();
@@ -101,7 +112,15 @@ final class CoroutineBody implements ThreadContextElement<Object>, ReactiveQueue
             CoroutineBody collectedBy = suspend || !(caller instanceof CoreSubscriber<?> core) ? null
                     : core.currentContext().getOrDefault(CoroutineBody.class, null);
             CoroutineBody body = new CoroutineBody(suspend, collectedBy);
-            locked.apply(body).subscribe(new CancelThroughBody(caller, body));
+            Consumer<CompletionStage<?>> pending = caller instanceof CoreSubscriber<?> core
+                    ? core.currentContext().getOrDefault(PENDING_CALLS, null) : null;
+            Flux<Object> call = locked.apply(body);
+            if (pending != null) {
+                CompletableFuture<Void> ended = new CompletableFuture<>();
+                pending.accept(ended);
+                call = call.doFinally(signal -> ended.complete(null));
+            }
+            call.subscribe(new CancelThroughBody(caller, body));
         });
     }
 
@@ -235,11 +254,12 @@ final class CoroutineBody implements ThreadContextElement<Object>, ReactiveQueue
                 .concatWith(Mono.defer(this::ended).then(Mono.empty()));
     }
 
-    /** Completes when every coroutine seen has ended, if the caller cancelled; else at once. */
+    /**
+     * Completes when every coroutine seen has ended: after a cancel the body's own may still be in a blocking step,
+     * and a body that gave up on a proxied call (a time-out, a cancelled child) and returned leaves that call's
+     * coroutine running without a parent.
+     */
     private Mono<Void> ended() {
-        if (!cancelled) {
-            return Mono.empty();
-        }
         return Mono.when(coroutines.stream().filter(job -> !job.isCompleted()).map(job -> Mono.<Void>create(sink ->
                 job.invokeOnCompletion(cause -> {
                     sink.success();
