@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledFuture;
 import java.util.function.BooleanSupplier;
@@ -53,8 +54,8 @@ final class Leases {
      */
     private final Set<Acquisition> pendingRemovals = ConcurrentHashMap.newKeySet();
     private final Map<Acquisition, ScheduledFuture<?>> renewals = new ConcurrentHashMap<>();
-    /** Pending {@link #sweepLater} removals, cancelled by close(). */
-    private final Map<Object, ScheduledFuture<?>> sweeps = new ConcurrentHashMap<>();
+    /** Pending {@link #sweepLater} removals: close() sends each once more, at once, instead of waiting. */
+    private final Map<Sweep, Boolean> sweeps = new ConcurrentHashMap<>();
     private final Map<Acquisition, ScheduledFuture<?>> deadlines = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
@@ -127,8 +128,12 @@ final class Leases {
         closed = true;
         renewals.values().forEach(Leases::cancel);
         renewals.clear();
-        sweeps.values().forEach(Leases::cancel);
-        sweeps.clear();
+        // A late enqueue attempt that landed before the close is removed now: nobody would afterwards.
+        sweeps.keySet().forEach(sweep -> {
+            sweeps.remove(sweep);
+            sweep.scheduled().forEach(Leases::cancel);
+            sweep.once();
+        });
         shutDownIfDone();
     }
 
@@ -250,34 +255,46 @@ final class Leases {
     }
 
     /**
-     * For an entry whose enqueue had an attempt that got no answer in time: DynamoDB may apply that attempt after the
-     * entry has left the queue, adding it again with a new ticket, and nobody would renew or remove it (a fail-closed
-     * one would keep the lock until broken). So its removal is sent again one lease, one minute and five minutes
-     * after it left, each one DynamoDB refuses unless the entry is there: one write each, only after such an enqueue.
-     * Not after close(): the template's threads are gone, and a fail-open entry expires after its lease anyway.
+     * For a fail-closed entry whose enqueue had an attempt that got no answer: DynamoDB may apply that attempt after
+     * the entry has left the queue, adding it again with a new ticket, and nobody would renew or remove it (being
+     * fail-closed, it would keep the lock until broken). So its removal ({@code removal}, {@code true} if it
+     * removed something) is sent again one {@code lease}, one minute and five minutes after it left, each one
+     * DynamoDB refuses unless the entry is there, and once more by close(). (A fail-open entry needs none: one
+     * added late expires one lease after its attempt was sent, before the first of these.)
      */
-    void sweepLater(Acquisition entry, BooleanSupplier removal) {
+    void sweepLater(String what, Duration lease, BooleanSupplier removal) {
         if (closed) {
             return;
         }
-        for (Duration after : List.of(entry.lease(), Duration.ofMinutes(1), Duration.ofMinutes(5))) {
-            Object sweep = new Object();
+        Sweep sweep = new Sweep(what, removal, new CopyOnWriteArrayList<>());
+        sweeps.put(sweep, Boolean.TRUE);
+        List<Duration> delays = List.of(lease, Duration.ofMinutes(1), Duration.ofMinutes(5));
+        for (int i = 0; i < delays.size(); i++) {
+            boolean last = i == delays.size() - 1;
             ScheduledFuture<?> scheduled = workers.schedule(() -> {
-                sweeps.remove(sweep);
-                workers.tryRequest(() -> {
-                    try {
-                        if (removal.getAsBoolean()) {
-                            log.warn("Removed {} again: DynamoDB applied an attempt of its enqueue after it had left"
-                                    + " the queue", entry);
-                        }
-                    }
-                    catch (RuntimeException ex) {
-                        log.debug("Sweeping a late enqueue of {} failed", entry, ex);
-                    }
-                });
-            }, after.toNanos());
+                if (last) {
+                    sweeps.remove(sweep);
+                }
+                workers.tryRequest(sweep::once);
+            }, delays.get(i).toNanos());
             if (scheduled != null) {
-                sweeps.put(sweep, scheduled);
+                sweep.scheduled().add(scheduled);
+            }
+        }
+    }
+
+    /** The removals of {@link #sweepLater} of one entry, named {@code what} for the log. */
+    private record Sweep(String what, BooleanSupplier removal, List<ScheduledFuture<?>> scheduled) {
+
+        void once() {
+            try {
+                if (removal.getAsBoolean()) {
+                    log.warn("Removed {} again: DynamoDB applied an attempt of its enqueue after it had left the"
+                            + " queue", what);
+                }
+            }
+            catch (RuntimeException ex) {
+                log.debug("Sweeping a late enqueue of {} failed", what, ex);
             }
         }
     }

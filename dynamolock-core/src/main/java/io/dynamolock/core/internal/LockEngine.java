@@ -744,8 +744,15 @@ public final class LockEngine {
                 Thread.currentThread().interrupt();
             }
         }
-        if (entry.enqueueCanLandLate()) {
-            leases.sweepLater(entry, () -> remove(entry, null).applied());
+        if (entry.failClosed() && entry.enqueueCanLandLate()) {
+            // Only what the removal needs: the entry itself, with its states and callbacks, may be collected.
+            LockKey key = entry.key();
+            String id = entry.id();
+            leases.sweepLater(entry.toString(), entry.lease(), () -> {
+                QueueTable.Written removed = table.remove(key, id, true, settings.clock().millis(), null);
+                published(key, removed.state());
+                return removed.applied();
+            });
         }
         return previous;
     }

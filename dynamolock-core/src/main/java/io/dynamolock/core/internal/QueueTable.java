@@ -146,6 +146,8 @@ final class QueueTable {
     private final String tableName;
     private final Duration backgroundTimeout;
     private final Duration clientTimeout;
+    /** The client's own metric publishers: a request that names one of its own replaces them, so it names these too. */
+    private final List<MetricPublisher> clientPublishers;
 
     /**
      * @param backgroundTimeout the longest a removal or other background request may take, SDK retries included,
@@ -157,6 +159,16 @@ final class QueueTable {
         this.tableName = tableName;
         this.backgroundTimeout = backgroundTimeout;
         this.clientTimeout = clientTimeout(client);
+        this.clientPublishers = clientPublishers(client);
+    }
+
+    private static List<MetricPublisher> clientPublishers(DynamoDbClient client) {
+        try {
+            return List.copyOf(client.serviceClientConfiguration().overrideConfiguration().metricPublishers());
+        }
+        catch (RuntimeException unknown) {
+            return List.of(); // a client that does not tell (a test double)
+        }
     }
 
     /** The client's own call timeout, if it has one: a waiter's request must not be given longer. */
@@ -211,15 +223,25 @@ final class QueueTable {
     }
 
     /**
-     * Tells {@code retried} when a request was sent more than once by the SDK: the attempts before the last got no
-     * (good) answer, and one of them may still be applied by DynamoDB later. Called on the calling thread before the
+     * Tells {@code retried} when the SDK sent a request again after an attempt that may have reached DynamoDB
+     * without an answer (a time-out, a broken connection, a 5xx), so that DynamoDB may still apply it later; not
+     * after throttling, which refuses an attempt before anything is done. Called on the calling thread before the
      * request returns or throws.
      */
     private static MetricPublisher retriesOf(Runnable retried) {
         return new MetricPublisher() {
             @Override
             public void publish(MetricCollection metrics) {
-                if (metrics.metricValues(CoreMetric.RETRY_COUNT).stream().anyMatch(retries -> retries > 0)) {
+                if (metrics.metricValues(CoreMetric.RETRY_COUNT).stream().noneMatch(retries -> retries > 0)) {
+                    return;
+                }
+                List<MetricCollection> attempts = metrics.children().stream()
+                        .filter(attempt -> "ApiCallAttempt".equals(attempt.name())).toList();
+                // Each attempt but the last got no good answer; one that does not say why counts as unanswered.
+                boolean mayLandLate = attempts.size() < 2 || attempts.subList(0, attempts.size() - 1).stream()
+                        .anyMatch(attempt -> attempt.metricValues(CoreMetric.ERROR_TYPE).stream()
+                                .allMatch(type -> !"Throttling".equals(type)));
+                if (mayLandLate) {
                     retried.run();
                 }
             }
@@ -655,6 +677,7 @@ final class QueueTable {
                 c.apiCallTimeout(timeout);
             }
             if (attempts != null) {
+                clientPublishers.forEach(c::addMetricPublisher);
                 c.addMetricPublisher(attempts);
             }
         });

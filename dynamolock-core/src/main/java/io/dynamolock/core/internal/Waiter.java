@@ -177,6 +177,9 @@ final class Waiter implements WakeUps.Addressee {
                 }
                 engine.leave(entry);
             }
+            else if (entry.enqueueCanLandLate()) {
+                engine.leave(entry); // refused at last, but an earlier attempt got no answer and may land later
+            }
             else {
                 engine.notEnqueued(entry);
             }

@@ -1,5 +1,14 @@
 package io.dynamolock.core.reliability;
 
+import software.amazon.awssdk.metrics.MetricPublisher;
+import software.amazon.awssdk.metrics.MetricCollection;
+import software.amazon.awssdk.core.metrics.CoreMetric;
+import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
+import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
+import software.amazon.awssdk.core.interceptor.Context;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.List;
+import io.dynamolock.core.LockOptionException;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -151,6 +160,125 @@ class LateLandingTests extends LockTableTestSupport {
         // Nobody holds the lock: the sweep, one lease after the entry left, gives it back.
         clean.acquire(entity, LEASE.multipliedBy(3)).release();
         assertThat(items.read(entity, "default").entries()).isEmpty();
+    }
+
+    /**
+     * The enqueue's first attempt gets no answer, the SDK's retry is refused for its permits (another number holds
+     * the lock): LockOptionException, and no sweep. Later the lock's permits become ours (the old holder left, a
+     * caller of our number took the empty queue over) and DynamoDB applies the first attempt: a fail-closed entry
+     * nobody renews or removes, one permit of the semaphore gone for good.
+     */
+    @Test
+    void aFailClosedEnqueueRefusedForItsPermitsAfterAnUnansweredAttemptIsSweptToo() throws Exception {
+        LockHandle other = clean.acquire(entity, LONG); // permits 1
+        AtomicReference<SdkRequest> slow = new AtomicReference<>();
+        faults.onAttempt(Step.ENQUEUE, request -> {
+            if (slow.compareAndSet(null, request)) {
+                throw timedOut(); // no answer in time: DynamoDB applies it later
+            }
+        });
+        AtomicBoolean ended = new AtomicBoolean();
+        CountDownLatch appliedLate = new CountDownLatch(1);
+        faults.onAttempt(Step.REMOVE, request -> {
+            if (ended.get()) {
+                FaultInjector.await(appliedLate, 30); // a sweep comes after the late attempt
+            }
+        });
+        LockRequest two = LockRequest.builder(entity).failClosed(true).permits(2).wait(LONG).build();
+        assertThatThrownBy(() -> faulty.acquire(two)).isInstanceOf(LockOptionException.class);
+        assertThat(faults.attempts(Step.ENQUEUE)).as("the SDK retried the enqueue").isEqualTo(2);
+        ended.set(true);
+
+        other.release();
+        clean.acquire(LockRequest.builder(entity).permits(2).wait(LONG).build()).release(); // takes permits 2 over
+        assertThat(items.read(entity, "default").entries()).isEmpty();
+
+        applyLate(slow.get());
+        assertThat(items.read(entity, "default").entries()).as("the late attempt added the entry").hasSize(1);
+        appliedLate.countDown();
+
+        // The semaphore admits two: with nobody holding, two callers must get in (within a few leases).
+        LockRequest semaphore = LockRequest.builder(entity).permits(2).wait(LEASE.multipliedBy(3)).build();
+        LockHandle first = clean.acquire(semaphore);
+        try {
+            clean.acquire(semaphore).release();
+        }
+        finally {
+            first.release();
+        }
+    }
+
+    /**
+     * A late attempt that DynamoDB applied before the template closed, within a lease of the entry leaving: the
+     * close sweeps it (closing right after a release is what every batch job does).
+     */
+    @Test
+    void closeSweepsALateAttemptThatLandedBeforeIt() throws Exception {
+        AtomicReference<SdkRequest> slow = new AtomicReference<>();
+        faults.onAttempt(Step.ENQUEUE, request -> {
+            if (slow.compareAndSet(null, request)) {
+                throw timedOut();
+            }
+        });
+        faulty.acquire(LockRequest.builder(entity).failClosed(true).wait(LONG).build()).release();
+        applyLate(slow.get());
+        assertThat(items.read(entity, "default").entries()).as("the late attempt added the entry").hasSize(1);
+
+        faulty.close();
+        faulty.terminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+
+        clean.acquire(entity, LEASE.multipliedBy(3)).release();
+    }
+
+    /**
+     * An enqueue whose first attempt was throttled (refused before it reached DynamoDB: it can never be applied)
+     * and whose retry was granted: no request may follow the release, fail-closed though it is. (A fail-open entry
+     * is never swept: one added late expires one lease after its attempt was sent, before a sweep could run.)
+     */
+    @Test
+    void aThrottledFailClosedEnqueueCostsNoSweeps() throws Exception {
+        faults.fail(Step.ENQUEUE, Fault.THROTTLE_BEFORE, 1);
+        faulty.acquire(LockRequest.builder(entity).failClosed(true).wait(LONG).build()).release();
+        assertThat(faults.attempts(Step.ENQUEUE)).isEqualTo(2);
+        CountDownLatch more = faults.awaitAttempts(Step.REMOVE, 1);
+        assertThat(more.await(LEASE.multipliedBy(2).toMillis(), TimeUnit.MILLISECONDS))
+                .as("a removal sent after the release of a lock whose enqueue can never land late").isFalse();
+    }
+
+    /**
+     * An application's client publishes its metrics (CloudWatchMetricPublisher, a Micrometer bridge): every
+     * request of the lock must reach it. A request-level publisher replaces the client's in SDK v2.
+     */
+    @Test
+    void theClientsOwnMetricPublisherStillSeesEveryEnqueue() {
+        List<String> published = new CopyOnWriteArrayList<>();
+        AtomicInteger sent = new AtomicInteger();
+        MetricPublisher application = new MetricPublisher() {
+            @Override
+            public void publish(MetricCollection metrics) {
+                published.addAll(metrics.metricValues(CoreMetric.OPERATION_NAME));
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        ExecutionInterceptor counter = new ExecutionInterceptor() {
+            @Override
+            public void beforeExecution(Context.BeforeExecution context, ExecutionAttributes attributes) {
+                if (context.request() instanceof UpdateItemRequest) {
+                    sent.incrementAndGet();
+                }
+            }
+        };
+        try (DynamoDbClient withMetrics = dynamo.clientBuilder().overrideConfiguration(c -> c
+                .addMetricPublisher(application).addExecutionInterceptor(counter)).build();
+                LockTemplate template = InjectedFaultTests.template(withMetrics, "metrics", LEASE)) {
+            template.acquire(entity, LONG).release();
+            template.acquire(LockRequest.builder(entity).failClosed(true).wait(LONG).build()).release();
+        }
+        assertThat(published.stream().filter("UpdateItem"::equals).count())
+                .as("UpdateItem calls the application's metric publisher saw").isEqualTo(sent.get());
     }
 
     static SdkClientException timedOut() {
