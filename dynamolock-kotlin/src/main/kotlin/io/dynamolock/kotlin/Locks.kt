@@ -21,6 +21,7 @@ import kotlin.coroutines.EmptyCoroutineContext
 import kotlin.coroutines.coroutineContext
 import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.ExperimentalCoroutinesApi
 import kotlinx.coroutines.Job
 import kotlinx.coroutines.NonCancellable
 import kotlinx.coroutines.ThreadContextElement
@@ -138,9 +139,13 @@ private class BlockCoroutines : ThreadContextElement<Unit>, AbstractCoroutineCon
     private val running: MutableSet<Job> = ConcurrentHashMap.newKeySet()
     private val calls: MutableSet<CompletableFuture<*>> = ConcurrentHashMap.newKeySet()
 
+    @OptIn(ExperimentalCoroutinesApi::class)
     override fun updateThreadContext(context: CoroutineContext) {
         val job = context[Job] ?: return
-        if (running.add(job)) job.invokeOnCompletion { running.remove(job) }
+        // Only coroutines without a parent, as Spring runs proxied calls: their children end before them, the
+        // block's are waited for by structured concurrency, and one with a parent elsewhere (an application scope,
+        // a Job() of its own) was detached from the block on purpose.
+        if (job.parent == null && running.add(job)) job.invokeOnCompletion { running.remove(job) }
     }
 
     override fun restoreThreadContext(context: CoroutineContext, oldState: Unit) {

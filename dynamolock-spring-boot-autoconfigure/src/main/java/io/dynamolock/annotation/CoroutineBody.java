@@ -1,5 +1,7 @@
 package io.dynamolock.annotation;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -73,6 +75,9 @@ final class CoroutineBody implements ThreadContextElement<Object>, ReactiveQueue
      * while theirs may still be in a blocking step: the lock is released once they have all ended.
      */
     private final Set<Job> coroutines = ConcurrentHashMap.newKeySet();
+
+    /** The {@code @QueueLocked} calls made in the body that have not ended yet ({@link #track}). */
+    private final Set<CompletableFuture<?>> calls = ConcurrentHashMap.newKeySet();
 
     /** The element of the {@code @QueueLocked} coroutine this call was made in, if any. */
     private volatile CoroutineBody outer;
@@ -248,8 +253,10 @@ final class CoroutineBody implements ThreadContextElement<Object>, ReactiveQueue
                 : ReactorFlowKt.asFlux((Flow<Object>) returned, this);
         return Flux.defer(() -> state.compareAndSet(null, SUBSCRIBED) ? Flux.from(body)
                         : Flux.error(new CancellationException("The caller cancelled before the body started")))
-                // Seen by the coroutine as its Reactor context, and passed on to the flows it collects.
-                .contextWrite(context -> context.put(CoroutineBody.class, this))
+                // Seen by the coroutine as its Reactor context, and passed on to the flows it collects; the
+                // @QueueLocked calls it makes report themselves here as they are subscribed.
+                .contextWrite(context -> context.put(CoroutineBody.class, this)
+                        .put(PENDING_CALLS, (Consumer<CompletionStage<?>>) this::track))
                 .onErrorResume(failure -> Mono.defer(this::ended).then(Mono.error(failure)))
                 .concatWith(Mono.defer(this::ended).then(Mono.empty()));
     }
@@ -260,11 +267,41 @@ final class CoroutineBody implements ThreadContextElement<Object>, ReactiveQueue
      * coroutine running without a parent.
      */
     private Mono<Void> ended() {
-        return Mono.when(coroutines.stream().filter(job -> !job.isCompleted()).map(job -> Mono.<Void>create(sink ->
+        List<Mono<Void>> waits = new ArrayList<>();
+        coroutines.stream().filter(job -> !job.isCompleted()).forEach(job -> waits.add(Mono.create(sink ->
                 job.invokeOnCompletion(cause -> {
                     sink.success();
                     return Unit.INSTANCE;
-                }))).toList());
+                }))));
+        calls.stream().filter(call -> !call.isDone()).forEach(call ->
+                waits.add(Mono.fromFuture(call, true).onErrorResume(failure -> Mono.empty()).then()));
+        // A call waited for may start coroutines of its own, seen meanwhile: look again until nothing is left.
+        return waits.isEmpty() ? Mono.empty() : Mono.when(waits).then(Mono.defer(this::ended));
+    }
+
+    /**
+     * A {@code @QueueLocked} call made in the body, as it is subscribed: its coroutine may start only after the
+     * caller's cancel, and then runs its first segment anyway, so the body waits for the call to end.
+     */
+    private void track(CompletionStage<?> ended) {
+        CompletableFuture<?> call = ended.toCompletableFuture();
+        if (calls.add(call)) {
+            call.whenComplete((result, failure) -> calls.remove(call));
+        }
+    }
+
+    /**
+     * Records a coroutine without a parent (the body's own, one Spring runs for a proxied suspend call, a Flow's
+     * collector): their children end before them, and a coroutine with a parent elsewhere (an application scope,
+     * a {@code Job()} of its own) was detached on purpose and is not waited for. Forgotten once it has ended.
+     */
+    private static void record(CoroutineBody element, Job job) {
+        if (element.coroutines.add(job)) {
+            job.invokeOnCompletion(cause -> {
+                element.coroutines.remove(job);
+                return Unit.INSTANCE;
+            });
+        }
     }
 
     @Override
@@ -277,8 +314,10 @@ final class CoroutineBody implements ThreadContextElement<Object>, ReactiveQueue
         if (cancelled) {
             job.cancel((CancellationException) null); // the caller cancelled as it started: stop it early
         }
-        for (CoroutineBody element = this; element != null; element = element.outer) {
-            element.coroutines.add(job);
+        if (job.getParent() == null) {
+            for (CoroutineBody element = this; element != null; element = element.outer) {
+                record(element, job);
+            }
         }
         return null;
     }

@@ -1,0 +1,252 @@
+package io.dynamolock.kotlin
+
+import io.dynamolock.annotation.QueueLocked
+import io.dynamolock.autoconfigure.DynamoLockAutoConfiguration
+import io.dynamolock.core.LockOperations
+import io.dynamolock.core.LockWaitTimeoutException
+import io.dynamolock.core.test.Await
+import io.dynamolock.kotlin.SuspendQueueLockedTests.CounterService
+import java.time.Duration
+import java.util.concurrent.CompletableFuture
+import java.util.concurrent.TimeUnit
+import java.util.concurrent.atomic.AtomicBoolean
+import java.util.concurrent.atomic.AtomicReference
+import kotlin.coroutines.AbstractCoroutineContextElement
+import kotlin.coroutines.CoroutineContext
+import kotlinx.coroutines.CompletableDeferred
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.Job
+import kotlinx.coroutines.SupervisorJob
+import kotlinx.coroutines.ThreadContextElement
+import kotlinx.coroutines.cancel
+import kotlinx.coroutines.currentCoroutineContext
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.flow.first
+import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withContext
+import kotlinx.coroutines.withTimeoutOrNull
+import org.assertj.core.api.Assertions.assertThat
+import org.junit.jupiter.api.Test
+import org.springframework.boot.autoconfigure.AutoConfigurations
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration
+import org.springframework.boot.test.context.runner.ApplicationContextRunner
+import org.springframework.stereotype.Service
+
+/**
+ * What `withLock` and `@QueueLocked` suspend functions wait for before they release: the coroutines of proxied calls
+ * made in them (also one whose coroutine starts only after the cancel), not coroutines detached from them, and
+ * without keeping every ended one.
+ */
+class CoroutineWaitTests {
+
+    private val contextRunner = ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(AopAutoConfiguration::class.java,
+            DynamoLockAutoConfiguration::class.java))
+        .withPropertyValues(
+            "dynamolock.table-name=${SuspendQueueLockedTests.LOCK_TABLE}",
+            "dynamolock.dynamodb.endpoint=${SuspendQueueLockedTests.LOCAL.endpoint()}",
+            "dynamolock.dynamodb.region=us-east-1",
+            "dynamolock.dynamodb.access-key-id=local",
+            "dynamolock.dynamodb.secret-access-key=local",
+            "dynamolock.poll-interval.min=10ms",
+            "dynamolock.poll-interval.max=100ms")
+        .withBean(CounterService::class.java)
+
+    /**
+     * A @QueueLocked suspend fun calls another @QueueLocked suspend fun (another entity) through its proxy and is
+     * cancelled in the instant the inner call's coroutine starts (the inner lock granted, its coroutine not yet
+     * run), on Dispatchers.Unconfined: the same window withLock now covers with PENDING_CALLS. The outer lock must
+     * be kept until the inner call's coroutine has ended, since its first segment runs anyway.
+     */
+    @Test
+    fun aSuspendFunctionCancelledAsANestedProxiedCallsCoroutineStartsKeepsItsLockUntilThatCoroutineHasEnded() {
+        contextRunner.withBean(Nests::class.java).run { context ->
+            val counters = context.getBean(CounterService::class.java)
+            val nests = context.getBean(Nests::class.java)
+            val locks = context.getBean(LockOperations::class.java)
+            val atGate = CompletableFuture<Unit>()
+            val go = CompletableFuture<Unit>()
+            runBlocking(Dispatchers.Default) {
+                val call = launch(Dispatchers.Unconfined + SecondBodyGate(atGate, go)) {
+                    nests.incrementInner("order-n1", "order-n1-b")
+                }
+                withContext(Dispatchers.IO) { atGate.get(30, TimeUnit.SECONDS) } // the inner call's coroutine starting
+                call.cancel()
+                val next = runCatching {
+                    locks.withLock("order-n1", wait = Duration.ofSeconds(2)) { counters.read("order-n1-b") }
+                }
+                go.complete(Unit)
+                call.join()
+                Await.until(Duration.ofSeconds(10), "the inner call's own lock to be released") {
+                    locks.queue("order-n1-b", null).entries().isEmpty()
+                }
+                val afterwards = counters.read("order-n1-b")
+                assertThat(next.exceptionOrNull()).`as`("granted order-n1 while its cancelled body's proxied call"
+                        + " could still start (the next holder read order-n1-b = ${next.getOrNull()}; the cancelled"
+                        + " body's proxied call wrote it afterwards: now $afterwards)")
+                    .isInstanceOf(LockWaitTimeoutException::class.java)
+            }
+        }
+    }
+
+    /** The same, the outer body giving up on the inner call (a cancelled child) and returning normally. */
+    @Test
+    fun aSuspendFunctionThatGivesUpOnANestedCallAsItsCoroutineStartsKeepsItsLockUntilThatCoroutineHasEnded() {
+        contextRunner.withBean(Nests::class.java).run { context ->
+            val counters = context.getBean(CounterService::class.java)
+            val nests = context.getBean(Nests::class.java)
+            val locks = context.getBean(LockOperations::class.java)
+            val atGate = CompletableFuture<Unit>()
+            val go = CompletableFuture<Unit>()
+            runBlocking(Dispatchers.Default) {
+                val returned = CompletableDeferred<Unit>()
+                val call = launch(Dispatchers.Unconfined + SecondBodyGate(atGate, go)) {
+                    nests.giveUpOnInner("order-n2", "order-n2-b", atGate, returned)
+                }
+                withContext(Dispatchers.IO) { returned.await() }
+                val next = runCatching {
+                    locks.withLock("order-n2", wait = Duration.ofSeconds(2)) { counters.read("order-n2-b") }
+                }
+                go.complete(Unit)
+                call.join()
+                Await.until(Duration.ofSeconds(10), "the inner call's own lock to be released") {
+                    locks.queue("order-n2-b", null).entries().isEmpty()
+                }
+                val afterwards = counters.read("order-n2-b")
+                assertThat(next.exceptionOrNull()).`as`("granted order-n2 while the given-up proxied call"
+                        + " could still start (the next holder read order-n2-b = ${next.getOrNull()}; now $afterwards)")
+                    .isInstanceOf(LockWaitTimeoutException::class.java)
+            }
+        }
+    }
+
+    @Service
+    class Nests(private val counters: CounterService) {
+        @QueueLocked(entity = ["#orderId"], maxWait = "2s")
+        suspend fun incrementInner(orderId: String, inner: String) {
+            counters.incrementAtStart(inner)
+        }
+
+        @QueueLocked(entity = ["#orderId"], maxWait = "2s")
+        suspend fun giveUpOnInner(orderId: String, inner: String, atGate: CompletableFuture<Unit>,
+                returned: CompletableDeferred<Unit>) {
+            kotlinx.coroutines.coroutineScope {
+                val child = launch { counters.incrementAtStart(inner) }
+                withContext(Dispatchers.IO) { atGate.get(30, TimeUnit.SECONDS) }
+                child.cancel() // gives up on it as its coroutine starts
+            }
+            returned.complete(Unit)
+        }
+    }
+
+    /**
+     * Holds, once, the start on a Reactor parallel thread of a coroutine whose CoroutineBody element is not the first
+     * one seen (the nested call's, not the outer call's), until [go].
+     */
+    class SecondBodyGate(private val atGate: CompletableFuture<Unit>, private val go: CompletableFuture<Unit>) :
+        AbstractCoroutineContextElement(Key), ThreadContextElement<Unit> {
+        companion object Key : CoroutineContext.Key<SecondBodyGate>
+
+        private val first = AtomicReference<Any>()
+        private val once = AtomicBoolean()
+
+        override fun updateThreadContext(context: CoroutineContext) {
+            val body = context.fold<Any?>(null) { found, e ->
+                if (e.javaClass.name == "io.dynamolock.annotation.CoroutineBody") e else found
+            } ?: return
+            first.compareAndSet(null, body)
+            if (first.get() !== body && Thread.currentThread().name.startsWith("parallel")
+                    && once.compareAndSet(false, true)) {
+                atGate.complete(Unit)
+                go.join()
+            }
+        }
+
+        override fun restoreThreadContext(context: CoroutineContext, oldState: Unit) {}
+    }
+
+    /**
+     * A withLock block starts a listener in an application scope with its own context (for MDC, tracing, the
+     * Reactor context), as coroutines outside structured concurrency: withLock no longer returns, and its lock
+     * stays held (renewed) for as long as the listener runs.
+     */
+    @Test
+    fun withLockReturnsWhileACoroutineItsBlockDetachedRunsOn() {
+        contextRunner.run { context ->
+            val locks = context.getBean(LockOperations::class.java)
+            val appScope = CoroutineScope(SupervisorJob() + Dispatchers.Default)
+            val stop = CompletableDeferred<Unit>()
+            try {
+                runBlocking(Dispatchers.Default) {
+                    val returned = CompletableDeferred<String>()
+                    val caller = launch {
+                        returned.complete(locks.withLock("order-dt") {
+                            appScope.launch(currentCoroutineContext().minusKey(Job)) { stop.await() } // a listener
+                            "done"
+                        })
+                    }
+                    val got = withTimeoutOrNull(5_000) { returned.await() }
+                    val heldMeanwhile = locks.queue("order-dt", null).entries().size
+                    stop.complete(Unit)
+                    caller.join()
+                    assertThat(got).`as`("withLock returned within 5 s (the lock's queue meanwhile: $heldMeanwhile entries)")
+                        .isEqualTo("done")
+                }
+            } finally {
+                stop.complete(Unit)
+                appScope.cancel()
+            }
+        }
+    }
+
+    /** A long-running @QueueLocked suspend fun (a drain loop): every coroutine it ever started stays referenced. */
+    @Test
+    fun aLongRunningSuspendFunctionDoesNotKeepEveryCoroutineItStarted() {
+        contextRunner.withBean(Drains::class.java).run { context ->
+            val drains = context.getBean(Drains::class.java)
+            val retained = runBlocking(Dispatchers.Default) { drains.drain("order-drain", 20_000) }
+            assertThat(retained).`as`("coroutines the call's element still references after 20,000 steps, all ended")
+                .isLessThan(100)
+        }
+    }
+
+    @Service
+    class Drains {
+        @QueueLocked(entity = ["#orderId"], maxWait = "2s")
+        suspend fun drain(orderId: String, steps: Int): Int {
+            repeat(steps) { withContext(Dispatchers.IO) { } } // a blocking poll per step
+            val body = currentCoroutineContext().fold<Any?>(null) { found, e ->
+                if (e.javaClass.name == "io.dynamolock.annotation.CoroutineBody") e else found
+            }!!
+            val field = body.javaClass.getDeclaredField("coroutines")
+            field.isAccessible = true
+            return (field.get(body) as Set<*>).size
+        }
+    }
+
+    @Test
+    fun blocksThatLeaveNothingRunningEndAtOnce() {
+        contextRunner.run { context ->
+            val counters = context.getBean(CounterService::class.java)
+            val locks = context.getBean(LockOperations::class.java)
+            val holder = locks.acquire("order-s2", Duration.ofSeconds(5))
+            try {
+                runBlocking(Dispatchers.Default) {
+                    kotlinx.coroutines.withTimeout(20_000) {
+                        val first = locks.withLock("order-s1") { counters.incrementsOf("order-s1f", 3).first() }
+                        assertThat(first).isEqualTo(1)
+                        val gaveUp = locks.withLock("order-s1") {
+                            withTimeoutOrNull(200) { counters.increment("order-s2") }
+                        }
+                        assertThat(gaveUp).isNull()
+                        locks.withLock("order-s1") { locks.withLock("order-s1") { counters.incrementAtOnce("order-s1") } }
+                        locks.withLock("order-s1") { locks.withLock("order-s3") { counters.tokensInside("order-s4") } }
+                    }
+                }
+            } finally {
+                holder.release()
+            }
+        }
+    }
+}
