@@ -21,7 +21,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -30,8 +29,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -47,37 +44,9 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  * enqueue never takes two tickets; a failed release is retried and otherwise expires;
  * heartbeat failures shorter than the lease are tolerated and longer ones lose the lease.
  */
-class InjectedFaultTests extends LockTableTestSupport {
+class InjectedFaultTests extends FaultyTemplateTestSupport {
 
-    static final int ATTEMPTS = 3;
-    static final Duration LEASE = Duration.ofSeconds(2);
-    static final Duration HEARTBEAT = Duration.ofMillis(500);
-    static final Duration LONG = Duration.ofSeconds(30);
     static final Duration SHORT = Duration.ofSeconds(3);
-
-    final FaultInjector faults = new FaultInjector();
-    DynamoDbClient faultyClient;
-    LockTemplate faulty;
-    LockTemplate clean;
-    String faultyOwner;
-    String entity;
-
-    @BeforeEach
-    void templates() {
-        faultyClient = faults.clientFor(dynamo, ATTEMPTS);
-        faultyOwner = "faulty-" + UUID.randomUUID().toString().substring(0, 8);
-        faulty = template(faultyClient, faultyOwner, LEASE);
-        clean = template(client, "clean-" + UUID.randomUUID().toString().substring(0, 8), LEASE);
-        entity = "entity-" + UUID.randomUUID();
-    }
-
-    @AfterEach
-    void close() {
-        faults.clear();
-        faulty.close();
-        clean.close();
-        faultyClient.close();
-    }
 
     static LockTemplate template(DynamoDbClient client, String owner, Duration lease) {
         return template(client, owner, lease, HEARTBEAT, null);

@@ -20,15 +20,12 @@ import io.dynamolock.core.test.FaultInjector.Fault;
 import io.dynamolock.core.test.FaultInjector.Step;
 import java.net.SocketTimeoutException;
 import java.time.Duration;
-import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.core.SdkRequest;
 import software.amazon.awssdk.core.exception.SdkClientException;
@@ -42,36 +39,7 @@ import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
  * The attempt is held in the hook until its time-out interrupts it, and the very request it carried is applied
  * later through a plain client: what the network and DynamoDB do with a request that was already on its way.
  */
-class LateLandingTests extends LockTableTestSupport {
-
-    static final int ATTEMPTS = 3;
-    static final Duration LEASE = Duration.ofSeconds(2);
-    static final Duration HEARTBEAT = Duration.ofMillis(500);
-    static final Duration LONG = Duration.ofSeconds(30);
-
-    final FaultInjector faults = new FaultInjector();
-    DynamoDbClient faultyClient;
-    LockTemplate faulty;
-    LockTemplate clean;
-    String faultyOwner;
-    String entity;
-
-    @BeforeEach
-    void templates() {
-        faultyClient = faults.clientFor(dynamo, ATTEMPTS);
-        faultyOwner = "faulty-" + UUID.randomUUID().toString().substring(0, 8);
-        faulty = InjectedFaultTests.template(faultyClient, faultyOwner, LEASE);
-        clean = InjectedFaultTests.template(client, "clean-" + UUID.randomUUID().toString().substring(0, 8), LEASE);
-        entity = "entity-" + UUID.randomUUID();
-    }
-
-    @AfterEach
-    void close() {
-        faults.clear();
-        faulty.close();
-        clean.close();
-        faultyClient.close();
-    }
+class LateLandingTests extends FaultyTemplateTestSupport {
 
     /**
      * Renewal R1 (sent at t1) gets no answer in its time limit; the retry R2 (t2 > t1) lands and confirms the lease
