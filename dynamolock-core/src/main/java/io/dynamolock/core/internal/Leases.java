@@ -9,6 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -55,7 +56,9 @@ final class Leases {
     private final Set<Acquisition> pendingRemovals = ConcurrentHashMap.newKeySet();
     private final Map<Acquisition, ScheduledFuture<?>> renewals = new ConcurrentHashMap<>();
     /** Pending {@link #sweepLater} removals: close() sends each once more, at once, instead of waiting. */
-    private final Map<Sweep, Boolean> sweeps = new ConcurrentHashMap<>();
+    private final Set<Sweep> sweeps = ConcurrentHashMap.newKeySet();
+    /** Sweeps sent by or after close() and not answered yet: the threads stay until they are. */
+    private final AtomicInteger closingSweeps = new AtomicInteger();
     private final Map<Acquisition, ScheduledFuture<?>> deadlines = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
@@ -129,16 +132,17 @@ final class Leases {
         renewals.values().forEach(Leases::cancel);
         renewals.clear();
         // A late enqueue attempt that landed before the close is removed now: nobody would afterwards.
-        sweeps.keySet().forEach(sweep -> {
-            sweeps.remove(sweep);
-            sweep.scheduled().forEach(Leases::cancel);
-            sweep.once();
-        });
+        for (Sweep sweep : List.copyOf(sweeps)) {
+            if (sweeps.remove(sweep)) {
+                sweep.scheduled.forEach(Leases::cancel);
+                sendNow(sweep);
+            }
+        }
         shutDownIfDone();
     }
 
     private void shutDownIfDone() {
-        if (closed && deadlines.isEmpty() && pendingRemovals.isEmpty()) {
+        if (closed && deadlines.isEmpty() && pendingRemovals.isEmpty() && closingSweeps.get() == 0) {
             workers.shutdown();
         }
     }
@@ -263,28 +267,66 @@ final class Leases {
      * added late expires one lease after its attempt was sent, before the first of these.)
      */
     void sweepLater(String what, Duration lease, BooleanSupplier removal) {
+        Sweep sweep = new Sweep(what, removal);
         if (closed) {
+            sendNow(sweep); // left after the close (a release answered late): once, now
             return;
         }
-        Sweep sweep = new Sweep(what, removal, new CopyOnWriteArrayList<>());
-        sweeps.put(sweep, Boolean.TRUE);
+        sweeps.add(sweep);
         List<Duration> delays = List.of(lease, Duration.ofMinutes(1), Duration.ofMinutes(5));
         for (int i = 0; i < delays.size(); i++) {
             boolean last = i == delays.size() - 1;
             ScheduledFuture<?> scheduled = workers.schedule(() -> {
-                if (last) {
-                    sweeps.remove(sweep);
+                if (!last || sweeps.remove(sweep)) { // the last one only if close() has not taken it
+                    workers.tryRequest(sweep::once);
                 }
-                workers.tryRequest(sweep::once);
             }, delays.get(i).toNanos());
             if (scheduled != null) {
-                sweep.scheduled().add(scheduled);
+                sweep.scheduled.add(scheduled);
             }
         }
     }
 
-    /** The removals of {@link #sweepLater} of one entry, named {@code what} for the log. */
-    private record Sweep(String what, BooleanSupplier removal, List<ScheduledFuture<?>> scheduled) {
+    /**
+     * Sends {@code sweep} once on a request thread, in parallel with the others, the threads kept until it is
+     * answered; on the calling thread (its interrupt set aside, which the SDK would take for an abort) if none is
+     * free.
+     */
+    private void sendNow(Sweep sweep) {
+        closingSweeps.incrementAndGet();
+        Runnable send = () -> {
+            try {
+                sweep.once();
+            }
+            finally {
+                closingSweeps.decrementAndGet();
+                shutDownIfDone();
+            }
+        };
+        if (!workers.tryRequest(send)) {
+            boolean interrupted = Thread.interrupted();
+            try {
+                send.run();
+            }
+            finally {
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }
+    }
+
+    /** The removals of {@link #sweepLater} of one entry, named {@code what} for the log; equal only to itself. */
+    private static final class Sweep {
+
+        private final String what;
+        private final BooleanSupplier removal;
+        private final List<ScheduledFuture<?>> scheduled = new CopyOnWriteArrayList<>();
+
+        Sweep(String what, BooleanSupplier removal) {
+            this.what = what;
+            this.removal = removal;
+        }
 
         void once() {
             try {

@@ -727,6 +727,7 @@ public final class LockEngine {
         PredictivePolling.History released = entry.releaseHistory(previous, settings.clock().millis());
         try {
             QueueTable.Written removed = remove(entry, released);
+            sweepIfEnqueueMayLandLate(entry); // before removed(), which may end the template's threads
             leases.removed(entry);
             if (previous == Acquisition.Phase.HELD && !removed.applied() && removed.firstAttempt()) {
                 // Gone before this release, and no heartbeat had told us: another process purged it (this JVM
@@ -738,23 +739,32 @@ public final class LockEngine {
         catch (RuntimeException ex) {
             log.debug("Removing {} failed", entry, ex);
             leases.retryRemoval(entry, () -> remove(entry, released), ex);
+            sweepIfEnqueueMayLandLate(entry);
         }
         finally {
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
         }
-        if (entry.failClosed() && entry.enqueueCanLandLate()) {
-            // Only what the removal needs: the entry itself, with its states and callbacks, may be collected.
-            LockKey key = entry.key();
-            String id = entry.id();
-            leases.sweepLater(entry.toString(), entry.lease(), () -> {
-                QueueTable.Written removed = table.remove(key, id, true, settings.clock().millis(), null);
-                published(key, removed.state());
-                return removed.applied();
-            });
-        }
         return previous;
+    }
+
+    /**
+     * A fail-closed entry whose enqueue had an attempt that got no answer: DynamoDB may still apply it and add the
+     * entry again, for nobody; its removal is sent again later ({@link Leases#sweepLater}).
+     */
+    private void sweepIfEnqueueMayLandLate(Acquisition entry) {
+        if (!entry.failClosed() || !entry.enqueueCanLandLate()) {
+            return;
+        }
+        // Only what the removal needs: the entry itself, with its states and callbacks, may be collected.
+        LockKey key = entry.key();
+        String id = entry.id();
+        leases.sweepLater(entry.toString(), entry.lease(), () -> {
+            QueueTable.Written removed = table.remove(key, id, true, settings.clock().millis(), null);
+            published(key, removed.state());
+            return removed.applied();
+        });
     }
 
     private QueueTable.Written remove(Acquisition entry, PredictivePolling.History released) {

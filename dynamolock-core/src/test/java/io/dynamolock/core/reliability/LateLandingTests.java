@@ -182,20 +182,7 @@ class LateLandingTests extends FaultyTemplateTestSupport {
      */
     @Test
     void closeSweepsALateAttemptThatLandedBeforeIt() throws Exception {
-        AtomicReference<SdkRequest> slow = new AtomicReference<>();
-        faults.onAttempt(Step.ENQUEUE, request -> {
-            if (slow.compareAndSet(null, request)) {
-                throw timedOut();
-            }
-        });
-        faulty.acquire(LockRequest.builder(entity).failClosed(true).wait(LONG).build()).release();
-        applyLate(slow.get());
-        assertThat(items.read(entity, "default").entries()).as("the late attempt added the entry").hasSize(1);
-
-        faulty.close();
-        faulty.terminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
-
-        clean.acquire(entity, LEASE.multipliedBy(3)).release();
+        landLateAfterAReleaseThen(faulty::close);
     }
 
     /**
@@ -247,6 +234,111 @@ class LateLandingTests extends FaultyTemplateTestSupport {
         }
         assertThat(published.stream().filter("UpdateItem"::equals).count())
                 .as("UpdateItem calls the application's metric publisher saw").isEqualTo(sent.get());
+    }
+
+    /** close() on an interrupted thread (a job stopped by shutdownNow(), closing its template in finally). */
+    @Test
+    void closeOnAnInterruptedThreadStillSweeps() throws Exception {
+        landLateAfterAReleaseThen(() -> {
+            Thread.currentThread().interrupt();
+            try {
+                faulty.close();
+            }
+            finally {
+                Thread.interrupted();
+            }
+        });
+    }
+
+    /** A release answered only after close() (a shutdown while a job releases): its sweep is sent then. */
+    @Test
+    void aReleaseAnsweredAfterCloseIsStillSwept() throws Exception {
+        AtomicReference<SdkRequest> slow = new AtomicReference<>();
+        faults.onAttempt(Step.ENQUEUE, request -> {
+            if (slow.compareAndSet(null, request)) {
+                throw timedOut();
+            }
+        });
+        LockHandle lock = faulty.acquire(LockRequest.builder(entity).failClosed(true).wait(LONG).build());
+        CountDownLatch removalApplied = new CountDownLatch(1);
+        CountDownLatch answer = new CountDownLatch(1);
+        faults.onAnswer(Step.REMOVE, request -> {
+            if (removalApplied.getCount() > 0) {
+                removalApplied.countDown();
+                FaultInjector.await(answer, 30); // a slow answer
+            }
+        });
+        Thread releaser = new Thread(lock::release);
+        releaser.start();
+        assertThat(removalApplied.await(10, TimeUnit.SECONDS)).isTrue();
+        applyLate(slow.get());
+        assertThat(items.read(entity, "default").entries()).as("the late attempt added the entry").hasSize(1);
+
+        faulty.close(); // the late attempt landed before this
+        answer.countDown();
+        releaser.join(10_000);
+        faulty.terminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        clean.acquire(entity, LEASE.multipliedBy(3)).release();
+    }
+
+    /** close() twice (try-with-resources and a @PreDestroy, say) sends a sweep once. */
+    @Test
+    void aSecondCloseSendsNoSweepAgain() throws Exception {
+        landLateAfterAReleaseThen(faulty::close);
+        int sent = faults.attempts(Step.REMOVE);
+        faulty.close();
+        assertThat(faults.attempts(Step.REMOVE)).as("removals sent by a second close()").isEqualTo(sent);
+    }
+
+    /**
+     * close() does not wait for DynamoDB once per pending sweep (a network cut at shutdown): it sends them all at
+     * once on the template's threads, which stay until they are answered.
+     */
+    @Test
+    void closeSendsPendingSweepsWithoutWaitingForTheirAnswers() throws Exception {
+        // A heartbeat of 10 s: each removal may take that long, so sweeps sent one after another would take 40 s.
+        try (LockTemplate slowToAnswer = InjectedFaultTests.template(faultyClient, faultyOwner + "-s",
+                Duration.ofSeconds(30), Duration.ofSeconds(10), null)) {
+            AtomicBoolean unanswered = new AtomicBoolean();
+            faults.onAttempt(Step.ENQUEUE, request -> {
+                if (unanswered.getAndSet(false)) {
+                    throw timedOut();
+                }
+            });
+            for (int i = 0; i < 4; i++) {
+                unanswered.set(true);
+                slowToAnswer.acquire(LockRequest.builder(entity + "-" + i).failClosed(true).wait(LONG).build())
+                        .release();
+            }
+            CountDownLatch answer = new CountDownLatch(1);
+            CountDownLatch allSent = faults.awaitAttempts(Step.REMOVE, 4);
+            faults.onAttempt(Step.REMOVE, request -> FaultInjector.await(answer, 30)); // DynamoDB stops answering
+            Thread closer = new Thread(slowToAnswer::close);
+            closer.start();
+            closer.join(5_000);
+            boolean closedMeanwhile = !closer.isAlive();
+            boolean sentAtOnce = allSent.await(5, TimeUnit.SECONDS);
+            answer.countDown();
+            closer.join(30_000);
+            assertThat(closedMeanwhile).as("close() returned while its sweeps were unanswered").isTrue();
+            assertThat(sentAtOnce).as("the four sweeps sent at once").isTrue();
+        }
+    }
+
+    /** A fail-closed enqueue's first attempt is applied after the release; then {@code closing} runs; then it must go. */
+    private void landLateAfterAReleaseThen(Runnable closing) throws Exception {
+        AtomicReference<SdkRequest> slow = new AtomicReference<>();
+        faults.onAttempt(Step.ENQUEUE, request -> {
+            if (slow.compareAndSet(null, request)) {
+                throw timedOut();
+            }
+        });
+        faulty.acquire(LockRequest.builder(entity).failClosed(true).wait(LONG).build()).release();
+        applyLate(slow.get());
+        assertThat(items.read(entity, "default").entries()).as("the late attempt added the entry").hasSize(1);
+        closing.run();
+        faulty.terminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        clean.acquire(entity, LEASE.multipliedBy(3)).release();
     }
 
     static SdkClientException timedOut() {
