@@ -57,8 +57,8 @@ final class Leases {
     private final Map<Acquisition, ScheduledFuture<?>> renewals = new ConcurrentHashMap<>();
     /** Pending {@link #sweepLater} removals: close() sends each once more, at once, instead of waiting. */
     private final Set<Sweep> sweeps = ConcurrentHashMap.newKeySet();
-    /** Sweeps sent by or after close() and not answered yet: the threads stay until they are. */
-    private final AtomicInteger closingSweeps = new AtomicInteger();
+    /** Sweeps sent and not answered yet, and close() while it hands sweeps over: the threads stay until then. */
+    private final AtomicInteger sweepsInFlight = new AtomicInteger();
     private final Map<Acquisition, ScheduledFuture<?>> deadlines = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
@@ -128,6 +128,17 @@ final class Leases {
      * they do; the threads end after the last one, and after the removal of every fail-closed entry.
      */
     void close() {
+        sweepsInFlight.incrementAndGet(); // close() holds the threads until it has handed every sweep over
+        try {
+            closeNow();
+        }
+        finally {
+            sweepsInFlight.decrementAndGet();
+            shutDownIfDone();
+        }
+    }
+
+    private void closeNow() {
         closed = true;
         renewals.values().forEach(Leases::cancel);
         renewals.clear();
@@ -142,7 +153,7 @@ final class Leases {
     }
 
     private void shutDownIfDone() {
-        if (closed && deadlines.isEmpty() && pendingRemovals.isEmpty() && closingSweeps.get() == 0) {
+        if (closed && deadlines.isEmpty() && pendingRemovals.isEmpty() && sweepsInFlight.get() == 0) {
             workers.shutdown();
         }
     }
@@ -278,7 +289,7 @@ final class Leases {
             boolean last = i == delays.size() - 1;
             ScheduledFuture<?> scheduled = workers.schedule(() -> {
                 if (!last || sweeps.remove(sweep)) { // the last one only if close() has not taken it
-                    workers.tryRequest(sweep::once);
+                    trySend(sweep);
                 }
             }, delays.get(i).toNanos());
             if (scheduled != null) {
@@ -293,20 +304,10 @@ final class Leases {
      * free.
      */
     private void sendNow(Sweep sweep) {
-        closingSweeps.incrementAndGet();
-        Runnable send = () -> {
-            try {
-                sweep.once();
-            }
-            finally {
-                closingSweeps.decrementAndGet();
-                shutDownIfDone();
-            }
-        };
-        if (!workers.tryRequest(send)) {
+        if (!trySend(sweep)) {
             boolean interrupted = Thread.interrupted();
             try {
-                send.run();
+                sweep.once();
             }
             finally {
                 if (interrupted) {
@@ -314,6 +315,27 @@ final class Leases {
                 }
             }
         }
+    }
+
+    /**
+     * Sends {@code sweep} on a request thread, counted in {@link #sweepsInFlight} until answered so that the
+     * threads (and the client, which its owner closes once they end) stay; {@code false} if no thread was free.
+     */
+    private boolean trySend(Sweep sweep) {
+        sweepsInFlight.incrementAndGet();
+        boolean sent = workers.tryRequest(() -> {
+            try {
+                sweep.once();
+            }
+            finally {
+                sweepsInFlight.decrementAndGet();
+                shutDownIfDone();
+            }
+        });
+        if (!sent) {
+            sweepsInFlight.decrementAndGet();
+        }
+        return sent;
     }
 
     /** The removals of {@link #sweepLater} of one entry, named {@code what} for the log; equal only to itself. */

@@ -738,8 +738,8 @@ public final class LockEngine {
         }
         catch (RuntimeException ex) {
             log.debug("Removing {} failed", entry, ex);
+            sweepIfEnqueueMayLandLate(entry); // before the retry, whose success may end the template's threads
             leases.retryRemoval(entry, () -> remove(entry, released), ex);
-            sweepIfEnqueueMayLandLate(entry);
         }
         finally {
             if (interrupted) {
