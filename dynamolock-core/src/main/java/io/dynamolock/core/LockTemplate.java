@@ -274,7 +274,8 @@ public final class LockTemplate implements LockOperations, AutoCloseable {
     /**
      * Completes once this template is closed and done with its {@code DynamoDbClient}: every lease it watched has
      * ended, every waiter's entry has left the queue, and every fail-closed lock released since the close has been
-     * removed (a job that held one through the close and released it after). Whoever owns the client closes it
+     * removed (a job that held one through the close and released it after), and every late-enqueue sweep
+     * {@code close()} sent has been answered. Whoever owns the client closes it
      * then, not at once: closing it under the template cuts those removals off, and a fail-closed lock released
      * later would stay taken for good. Never completes while a fail-closed lock is held and not released.
      */

@@ -46,7 +46,9 @@ class CoroutineLockScope(val scope: LockScope) : AbstractCoroutineContextElement
  * waits for it.
  *
  * ```
- * locks.execute(request) { runBlocking(locks.currentScope().asCoroutineContext()) { orders.reserve(orderId) } }
+ * locks.execute<Reservation, RuntimeException>(request) {
+ *     runBlocking(locks.currentScope().asCoroutineContext()) { orders.reserve(orderId) }
+ * }
  * ```
  * It replaces a `ReactorContext` of the coroutine it is added to: meant for `runBlocking`, not `withContext`.
  */
@@ -89,7 +91,10 @@ suspend fun <T> LockOperations.withLock(
  * - **Lease lost** while the block runs: the block is cancelled and `LockLostException` thrown (also when the
  *   loss is only seen once the block has returned, or by the release); an exception of the block gets the loss as
  *   suppressed.
- * - **Release** is one DynamoDB request, made on `Dispatchers.IO` and not cancellable.
+ * - **Release** is one DynamoDB request, made on `Dispatchers.IO` and not cancellable, once every suspend function
+ *   the block called through a Spring proxy (a coroutine without a parent) and every `@QueueLocked` call it made
+ *   has ended, also after the block was cancelled or gave up on them; a child the block detached carries the
+ *   lock's scope, and its proxied calls count too (README, "Cancellation").
  */
 suspend fun <T> LockOperations.withLock(request: LockRequest, block: suspend (LockHandle) -> T): T {
     val scope = currentLockScope()

@@ -36,8 +36,10 @@ import java.lang.annotation.Target;
  * it would lock nothing there.
  *
  * <ul>
- * <li>A method of the same thread that already holds the lock (another {@code @QueueLocked}
- * method or the {@code LockTemplate}) joins it instead of queueing behind itself.</li>
+ * <li>A blocking or {@code CompletableFuture} method of the same thread that already holds the lock (another
+ * {@code @QueueLocked} method or the {@code LockTemplate}) joins it instead of queueing behind itself; a
+ * {@code Mono}, {@code Flux}, {@code Flow} or {@code suspend} method joins only what its Reactor or coroutine
+ * context carries.</li>
  * <li>A method returning {@code CompletableFuture} or {@code CompletionStage} keeps the lock
  * until the future completes; other asynchronous return types are refused at startup.</li>
  * <li>By default the lock is taken before a {@code @Transactional} method's transaction
@@ -80,7 +82,8 @@ public @interface QueueLocked {
 
     /**
      * How many callers hold the lock at once (default 1): N makes a semaphore, e.g. for a rate-limited
-     * partner API. Every caller of one lock must say the same; {@code SHARED} takes 1 only.
+     * partner API. Every caller of one lock must say the same; {@code SHARED} takes 1 only; at most
+     * {@code dynamolock.max-queue-length}, or the start fails.
      */
     int permits() default 1;
 
