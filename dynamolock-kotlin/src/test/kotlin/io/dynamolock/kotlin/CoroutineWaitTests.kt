@@ -61,61 +61,52 @@ class CoroutineWaitTests {
      */
     @Test
     fun aSuspendFunctionCancelledAsANestedProxiedCallsCoroutineStartsKeepsItsLockUntilThatCoroutineHasEnded() {
-        contextRunner.withBean(Nests::class.java).run { context ->
-            val counters = context.getBean(CounterService::class.java)
-            val nests = context.getBean(Nests::class.java)
-            val locks = context.getBean(LockOperations::class.java)
-            val atGate = CompletableFuture<Unit>()
-            val go = CompletableFuture<Unit>()
-            runBlocking(Dispatchers.Default) {
-                val call = launch(Dispatchers.Unconfined + SecondBodyGate(atGate, go)) {
-                    nests.incrementInner("order-n1", "order-n1-b")
-                }
+        keepsItsLockUntilTheNestedCallHasEnded("order-n1",
+            { nests, _, _ -> nests.incrementInner("order-n1", "order-n1-b") },
+            { call, atGate, _ ->
                 withContext(Dispatchers.IO) { atGate.get(30, TimeUnit.SECONDS) } // the inner call's coroutine starting
                 call.cancel()
-                val next = runCatching {
-                    locks.withLock("order-n1", wait = Duration.ofSeconds(2)) { counters.read("order-n1-b") }
-                }
-                go.complete(Unit)
-                call.join()
-                Await.until(Duration.ofSeconds(10), "the inner call's own lock to be released") {
-                    locks.queue("order-n1-b", null).entries().isEmpty()
-                }
-                val afterwards = counters.read("order-n1-b")
-                assertThat(next.exceptionOrNull()).`as`("granted order-n1 while its cancelled body's proxied call"
-                        + " could still start (the next holder read order-n1-b = ${next.getOrNull()}; the cancelled"
-                        + " body's proxied call wrote it afterwards: now $afterwards)")
-                    .isInstanceOf(LockWaitTimeoutException::class.java)
-            }
-        }
+            })
     }
 
     /** The same, the outer body giving up on the inner call (a cancelled child) and returning normally. */
     @Test
     fun aSuspendFunctionThatGivesUpOnANestedCallAsItsCoroutineStartsKeepsItsLockUntilThatCoroutineHasEnded() {
+        keepsItsLockUntilTheNestedCallHasEnded("order-n2",
+            { nests, atGate, returned -> nests.giveUpOnInner("order-n2", "order-n2-b", atGate, returned) },
+            { _, _, returned -> withContext(Dispatchers.IO) { returned.await() } })
+    }
+
+    /**
+     * Runs [outer] on Dispatchers.Unconfined, its nested call's coroutine held at its start; once [atTheInstant]
+     * has cancelled it or seen it give up, another caller of [order] must not be granted before that coroutine ran.
+     */
+    private fun keepsItsLockUntilTheNestedCallHasEnded(order: String,
+            outer: suspend (Nests, CompletableFuture<Unit>, CompletableDeferred<Unit>) -> Unit,
+            atTheInstant: suspend (Job, CompletableFuture<Unit>, CompletableDeferred<Unit>) -> Unit) {
         contextRunner.withBean(Nests::class.java).run { context ->
             val counters = context.getBean(CounterService::class.java)
             val nests = context.getBean(Nests::class.java)
             val locks = context.getBean(LockOperations::class.java)
             val atGate = CompletableFuture<Unit>()
             val go = CompletableFuture<Unit>()
+            val inner = "$order-b"
             runBlocking(Dispatchers.Default) {
                 val returned = CompletableDeferred<Unit>()
-                val call = launch(Dispatchers.Unconfined + SecondBodyGate(atGate, go)) {
-                    nests.giveUpOnInner("order-n2", "order-n2-b", atGate, returned)
-                }
-                withContext(Dispatchers.IO) { returned.await() }
+                val call = launch(Dispatchers.Unconfined + SecondBodyGate(atGate, go)) { outer(nests, atGate, returned) }
+                atTheInstant(call, atGate, returned)
                 val next = runCatching {
-                    locks.withLock("order-n2", wait = Duration.ofSeconds(2)) { counters.read("order-n2-b") }
+                    locks.withLock(order, wait = Duration.ofSeconds(2)) { counters.read(inner) }
                 }
                 go.complete(Unit)
                 call.join()
                 Await.until(Duration.ofSeconds(10), "the inner call's own lock to be released") {
-                    locks.queue("order-n2-b", null).entries().isEmpty()
+                    locks.queue(inner, null).entries().isEmpty()
                 }
-                val afterwards = counters.read("order-n2-b")
-                assertThat(next.exceptionOrNull()).`as`("granted order-n2 while the given-up proxied call"
-                        + " could still start (the next holder read order-n2-b = ${next.getOrNull()}; now $afterwards)")
+                val afterwards = counters.read(inner)
+                assertThat(next.exceptionOrNull()).`as`("granted $order while the nested proxied call could still"
+                        + " start (the next holder read $inner = ${next.getOrNull()}; the nested call wrote it"
+                        + " afterwards: now $afterwards)")
                     .isInstanceOf(LockWaitTimeoutException::class.java)
             }
         }
