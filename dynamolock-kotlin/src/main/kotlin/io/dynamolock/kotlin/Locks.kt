@@ -130,8 +130,8 @@ suspend fun <T> LockOperations.withLock(request: LockRequest, block: suspend (Lo
 }
 
 /**
- * The coroutines that run with a [withLock] block's context: its own, and those of the suspend functions it calls
- * through Spring proxies, which Spring runs as coroutines without a parent (so the block's structured concurrency
+ * The coroutines without a parent that run with a [withLock] block's context: those of the suspend functions it
+ * calls through Spring proxies, which Spring runs as coroutines without a parent (so the block's structured concurrency
  * does not wait for them), in the caller's context, where this element rides along. Coroutine cancellation is
  * cooperative: one in a blocking step (`withContext(Dispatchers.IO) { jdbc }`) runs on after the block has ended,
  * cancelled or not (it may have given up on the call), so the block gives its lock back only once they have all
