@@ -48,8 +48,8 @@ final class CoroutineBody implements ThreadContextElement<Object>, ReactiveQueue
     /**
      * Where a caller's Reactor context may carry a {@code Consumer<CompletionStage<?>>} that hears of each call as
      * it is subscribed, with a stage that completes once the call has ended (its body's coroutines included): how
-     * dynamolock-kotlin's {@code withLock} keeps its lock for a proxied call whose coroutine has not started yet
-     * when the block is cancelled. The same key is spelled out there ({@code ReactorScopes.PENDING_CALLS}).
+     * a {@code @QueueLocked} body ({@link #body}) and dynamolock-kotlin's {@code withLock} keep their lock for a
+     * nested call whose coroutine has not started yet when they are cancelled or give up on it. The same key is spelled out there ({@code ReactorScopes.PENDING_CALLS}).
      */
     static final String PENDING_CALLS = "io.dynamolock.pendingCalls";
 
