@@ -59,6 +59,9 @@ final class Leases {
     private final Set<Sweep> sweeps = ConcurrentHashMap.newKeySet();
     /** Sweeps sent and not answered yet, and close() while it hands sweeps over: the threads stay until then. */
     private final AtomicInteger sweepsInFlight = new AtomicInteger();
+    /** Guards {@link #shutDown}: the threads are shut once, and never under a sweep just handed over. */
+    private final Object shutdown = new Object();
+    private boolean shutDown;
     private final Map<Acquisition, ScheduledFuture<?>> deadlines = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
@@ -153,8 +156,11 @@ final class Leases {
     }
 
     private void shutDownIfDone() {
-        if (closed && deadlines.isEmpty() && pendingRemovals.isEmpty() && sweepsInFlight.get() == 0) {
-            workers.shutdown();
+        synchronized (shutdown) { // with trySend: no sweep is counted and handed over as the threads are shut
+            if (!shutDown && closed && deadlines.isEmpty() && pendingRemovals.isEmpty() && sweepsInFlight.get() == 0) {
+                shutDown = true;
+                workers.shutdown();
+            }
         }
     }
 
@@ -279,11 +285,13 @@ final class Leases {
      */
     void sweepLater(String what, Duration lease, BooleanSupplier removal) {
         Sweep sweep = new Sweep(what, removal);
+        sweeps.add(sweep); // before looking at `closed`, which close() sets before it takes the sweeps: one sees it
         if (closed) {
-            sendNow(sweep); // left after the close (a release answered late): once, now
+            if (sweeps.remove(sweep)) {
+                sendNow(sweep); // left after the close (a release answered late): once, now
+            }
             return;
         }
-        sweeps.add(sweep);
         List<Duration> delays = List.of(lease, Duration.ofMinutes(1), Duration.ofMinutes(5));
         for (int i = 0; i < delays.size(); i++) {
             boolean last = i == delays.size() - 1;
@@ -322,20 +330,30 @@ final class Leases {
      * threads (and the client, which its owner closes once they end) stay; {@code false} if no thread was free.
      */
     private boolean trySend(Sweep sweep) {
-        sweepsInFlight.incrementAndGet();
-        boolean sent = workers.tryRequest(() -> {
+        synchronized (shutdown) {
+            if (shutDown) {
+                return false;
+            }
+            sweepsInFlight.incrementAndGet();
+            boolean sent = false;
             try {
-                sweep.once();
+                sent = workers.tryRequest(() -> {
+                    try {
+                        sweep.once();
+                    }
+                    finally {
+                        sweepsInFlight.decrementAndGet();
+                        shutDownIfDone();
+                    }
+                });
             }
             finally {
-                sweepsInFlight.decrementAndGet();
-                shutDownIfDone();
+                if (!sent) {
+                    sweepsInFlight.decrementAndGet();
+                }
             }
-        });
-        if (!sent) {
-            sweepsInFlight.decrementAndGet();
+            return sent;
         }
-        return sent;
     }
 
     /** The removals of {@link #sweepLater} of one entry, named {@code what} for the log; equal only to itself. */
