@@ -1,7 +1,6 @@
 package io.dynamolock.kotlin
 
 import io.dynamolock.annotation.QueueLocked
-import io.dynamolock.autoconfigure.DynamoLockAutoConfiguration
 import io.dynamolock.core.LockOperations
 import io.dynamolock.core.LockWaitTimeoutException
 import io.dynamolock.core.test.Await
@@ -28,9 +27,6 @@ import kotlinx.coroutines.withContext
 import kotlinx.coroutines.withTimeoutOrNull
 import org.assertj.core.api.Assertions.assertThat
 import org.junit.jupiter.api.Test
-import org.springframework.boot.autoconfigure.AutoConfigurations
-import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration
-import org.springframework.boot.test.context.runner.ApplicationContextRunner
 import org.springframework.stereotype.Service
 
 /**
@@ -40,18 +36,7 @@ import org.springframework.stereotype.Service
  */
 class CoroutineWaitTests {
 
-    private val contextRunner = ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(AopAutoConfiguration::class.java,
-            DynamoLockAutoConfiguration::class.java))
-        .withPropertyValues(
-            "dynamolock.table-name=${SuspendQueueLockedTests.LOCK_TABLE}",
-            "dynamolock.dynamodb.endpoint=${SuspendQueueLockedTests.LOCAL.endpoint()}",
-            "dynamolock.dynamodb.region=us-east-1",
-            "dynamolock.dynamodb.access-key-id=local",
-            "dynamolock.dynamodb.secret-access-key=local",
-            "dynamolock.poll-interval.min=10ms",
-            "dynamolock.poll-interval.max=100ms")
-        .withBean(CounterService::class.java)
+    private val contextRunner = SuspendQueueLockedTests.contextRunner()
 
     /**
      * A @QueueLocked suspend fun calls another @QueueLocked suspend fun (another entity) through its proxy and is

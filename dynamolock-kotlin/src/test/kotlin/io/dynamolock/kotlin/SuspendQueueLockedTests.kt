@@ -61,19 +61,7 @@ import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType
  */
 class SuspendQueueLockedTests {
 
-    private val contextRunner = ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(AopAutoConfiguration::class.java,
-            DynamoLockAutoConfiguration::class.java))
-        .withPropertyValues(
-            "dynamolock.table-name=$LOCK_TABLE",
-            "dynamolock.dynamodb.endpoint=${LOCAL.endpoint()}",
-            "dynamolock.dynamodb.region=us-east-1",
-            "dynamolock.dynamodb.access-key-id=local",
-            "dynamolock.dynamodb.secret-access-key=local",
-            "dynamolock.poll-interval.min=10ms",
-            "dynamolock.poll-interval.max=100ms",
-            "counter.table=$COUNTER_TABLE")
-        .withBean(CounterService::class.java)
+    private val contextRunner = contextRunner()
 
     @Test
     fun suspendFunctionRunsOneBodyAtATimeAndLosesNoUpdate() {
@@ -895,6 +883,21 @@ class SuspendQueueLockedTests {
     }
 
     companion object {
+        /** A context with the lock's auto-configuration on DynamoDB Local and a [CounterService]. */
+        fun contextRunner(): ApplicationContextRunner = ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(AopAutoConfiguration::class.java,
+                DynamoLockAutoConfiguration::class.java))
+            .withPropertyValues(
+                "dynamolock.table-name=$LOCK_TABLE",
+                "dynamolock.dynamodb.endpoint=${LOCAL.endpoint()}",
+                "dynamolock.dynamodb.region=us-east-1",
+                "dynamolock.dynamodb.access-key-id=local",
+                "dynamolock.dynamodb.secret-access-key=local",
+                "dynamolock.poll-interval.min=10ms",
+                "dynamolock.poll-interval.max=100ms",
+                "counter.table=$COUNTER_TABLE")
+            .withBean(CounterService::class.java)
+
         val LOCAL: DynamoDbLocal = DynamoDbLocal.shared()
         val LOCK_TABLE: String = LOCAL.newLockTable()
         val COUNTER_TABLE: String = "kotlin-counters-" + UUID.randomUUID().toString().substring(0, 8)
