@@ -49,8 +49,17 @@ class OrderApiExceptionHandler extends ResponseEntityExceptionHandler {
      */
     static final Duration RETRY_AFTER = Duration.ofSeconds(5);
 
+    /** How much of a rejected string an answer quotes: a client that sent megabytes need not get them back. */
+    static final int QUOTED_LENGTH = 100;
+
     /** One field or parameter that broke a rule: its name, the value sent, and the rule. */
     record FieldProblem(String field, Object rejectedValue, String message) {
+
+        FieldProblem {
+            if (rejectedValue instanceof CharSequence text && text.length() > QUOTED_LENGTH) {
+                rejectedValue = text.subSequence(0, QUOTED_LENGTH) + "... (" + text.length() + " characters)";
+            }
+        }
     }
 
     @Override

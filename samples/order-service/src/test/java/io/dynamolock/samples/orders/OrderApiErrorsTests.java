@@ -110,6 +110,23 @@ class OrderApiErrorsTests {
         assertUnchanged("ranges");
     }
 
+    /** A huge value is refused without being sent back whole: the answer shows its start and its length. */
+    @Test
+    void aHugeValueIsABadRequestThatQuotesOnlyItsStart() {
+        create("huge");
+        String name = "n".repeat(500_000);
+
+        MvcTestResult result = post("/orders/huge/items", "{\"name\": \"" + name + "\", \"priceCents\": 1}");
+
+        assertProblem(result, HttpStatus.BAD_REQUEST, """
+                {"errors": [{"field": "name", "message": "size must be between 0 and 200",
+                             "rejectedValue": "%s... (500000 characters)"}]}
+                """.formatted("n".repeat(OrderApiExceptionHandler.QUOTED_LENGTH)));
+        assertThat(result.getResponse().getContentAsByteArray().length)
+                .isLessThan(2_000);
+        assertUnchanged("huge");
+    }
+
     /** Cents and percents are whole numbers: 12.99 is refused, not stored as 12; so is "12.99" (a string). */
     @Test
     void fractionalNumbersAreABadRequestNamingTheFieldNotTruncated() {
