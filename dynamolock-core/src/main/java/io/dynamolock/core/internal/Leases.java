@@ -295,14 +295,31 @@ final class Leases {
         List<Duration> delays = List.of(lease, Duration.ofMinutes(1), Duration.ofMinutes(5));
         for (int i = 0; i < delays.size(); i++) {
             boolean last = i == delays.size() - 1;
-            ScheduledFuture<?> scheduled = workers.schedule(() -> {
-                if (!last || sweeps.remove(sweep)) { // the last one only if close() has not taken it
-                    trySend(sweep);
-                }
-            }, delays.get(i).toNanos());
-            if (scheduled != null) {
-                sweep.scheduled.add(scheduled);
-            }
+            schedule(sweep, last, delays.get(i));
+        }
+    }
+
+    private void schedule(Sweep sweep, boolean last, Duration delay) {
+        ScheduledFuture<?> scheduled = workers.schedule(() -> sendFromTimer(sweep, last), delay.toNanos());
+        if (scheduled != null) {
+            sweep.scheduled.add(scheduled);
+        }
+    }
+
+    /**
+     * A timer's sweep. With every request thread busy (a slow region: when enqueues go unanswered), it is tried
+     * again shortly. The last one leaves the pending set only once handed over, so that close() still finds it
+     * until then; both may send it, and DynamoDB refuses the second.
+     */
+    private void sendFromTimer(Sweep sweep, boolean last) {
+        if (!sweeps.contains(sweep)) {
+            return; // close() took it and sent it
+        }
+        if (!trySend(sweep)) {
+            schedule(sweep, last, Workers.BUSY_RETRY); // none once shut down: close() sent it
+        }
+        else if (last) {
+            sweeps.remove(sweep);
         }
     }
 
