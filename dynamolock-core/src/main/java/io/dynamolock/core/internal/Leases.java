@@ -6,10 +6,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -148,7 +148,9 @@ final class Leases {
         // A late enqueue attempt that landed before the close is removed now: nobody would afterwards.
         for (Sweep sweep : List.copyOf(sweeps)) {
             if (sweeps.remove(sweep)) {
-                sweep.scheduled.forEach(Leases::cancel);
+                for (int stage = 0; stage < Sweep.STAGES; stage++) {
+                    cancel(sweep.scheduled.get(stage));
+                }
                 sendNow(sweep);
             }
         }
@@ -293,32 +295,32 @@ final class Leases {
             return;
         }
         List<Duration> delays = List.of(lease, Duration.ofMinutes(1), Duration.ofMinutes(5));
-        for (int i = 0; i < delays.size(); i++) {
-            boolean last = i == delays.size() - 1;
-            schedule(sweep, last, delays.get(i));
+        for (int stage = 0; stage < Sweep.STAGES; stage++) {
+            schedule(sweep, stage, delays.get(stage));
         }
     }
 
-    private void schedule(Sweep sweep, boolean last, Duration delay) {
-        ScheduledFuture<?> scheduled = workers.schedule(() -> sendFromTimer(sweep, last), delay.toNanos());
+    private void schedule(Sweep sweep, int stage, Duration delay) {
+        ScheduledFuture<?> scheduled = workers.schedule(() -> sendFromTimer(sweep, stage), delay.toNanos());
         if (scheduled != null) {
-            sweep.scheduled.add(scheduled);
+            sweep.scheduled.set(stage, scheduled); // a retry takes its stage's place: close() cancels three at most
         }
     }
 
     /**
      * A timer's sweep. With every request thread busy (a slow region: when enqueues go unanswered), it is tried
-     * again shortly. The last one leaves the pending set only once handed over, so that close() still finds it
-     * until then; both may send it, and DynamoDB refuses the second.
+     * again shortly. The sweep leaves the pending set only once its last stage (whichever comes last: the lease may
+     * be the longest delay) is handed over, so that close() still finds it until then; both may send it, and DynamoDB
+     * refuses the second.
      */
-    private void sendFromTimer(Sweep sweep, boolean last) {
+    private void sendFromTimer(Sweep sweep, int stage) {
         if (!sweeps.contains(sweep)) {
             return; // close() took it and sent it
         }
         if (!trySend(sweep)) {
-            schedule(sweep, last, Workers.BUSY_RETRY); // none once shut down: close() sent it
+            schedule(sweep, stage, Workers.BUSY_RETRY); // none once shut down: close() sent it
         }
-        else if (last) {
+        else if (sweep.stagesLeft.decrementAndGet() == 0) {
             sweeps.remove(sweep);
         }
     }
@@ -376,9 +378,13 @@ final class Leases {
     /** The removals of {@link #sweepLater} of one entry, named {@code what} for the log; equal only to itself. */
     private static final class Sweep {
 
+        /** One lease, one minute and five minutes after the entry left. */
+        static final int STAGES = 3;
+
         private final String what;
         private final BooleanSupplier removal;
-        private final List<ScheduledFuture<?>> scheduled = new CopyOnWriteArrayList<>();
+        private final AtomicReferenceArray<ScheduledFuture<?>> scheduled = new AtomicReferenceArray<>(STAGES);
+        private final AtomicInteger stagesLeft = new AtomicInteger(STAGES);
 
         Sweep(String what, BooleanSupplier removal) {
             this.what = what;
