@@ -13,6 +13,7 @@ import org.springframework.context.expression.MethodBasedEvaluationContext;
 import org.springframework.expression.EvaluationContext;
 import org.springframework.expression.Expression;
 import org.springframework.expression.spel.SpelNode;
+import org.springframework.expression.spel.ast.BeanReference;
 import org.springframework.expression.spel.ast.VariableReference;
 import org.springframework.expression.spel.standard.SpelExpression;
 
@@ -52,19 +53,35 @@ final class LockExpressionEvaluator extends CachedExpressionEvaluator {
 
     /** The names of the {@code #variables} an expression refers to, without the {@code #}. */
     static List<String> variables(Expression expression) {
+        return names(expression, VariableReference.class);
+    }
+
+    /** The names of the beans an expression refers to ({@code @name}, or {@code &name} for a factory bean). */
+    static List<String> beanReferences(Expression expression) {
+        return names(expression, BeanReference.class);
+    }
+
+    /** The variable an expression is and nothing more ({@code #order}), without the {@code #}; else {@code null}. */
+    static String soleVariable(Expression expression) {
+        return expression instanceof SpelExpression spel && spel.getAST() instanceof VariableReference variable
+                ? variable.toStringAST().substring(1) : null;
+    }
+
+    /** The names of the nodes of {@code type} in an expression: their source without its one-character prefix. */
+    private static List<String> names(Expression expression, Class<? extends SpelNode> type) {
         List<String> names = new ArrayList<>();
         if (expression instanceof SpelExpression spel) {
-            collect(spel.getAST(), names);
+            collect(spel.getAST(), type, names);
         }
         return names;
     }
 
-    private static void collect(SpelNode node, List<String> names) {
-        if (node instanceof VariableReference) {
+    private static void collect(SpelNode node, Class<? extends SpelNode> type, List<String> names) {
+        if (type.isInstance(node)) {
             names.add(node.toStringAST().substring(1));
         }
         for (int i = 0; i < node.getChildCount(); i++) {
-            collect(node.getChild(i), names);
+            collect(node.getChild(i), type, names);
         }
     }
 }

@@ -177,11 +177,17 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
                 throw badEntity(source, locked, "evaluated to an empty " + value.getClass().getSimpleName()
                         + "; a lock needs at least one entity", null);
             }
+            String evaluated = values.size() > 1 ? "yielded " : "evaluated to ";
             for (Object element : values) {
                 String entity = element == null ? null : element.toString();
                 if (entity == null || entity.isBlank()) {
-                    throw badEntity(source, locked, (values.size() > 1 ? "yielded " : "evaluated to ")
-                            + (entity == null ? "null" : "'" + entity + "'") + "; a lock needs a non-blank entity", null);
+                    throw badEntity(source, locked, evaluated + (entity == null ? "null" : "'" + entity + "'")
+                            + "; a lock needs a non-blank entity", null);
+                }
+                if (!(element instanceof CharSequence) && QueueLockedMethods.hasIdentityString(element.getClass())) {
+                    throw badEntity(source, locked, evaluated + "a " + element.getClass().getTypeName() + " ('" + entity
+                            + "'), whose toString() is Object's: " + QueueLockedMethods.IDENTITY_STRING + ". Name a"
+                            + " stable key, such as an id, or give its class a toString() that names the entity", null);
                 }
                 entities.add(entity);
             }

@@ -1,12 +1,12 @@
 package io.dynamolock.annotation;
 
+import io.dynamolock.core.LockTemplate;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.util.ArrayList;
-import java.util.HashSet;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.aop.Advisor;
@@ -59,17 +59,25 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
     @Override
     public void afterSingletonsInstantiated() {
         List<String> problems = new ArrayList<>();
-        Set<Class<?>> seen = new HashSet<>();
-        boolean found = false;
+        Map<Class<?>, Boolean> seen = new HashMap<>();
+        List<String> locking = new ArrayList<>();
         for (String name : beanFactory.getBeanDefinitionNames()) {
             Class<?> type = beanClass(name);
-            if (type != null && seen.add(type) && AnnotationUtils.isCandidateClass(type, QueueLocked.class)) {
+            if (type == null || !AnnotationUtils.isCandidateClass(type, QueueLocked.class)) {
+                continue;
+            }
+            if (!seen.containsKey(type)) {
                 checkClass(type, problems);
-                found |= check(type, isJdkProxy(name), problems);
+                seen.put(type, check(type, isJdkProxy(name), problems));
+            }
+            if (seen.get(type)) {
+                locking.add(name);
             }
         }
+        boolean found = !locking.isEmpty();
         if (found) {
             lookUpBeans(); // first: without one template, the leases and namespaces above could not be checked
+            outliveLockingBeans(locking);
         }
         if (!problems.isEmpty()) {
             throw new QueueLockedConfigurationException(problems.size() == 1 ? problems.get(0)
@@ -155,6 +163,23 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
         }
         catch (BeansException ex) {
             log.debug("No LockTemplate at start; the first @QueueLocked call will look it up", ex);
+        }
+    }
+
+    /**
+     * The advisor finds its template only when called, so nothing tells the context that beans with
+     * {@code @QueueLocked} methods use it: the template, an auto-configured bean created after them, would be
+     * closed before them, and a lock taken in their {@code destroy()} (a flush under the lock) would fail. Each
+     * template now outlives them.
+     */
+    private void outliveLockingBeans(List<String> locking) {
+        if (!(beanFactory instanceof ConfigurableListableBeanFactory factory)) {
+            return;
+        }
+        for (String template : factory.getBeanNamesForType(LockTemplate.class, false, false)) {
+            for (String bean : locking) {
+                factory.registerDependentBean(template, bean);
+            }
         }
     }
 

@@ -4,12 +4,15 @@ import io.dynamolock.core.LockOptionException;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTemplate;
 import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
 import java.lang.reflect.ParameterizedType;
 import java.lang.reflect.Proxy;
 import java.lang.reflect.Type;
 import java.lang.reflect.WildcardType;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -18,6 +21,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Flow;
 import java.util.concurrent.Future;
 import java.util.function.Supplier;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.springframework.aop.support.AopUtils;
@@ -34,6 +38,7 @@ import org.springframework.core.env.PropertyResolver;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
 import org.springframework.util.ClassUtils;
+import org.springframework.util.ReflectionUtils;
 
 /**
  * Finds, parses and checks {@link QueueLocked} methods, once per method and target class.
@@ -46,6 +51,12 @@ final class QueueLockedMethods {
 
     /** {@code #root}, {@code #this} and the positional {@code #p0} / {@code #a0} are always defined. */
     private static final Pattern BUILT_IN_VARIABLE = Pattern.compile("root|this|[pa]\\d+");
+
+    private static final Pattern POSITIONAL_VARIABLE = Pattern.compile("[pa](\\d+)");
+
+    /** Why Object's {@code toString()} names no entity; shared with the interceptor's message at a call. */
+    static final String IDENTITY_STRING = "an identity hash, different for each instance and each JVM, so no two"
+            + " calls would share a lock";
 
     private static final String REACTIVE_STREAMS_PUBLISHER = "org.reactivestreams.Publisher";
 
@@ -70,10 +81,12 @@ final class QueueLockedMethods {
     private final LockExpressionEvaluator evaluator;
     private final PropertyResolver placeholders;
     private final Supplier<LockTemplate> lockTemplate;
+    private final BeanFactory beanFactory;
 
     QueueLockedMethods(PropertyResolver placeholders, BeanFactory beanFactory, Supplier<LockTemplate> lockTemplate) {
         this.placeholders = placeholders;
         this.lockTemplate = lockTemplate;
+        this.beanFactory = beanFactory;
         this.evaluator = new LockExpressionEvaluator(beanFactory);
     }
 
@@ -229,6 +242,12 @@ final class QueueLockedMethods {
         }
         List<String> parameters = parameterNames(method);
         for (String variable : LockExpressionEvaluator.variables(expression)) {
+            Matcher positional = POSITIONAL_VARIABLE.matcher(variable);
+            if (positional.matches() && Integer.parseInt(positional.group(1)) >= method.getParameterCount()
+                    && (parameters == null || !parameters.contains(variable))) {
+                throw invalid(description, "entity expression '" + source + "' refers to #" + variable + ", but the"
+                        + " method has " + describeParameters(method, parameters));
+            }
             if (BUILT_IN_VARIABLE.matcher(variable).matches() || parameters != null && parameters.contains(variable)) {
                 continue;
             }
@@ -241,7 +260,56 @@ final class QueueLockedMethods {
             throw invalid(description, "entity expression '" + source + "' refers to #" + variable
                     + ", which is not a parameter of the method; parameters are " + parameters);
         }
+        for (String bean : LockExpressionEvaluator.beanReferences(expression)) {
+            if (beanFactory != null && !beanFactory.containsBean(bean)) {
+                throw invalid(description, "entity expression '" + source + "' refers to the bean '" + bean
+                        + "', which the context does not have");
+            }
+        }
+        Class<?> type = parameterType(expression, method, parameters);
+        // Only a concrete class is refused at start: an Object's, an interface's or an abstract class's values may
+        // have a toString() of their own (a call checks each value).
+        if (type != null && type != Object.class && !Modifier.isAbstract(type.getModifiers()) && hasIdentityString(type)) {
+            throw invalid(description, "entity expression '" + source + "' is a " + type.getName() + ", whose"
+                    + " toString() is Object's: " + IDENTITY_STRING + ". Name a stable key such as " + source
+                    + ".id, or give " + type.getSimpleName() + " a toString() that names the entity");
+        }
         return expression;
+    }
+
+    /** Whether a value of class {@code type} turns into Object's string, {@code Name@1b6d3586}, one per instance. */
+    static boolean hasIdentityString(Class<?> type) {
+        return !type.isInterface() && (type.isArray()
+                || ReflectionUtils.findMethod(type, "toString").getDeclaringClass() == Object.class);
+    }
+
+    /** The declared type of the parameter an expression is and nothing more ({@code #order}, {@code #p0}), if so. */
+    private static Class<?> parameterType(Expression expression, Method method, List<String> parameters) {
+        String variable = LockExpressionEvaluator.soleVariable(expression);
+        if (variable == null) {
+            return null;
+        }
+        Matcher positional = POSITIONAL_VARIABLE.matcher(variable);
+        int index = positional.matches() ? Integer.parseInt(positional.group(1))
+                : parameters == null ? -1 : parameters.indexOf(variable);
+        if (index < 0 || index >= method.getParameterCount()) {
+            return null;
+        }
+        Class<?> type = method.getParameterTypes()[index];
+        // A collection's or an array's elements are the entities: their type is not known here (an array's is).
+        return Collection.class.isAssignableFrom(type) || type.isArray() ? null : type;
+    }
+
+    private static String describeParameters(Method method, List<String> names) {
+        int count = method.getParameterCount();
+        if (count == 0) {
+            return "no parameters";
+        }
+        List<String> described = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            described.add("#p" + i + (names == null ? "" : " (" + names.get(i) + ")"));
+        }
+        return count + " parameter" + (count == 1 ? "" : "s") + ": " + String.join(", ", described);
     }
 
     private List<String> parameterNames(Method method) {

@@ -182,7 +182,19 @@ public class DynamoLockAutoConfiguration {
             listeners.orderedStream().forEach(builder::listener);
             customizers.orderedStream().forEach(customizer -> customizer.customize(builder));
             OwnedDynamoDbClient ours = owned.getIfAvailable();
-            return ours == null ? builder.build() : ours.build(dynamoDbClient, builder);
+            LockTemplate template = ours == null ? builder.build() : ours.build(dynamoDbClient, builder);
+            if (!template.tableName().equals(properties.getTableName())) {
+                // A customizer chose another table: it is the one locks use, so it is checked (or created) too.
+                try {
+                    new LockTableInitializer(dynamoDbClient, template.tableName(), properties.isCreateTable(),
+                            properties.getStartupTimeout()).afterPropertiesSet();
+                }
+                catch (RuntimeException ex) {
+                    template.close();
+                    throw ex;
+                }
+            }
+            return template;
         }
     }
 

@@ -2,6 +2,9 @@ package io.dynamolock.autoconfigure;
 
 import io.dynamolock.core.LockOptionException;
 import java.util.Map;
+import java.util.Objects;
+import org.springframework.beans.BeansException;
+import org.springframework.beans.PropertyAccessorFactory;
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.core.env.Environment;
@@ -54,6 +57,13 @@ class LockOptionFailureAnalyzer extends AbstractFailureAnalyzer<LockOptionExcept
             return null; // an option set in code (a customizer, a request): the message names it already
         }
         String written = property.equals(SECRET) ? null : environment.getProperty(property);
+        Object byDefault = defaultOf(property);
+        if (written == null && !property.equals(SECRET) && !Objects.equals(byDefault, cause.value())) {
+            // Neither written nor the default: set in code, where the option's own name is what to look for.
+            return new FailureAnalysis(cause.getMessage() + " (set in code, e.g. by a LockTemplateBuilderCustomizer: "
+                    + property + " is not set" + (byDefault == null ? "" : " and its default is " + byDefault) + ")",
+                    "Correct the code that sets " + cause.option() + " as the message says.", cause);
+        }
         String shown = property + "=" + (written != null ? written : cause.value()
                 + (property.equals(SECRET) ? "" : " (the default)"));
         String[] partner = PARTNERS.get(cause.option());
@@ -66,5 +76,24 @@ class LockOptionFailureAnalyzer extends AbstractFailureAnalyzer<LockOptionExcept
         }
         return new FailureAnalysis(shown + ": " + cause.getMessage(), "Correct " + property + " as the message says"
                 + (written != null ? ", or remove it to use the default." : "."), cause);
+    }
+
+    /**
+     * The default of a {@code dynamolock.*} property, as {@link DynamoLockProperties} holds it, or {@code null} if it
+     * has none (or it cannot be read): {@code dynamolock.poll-interval.min} is {@code pollInterval.min}.
+     */
+    private static Object defaultOf(String property) {
+        StringBuilder path = new StringBuilder();
+        String dashed = property.substring("dynamolock.".length());
+        for (int i = 0; i < dashed.length(); i++) {
+            char c = dashed.charAt(i);
+            path.append(c == '-' ? Character.toUpperCase(dashed.charAt(++i)) : c);
+        }
+        try {
+            return PropertyAccessorFactory.forBeanPropertyAccess(new DynamoLockProperties()).getPropertyValue(path.toString());
+        }
+        catch (BeansException unreadable) {
+            return null;
+        }
     }
 }

@@ -166,6 +166,24 @@ class QueueLockedTests extends QueueLockedTestSupport {
         assertThat(locks.activeLocks()).isEmpty();
     }
 
+    /** Object's toString() is an identity hash: the lock would be shared with no other call, in no other JVM. */
+    @Test
+    void entityWithoutAToStringOfItsOwnFailsWithoutLockingOrRunning() {
+        int calls = service.calls();
+        Object key = new Object();
+        assertThatIllegalArgumentException().isThrownBy(() -> service.anyKey(key))
+                .withMessageContaining("@QueueLocked entity expression '#key' of " + LockedService.class.getName()
+                        + ".anyKey(Object) evaluated to a java.lang.Object ('" + key + "'), whose toString() is"
+                        + " Object's: an identity hash")
+                .withMessageContaining("No lock was taken");
+        assertThatIllegalArgumentException().isThrownBy(() -> service.anyKey(List.of("a", new int[] {1})))
+                .withMessageContaining("yielded a int[]");
+        assertThat(service.calls()).isEqualTo(calls);
+        assertThat(locks.activeLocks()).isEmpty();
+        service.anyKey(List.of("a", 7L)); // values with a toString() of their own lock as ever
+        assertThat(service.calls()).isEqualTo(calls + 1);
+    }
+
     @Test
     void entityThatCannotBeEvaluatedFailsWithoutLockingOrRunning() {
         assertThatIllegalArgumentException().isThrownBy(() -> service.place(new Order("o-2", null), 1))

@@ -100,6 +100,29 @@ class QueueLockedValidationTests {
     }
 
     @Test
+    void failsOnAPositionalVariablePastTheLastParameter() {
+        assertFails(PastTheLastParameter.class, PastTheLastParameter.class.getName() + ".run(String): entity"
+                + " expression '#p1' refers to #p1, but the method has 1 parameter: #p0 (orderId)");
+        assertFails(NoParameters.class, NoParameters.class.getName() + ".run(): entity expression '#a0' refers to"
+                + " #a0, but the method has no parameters");
+    }
+
+    @Test
+    void failsOnABeanReferenceToNoBean() {
+        assertFails(UnknownBean.class, UnknownBean.class.getName() + ".run(String): entity expression"
+                + " '@orderKeyz.of(#orderId)' refers to the bean 'orderKeyz', which the context does not have");
+    }
+
+    /** Its string is an identity hash: no two calls, and no two JVMs, would share the lock. */
+    @Test
+    void failsOnAParameterWhoseTypeHasNoToStringOfItsOwn() {
+        assertFails(IdentityEntity.class, IdentityEntity.class.getName() + ".update(OrderRef): entity expression"
+                + " '#order' is a " + OrderRef.class.getName() + ", whose toString() is Object's: an identity hash,"
+                + " different for each instance and each JVM, so no two calls would share a lock. Name a stable key"
+                + " such as #order.id, or give OrderRef a toString() that names the entity");
+    }
+
+    @Test
     void failsOnEmptyEntity() {
         assertFails(EmptyEntity.class, EmptyEntity.class.getName() + ".run(String): entity is empty");
     }
@@ -353,6 +376,60 @@ class QueueLockedValidationTests {
         @QueueLocked(entity = "#ids", permits = 5)
         public void each(java.util.List<String> ids) {
         }
+
+        @QueueLocked(entity = "#key")
+        public void keyed(OrderKey key) {
+        }
+
+        @QueueLocked(entity = "#ref.id")
+        public void byId(OrderRef ref) {
+        }
+    }
+
+    public static class PastTheLastParameter {
+
+        @QueueLocked(entity = "#p1")
+        public void run(String orderId) {
+        }
+    }
+
+    public static class NoParameters {
+
+        @QueueLocked(entity = "#a0")
+        public void run() {
+        }
+    }
+
+    public static class UnknownBean {
+
+        @QueueLocked(entity = "@orderKeyz.of(#orderId)")
+        public void run(String orderId) {
+        }
+    }
+
+    /** An order as a request body gives it: a new instance per call, without a toString(). */
+    public static class OrderRef {
+
+        private final String id;
+
+        public OrderRef(String id) {
+            this.id = id;
+        }
+
+        public String getId() {
+            return id;
+        }
+    }
+
+    public static class IdentityEntity {
+
+        @QueueLocked(entity = "#order")
+        public void update(OrderRef order) {
+        }
+    }
+
+    /** An entity whose type has a toString() of its own, as a record has. */
+    public record OrderKey(String id) {
     }
 
     public static class BadSyntax {

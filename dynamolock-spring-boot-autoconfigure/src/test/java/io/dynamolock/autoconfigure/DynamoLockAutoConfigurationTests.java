@@ -152,6 +152,49 @@ class DynamoLockAutoConfigurationTests {
         }
     }
 
+    /** A @QueueLocked method called from a destroy(), as a flush under the lock would be: the template is still open. */
+    @Test
+    void aBeanThatCallsAQueueLockedMethodWhenItIsDestroyedStillGetsTheLock() {
+        FlushOnShutdown.outcome.set(null);
+        contextRunner.withUserConfiguration(FlushOnShutdown.class).run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context.getBean(Flusher.class).flush("running")).isEqualTo("flushed running");
+        });
+        assertThat(FlushOnShutdown.outcome.get()).as("what the @QueueLocked call in a destroy() got")
+                .isEqualTo("flushed pending");
+    }
+
+    public static class Flusher {
+
+        @QueueLocked(entity = "#id")
+        public String flush(String id) {
+            return "flushed " + id;
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class FlushOnShutdown {
+
+        static final AtomicReference<String> outcome = new AtomicReference<>();
+
+        @Bean
+        Flusher flusher() {
+            return new Flusher();
+        }
+
+        @Bean
+        DisposableBean flushOnShutdown(Flusher flusher) {
+            return () -> {
+                try {
+                    outcome.set(flusher.flush("pending"));
+                }
+                catch (RuntimeException ex) {
+                    outcome.set(ex.toString());
+                }
+            };
+        }
+    }
+
     @Test
     void ourClientIsClosedWithTheContextWhenTheApplicationBuildsItsOwnTemplate() {
         AtomicReference<DynamoDbClient> client =
@@ -443,6 +486,39 @@ class DynamoLockAutoConfigurationTests {
                     assertThat(locks.ownerName()).isEqualTo("customized");
                     locks.acquire("listened", Duration.ZERO).release();
                     assertThat(events).containsExactly("acquired listened");
+                });
+    }
+
+    /** A customizer may choose the table: that one is checked at start-up, not only the property's. */
+    @Test
+    void theTableACustomizerChoosesIsCheckedAtStartup() {
+        contextRunner.withBean(LockTemplateBuilderCustomizer.class, () -> builder -> builder.tableName("customized-missing"))
+                .run(context -> assertThat(context).getFailure().rootCause().isInstanceOf(LockTableException.class)
+                        .hasMessageContaining("Lock table 'customized-missing' does not exist"));
+        String table = "customized-" + UUID.randomUUID().toString().substring(0, 8);
+        contextRunner.withPropertyValues("dynamolock.create-table=true")
+                .withBean(LockTemplateBuilderCustomizer.class, () -> builder -> builder.tableName(table))
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    LockTemplate locks = context.getBean(LockTemplate.class);
+                    assertThat(locks.tableName()).isEqualTo(table);
+                    locks.acquire("in-the-customized-table", Duration.ZERO).release();
+                });
+    }
+
+    /** A bad option a customizer set is not blamed on a property nobody wrote, nor called its default. */
+    @Test
+    void aBadOptionSetByACustomizerIsReportedAsSetInCode() {
+        contextRunner.withBean(LockTemplateBuilderCustomizer.class, () -> builder -> builder.maxQueueLength(0))
+                .run(context -> {
+                    assertThat(context).getFailure().rootCause().isInstanceOf(LockOptionException.class);
+                    FailureAnalysis analysis = new LockOptionFailureAnalyzer(new MockEnvironment())
+                            .analyze(context.getStartupFailure());
+                    assertThat(analysis.getDescription()).isEqualTo("maxQueueLength 0 must be at least 1 (set in"
+                            + " code, e.g. by a LockTemplateBuilderCustomizer: dynamolock.max-queue-length is not set"
+                            + " and its default is 100)");
+                    assertThat(analysis.getAction()).isEqualTo("Correct the code that sets maxQueueLength as the"
+                            + " message says.");
                 });
     }
 

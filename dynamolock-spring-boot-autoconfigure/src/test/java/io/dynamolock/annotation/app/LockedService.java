@@ -70,6 +70,12 @@ public class LockedService implements Inventory {
         calls.incrementAndGet();
     }
 
+    /** Any key, checked only when called: its declared type says nothing of the value's toString(). */
+    @QueueLocked(entity = "#key")
+    public void anyKey(Object key) {
+        calls.incrementAndGet();
+    }
+
     @OrderLock
     public List<LockInfo> meta(String orderId) {
         return held();
