@@ -380,22 +380,26 @@ final class Acquisition {
     }
 
     /**
-     * Whether {@code candidate} is newer than {@code known} for this entry: it holds the entry and fewer entries
-     * ahead of it, or as many and it was true no earlier, or as many and it lets the entry hold where
-     * {@code known} does not. A state without the entry predates our enqueue (or follows a purge of it). The times
-     * break ties so that a state already acted on, offered again (a hint duplicated or replayed, its item aged
-     * since), is no news: acting on it again would cost a request each time. As many entries ahead need not be the
-     * same ones (each state may miss a departure the other shows: a reader behind a writer and a reader that gave
-     * up), and either state is true, so one that lets the entry hold wins whatever its time.
+     * Whether {@code candidate} is newer than {@code known} for this entry: of two states of which one lets the entry
+     * hold, that one; else it holds the entry and fewer entries ahead of it, or as many and it was true no earlier.
+     * A state without the entry predates our enqueue (or follows a purge of it). Both states are true, and entries
+     * ahead of a ticket only leave, so one that lets the entry hold proves it may, whatever the other shows: each may
+     * miss departures the other shows (a writer ahead of a reader that a hand-over leaves out, readers ahead that
+     * gave up unbeknown to the writer), so the count of entries ahead does not say which is later. The times break
+     * ties so that a state already acted on, offered again (a hint duplicated or replayed, its item aged since), is
+     * no news: acting on it again would cost a request each time.
      */
     boolean isNewer(QueueState candidate, QueueState known) {
         if (known == null) {
             return true;
         }
+        boolean holds = letsHold(candidate);
+        if (holds != letsHold(known)) {
+            return holds;
+        }
         int ahead = aheadOf(candidate);
         int knownAhead = aheadOf(known);
-        return ahead < knownAhead || ahead == knownAhead && (candidate.asOfMillis() >= known.asOfMillis()
-                || letsHold(candidate) && !letsHold(known));
+        return ahead < knownAhead || ahead == knownAhead && candidate.asOfMillis() >= known.asOfMillis();
     }
 
     private boolean letsHold(QueueState state) {

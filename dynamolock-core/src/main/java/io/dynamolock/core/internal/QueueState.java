@@ -327,12 +327,15 @@ final class QueueState {
      * What this state and {@code other}, two states of one lock in either order, tell together: the one with the
      * higher ticket counter (the later one: only enqueues move it), without the entries the other shows gone,
      * i.e. those below the other's counter that it does not hold (an entry that left never comes back). For two
-     * states with one counter that is their intersection, whichever came first. True as of the later counter's
-     * stamp, or the later stamp of two with one counter: a state of an earlier counter only tells of entries gone,
-     * so it must not make the rest look fresher than it is. Linear in the entries: it runs on every event.
+     * states with one counter that is their intersection, with the lease ends of the later stamped one (renewals
+     * move them on). True as of the later counter's stamp, or the later stamp of two with one counter: a state of
+     * an earlier counter only tells of entries gone, so it must not make the rest look fresher than it is (nor must
+     * an older state's lease ends under a newer stamp: they would look expired). Linear in the entries: it runs on
+     * every event.
      */
     QueueState merge(QueueState other) {
-        QueueState later = other.nextTicket > nextTicket ? other : this;
+        QueueState later = other.nextTicket > nextTicket
+                || other.nextTicket == nextTicket && other.asOfMillis > asOfMillis ? other : this;
         QueueState earlier = later == this ? other : this;
         long asOf = later.nextTicket == earlier.nextTicket ? Math.max(asOfMillis, other.asOfMillis)
                 : later.asOfMillis;

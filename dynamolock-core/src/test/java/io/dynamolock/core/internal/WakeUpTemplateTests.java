@@ -378,10 +378,6 @@ class WakeUpTemplateTests {
     }
 
     /**
-     * A renewal's answer tells the holder of the waiters that enqueued after its grant: it hands over to them,
-     * though their own word never reached it (its advertised port is unreachable).
-     */
-    /**
      * A reader behind a writer, with another reader between them that gave up while the writer (its hint port
      * unreachable, its renewals failing) did not hear of it. The writer's hand-over shows the reader that gave up
      * ahead (1 entry ahead, stamped at the writer's last renewal); the waiter's own state, from the give-up's answer
@@ -421,6 +417,96 @@ class WakeUpTemplateTests {
         assertThat(granted.fencingToken()).isGreaterThan(held.fencingToken());
         granted.release();
     }
+    /**
+     * As above, but two readers ahead gave up unbeknown to the writer. The writer's hand-over shows 2 entries ahead
+     * of the waiting reader (both shared: it lets the reader hold); the reader's own state shows 1 (the writer,
+     * exclusive: it does not). Both are true: the one that lets the reader hold wins, though it shows more ahead (the
+     * other was kept, and the reader waited for the writer's release to land: here its whole lease).
+     */
+    @Test
+    void aReaderIsHandedTheLockThoughTwoReadersAheadGaveUpUnbeknownToTheWriter() throws Exception {
+        FaultInjector faults = new FaultInjector();
+        LockTemplate writer = deaf(Duration.ofMillis(100), faults);
+        LockTemplate readers = template(o -> o.secret(SECRET));
+        LockHandle held = writer.acquire(entity, Duration.ZERO);
+        LockRequest read = LockRequest.builder(entity).wait(LONG).mode(LockMode.SHARED).build();
+        CompletableFuture<LockHandle> givesUp1 = readers.acquireAsync(read);
+        fixture.awaitQueueLength(entity, 2);
+        CompletableFuture<LockHandle> givesUp2 = readers.acquireAsync(read);
+        fixture.awaitQueueLength(entity, 3);
+        CompletableFuture<LockHandle> waiting = readers.acquireAsync(read);
+        fixture.awaitQueueLength(entity, 4);
+        Await.until(Duration.ofSeconds(10), "the enqueues' word sent (lost)", () -> readers.wakeUpStats().sent() == 3);
+        FaultInjector.await(faults.awaitAttempts(FaultInjector.Step.RENEW, 2), 10); // the writer knows all three
+        faults.failAlways(FaultInjector.Step.RENEW, FaultInjector.Fault.SERVER_ERROR_BEFORE);
+        FaultInjector.await(faults.awaitAttempts(FaultInjector.Step.RENEW, 1), 10); // no good answer in flight
+
+        givesUp1.cancel(true);
+        fixture.awaitQueueLength(entity, 3);
+        givesUp2.cancel(true);
+        fixture.awaitQueueLength(entity, 2);
+        Await.until(Duration.ofSeconds(10), "the give-ups' word", () -> readers.wakeUpStats().sent() >= 5);
+        assertThat(fixture.queue(entity)).extracting(QueueSnapshot.Entry::entryId).hasSize(2);
+
+        faults.failAlways(FaultInjector.Step.REMOVE, FaultInjector.Fault.SERVER_ERROR_BEFORE);
+        long received = readers.wakeUpStats().received();
+        held.release();
+        Await.until(Duration.ofSeconds(10), "the hand-over received", () -> readers.wakeUpStats().received() > received);
+        LockHandle granted;
+        try {
+            granted = waiting.get(10, TimeUnit.SECONDS);
+        }
+        finally {
+            faults.clear();
+        }
+        assertThat(granted.fencingToken()).isGreaterThan(held.fencingToken());
+        granted.release();
+    }
+
+    /**
+     * What a holder knows is its states merged: for two of one counter, the merge kept the older one's entries (and
+     * their lease ends) under the newer stamp. A holder that held longer than a lease after the last enqueue so
+     * handed over a state, stamped fresh, in which every waiter's lease had long ended though each renews: the second
+     * waiter (here in the holder's JVM) purged the first, a live entry that had just taken the lock. The purge was
+     * refused by its condition, but it is a write (and its answer goes out as hints) per waiter per hand-over.
+     */
+    @Test
+    void aHandOverAfterALongHoldDoesNotMakeWaitersPurgeLiveEntries() throws Exception {
+        FaultInjector faults = new FaultInjector();
+        LockTemplate template = fixture.template(b -> b.leaseDuration(Duration.ofSeconds(3))
+                .heartbeatInterval(Duration.ofSeconds(1)).pollInterval(Duration.ofSeconds(5), Duration.ofSeconds(5))
+                .wakeUp(WakeUpOptions.builder().bindAddress("127.0.0.1").secret(SECRET).build()), faults);
+        LockHandle held = template.acquire(entity, Duration.ZERO);
+        LockRequest request = LockRequest.builder(entity).wait(LONG).build();
+        CompletableFuture<LockHandle> first = template.acquireAsync(request);
+        fixture.awaitQueueLength(entity, 2);
+        CompletableFuture<LockHandle> second = template.acquireAsync(request);
+        fixture.awaitQueueLength(entity, 3);
+        long lastEnqueueExpiry = fixture.queue(entity).stream()
+                .mapToLong(e -> e.leaseExpiresAt().toEpochMilli()).max().orElseThrow();
+        // Every entry renews meanwhile; no enqueue comes, so the counter the holder knows stays the same.
+        Await.until(Duration.ofSeconds(20), "a lease past the last enqueue",
+                () -> System.currentTimeMillis() > lastEnqueueExpiry + 500);
+        assertThat(fixture.queue(entity)).as("every entry renewed: none has expired")
+                .allMatch(e -> e.leaseExpiresAt().toEpochMilli() > System.currentTimeMillis());
+        int purgesBefore = faults.attempts(FaultInjector.Step.PURGE);
+
+        FaultInjector.Rule refused = faults.failAlways(FaultInjector.Step.REMOVE,
+                FaultInjector.Fault.SERVER_ERROR_BEFORE);
+        held.release(); // handed over; the release itself cannot land
+        LockHandle granted = first.get(10, TimeUnit.SECONDS);
+        granted.release(); // handed over to the second; its steps run in turn, so a purge on the first state came first
+        LockHandle last = second.get(10, TimeUnit.SECONDS);
+        faults.remove(refused);
+        assertThat(faults.attempts(FaultInjector.Step.PURGE) - purgesBefore)
+                .as("purges of a live entry sent on a genuine, fresh hand-over").isZero();
+        last.release();
+    }
+
+    /**
+     * A renewal's answer tells the holder of the waiters that enqueued after its grant: it hands over to them,
+     * though their own word never reached it (its advertised port is unreachable).
+     */
     @Test
     void aRenewalTellsTheHolderWhoToHandOverTo() throws Exception {
         FaultInjector faults = new FaultInjector();
