@@ -99,7 +99,9 @@ import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
  * entry that left meanwhile is never confused with a newer one: tickets are never reused.</li>
  * <li><b>Lower TTL</b>: {@code SET expiresAt = :ttl} if {@code expiresAt = never AND fc = 0}, after a write
  * that returned an item with a "never" TTL and no fail-closed entry (the last one's removal raced with
- * another's, or could not settle it); a fail-closed entry that joined meanwhile keeps its "never".</li>
+ * another's, or could not settle it); a fail-closed entry that joined meanwhile keeps its "never". Refused as
+ * another writer lowered it first, from an item that may lack an entry this one has, a Raise TTL follows if
+ * that entry needs more.</li>
  * </ol>
  * Every conditional write asks for the old item when its condition fails, so a failure tells the state
  * without another read. Each method returns the item after its request: after the write, or as it stood
@@ -620,7 +622,8 @@ final class QueueTable {
      * "never": only a fail-closed entry's own writes do.</li>
      * <li><b>Lower TTL</b> (8) when the TTL is "never" but no fail-closed entry is left (the last one's removal
      * could not say so in its own request): {@code SET expiresAt = :ttl} if {@code expiresAt = :never AND fc = 0},
-     * so a fail-closed entry that joined meanwhile keeps its "never".</li>
+     * so a fail-closed entry that joined meanwhile keeps its "never". Refused because another writer lowered it
+     * first, from an item that may lack entries this one has, it is followed by a Raise TTL if need be.</li>
      * </ul>
      */
     private void settleTtl(LockKey key, QueueState state, long nowMillis) {
@@ -630,11 +633,16 @@ final class QueueTable {
         long latest = Math.max(nowMillis, state.latestExpiryMillis());
         if (state.ttlEpochSeconds() >= NEVER_TTL_SECONDS) {
             if (!state.holdsFailClosed()) {
-                update(key, ProtocolStep.LOWER_TTL, request("SET #ttl = :ttl",
+                Written lowered = write(key, ProtocolStep.LOWER_TTL, request("SET #ttl = :ttl",
                         "#ttl = :never AND (attribute_not_exists(#fc) OR #fc = :zero)",
                         Map.of("#ttl", TTL_ATTRIBUTE, "#fc", QueueState.FAIL_CLOSED_COUNT),
                         Map.of(":ttl", number(ttlFor(latest)), ":never", number(NEVER_TTL_SECONDS),
                                 ":zero", number(0))));
+                if (!lowered.applied() && lowered.state().ttlEpochSeconds() < NEVER_TTL_SECONDS) {
+                    // Another writer lowered it first, from an item that may lack an entry ours has (one with a
+                    // longer lease that enqueued since): raise it if that entry needs more.
+                    settleTtl(key, lowered.state(), nowMillis);
+                }
             }
             return;
         }
