@@ -245,13 +245,27 @@ public final class FaultInjector implements ExecutionInterceptor {
         }
         Fault fault = attributes.getAttribute(PENDING);
         if (fault == Fault.LOST_RESPONSE) {
+            discard(context);
             throw SdkClientException.create("Injected: connection reset after the request was applied",
                     new IOException("Connection reset (injected)"));
         }
         if (fault == Fault.TIMEOUT_AFTER) {
+            discard(context);
             throw SdkClientException.create("Injected: read timed out after the request was applied",
                     new java.net.SocketTimeoutException("Read timed out (injected)"));
         }
+    }
+
+    /** Closes the answer the client will never read, which gives its connection back to the pool. */
+    private static void discard(Context.AfterTransmission context) {
+        context.responseBody().ifPresent(body -> {
+            try {
+                body.close();
+            }
+            catch (IOException ignored) {
+                // the connection is dropped instead, as a reset one would be
+            }
+        });
     }
 
     @Override
