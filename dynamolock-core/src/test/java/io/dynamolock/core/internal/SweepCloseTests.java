@@ -52,22 +52,8 @@ class SweepCloseTests {
     @Test
     void closeOnBusyRequestThreadsDoesNotTerminateBeforeTheLastSweep() throws Exception {
         Workers workers = new Workers();
-        CountDownLatch busy = new CountDownLatch(1);
-        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch release = BusyRequestThreads.occupy(workers);
         AtomicInteger started = new AtomicInteger();
-        CountDownLatch allStarted = new CountDownLatch(Workers.MAX_REQUEST_THREADS);
-        for (int i = 0; i < Workers.MAX_REQUEST_THREADS; i++) {
-            assertThat(workers.tryRequest(() -> {
-                allStarted.countDown();
-                try {
-                    release.await();
-                }
-                catch (InterruptedException ex) {
-                    Thread.currentThread().interrupt();
-                }
-            })).isTrue();
-        }
-        assertThat(allStarted.await(30, TimeUnit.SECONDS)).isTrue();
         try {
             Leases leases = new Leases(null, Clock.systemUTC(), Duration.ofSeconds(10), null, workers);
             AtomicBoolean clientClosed = new AtomicBoolean();

@@ -87,7 +87,7 @@ class TimerSweepTests {
     @Test
     void sweepsDueOnABusyPoolAreLeftForClose() throws Exception {
         Workers workers = new Workers();
-        CountDownLatch release = occupyEveryRequestThread(workers);
+        CountDownLatch release = BusyRequestThreads.occupy(workers);
         Leases leases = new Leases(null, Clock.systemUTC(), Duration.ofSeconds(10), null, workers);
         AtomicInteger sends = new AtomicInteger();
         leases.sweepLater("entry", Duration.ofSeconds(30), () -> {
@@ -110,7 +110,7 @@ class TimerSweepTests {
     @Test
     void sweepsDueOnABusyPoolAreSentOnceAThreadIsFree() throws Exception {
         Workers workers = new Workers();
-        CountDownLatch release = occupyEveryRequestThread(workers);
+        CountDownLatch release = BusyRequestThreads.occupy(workers);
         Leases leases = new Leases(null, Clock.systemUTC(), Duration.ofSeconds(10), null, workers);
         CountDownLatch sent = new CountDownLatch(3);
         leases.sweepLater("entry", Duration.ofSeconds(30), () -> {
@@ -126,25 +126,6 @@ class TimerSweepTests {
         assertThat(sent.await(10, TimeUnit.SECONDS)).as("all three sent once request threads were free").isTrue();
         leases.close();
         workers.terminated().toCompletableFuture().get(10, TimeUnit.SECONDS);
-    }
-
-    /** Fills every request thread until the returned latch is counted down. */
-    private static CountDownLatch occupyEveryRequestThread(Workers workers) throws InterruptedException {
-        CountDownLatch release = new CountDownLatch(1);
-        CountDownLatch allStarted = new CountDownLatch(Workers.MAX_REQUEST_THREADS);
-        for (int i = 0; i < Workers.MAX_REQUEST_THREADS; i++) {
-            assertThat(workers.tryRequest(() -> {
-                allStarted.countDown();
-                try {
-                    release.await();
-                }
-                catch (InterruptedException ex) {
-                    Thread.currentThread().interrupt();
-                }
-            })).isTrue();
-        }
-        assertThat(allStarted.await(30, TimeUnit.SECONDS)).isTrue();
-        return release;
     }
 
     /** The timer tasks sweepLater() scheduled for the one sweep pending: one lease, one minute, five minutes. */
