@@ -56,9 +56,23 @@ final class LockExpressionEvaluator extends CachedExpressionEvaluator {
         return names(expression, VariableReference.class);
     }
 
-    /** The names of the beans an expression refers to ({@code @name}, or {@code &name} for a factory bean). */
+    /**
+     * The names of the beans an expression refers to, as {@code BeanFactory.containsBean} takes them: {@code name}
+     * for {@code @name} or {@code @'a.name'}, {@code &name} for a factory bean ({@code &name}, {@code &'a.name'}).
+     */
     static List<String> beanReferences(Expression expression) {
-        return names(expression, BeanReference.class);
+        return names(expression, BeanReference.class).stream().map(LockExpressionEvaluator::beanName).toList();
+    }
+
+    /**
+     * The bean name in a reference as SpEL prints it, less its first character: SpEL prints {@code @name},
+     * {@code @'a.name'} (quoted when the name has a dot), {@code &name} (a factory bean: {@code name} is its product's
+     * name, which the factory registers too) or {@code '&a.name'}.
+     */
+    private static String beanName(String printed) {
+        String name = printed.length() > 1 && printed.endsWith("'") ? printed.substring(0, printed.length() - 1)
+                : printed;
+        return name.startsWith("'") ? name.substring(1) : name;
     }
 
     /** The variable an expression is and nothing more ({@code #order}), without the {@code #}; else {@code null}. */

@@ -242,9 +242,7 @@ final class QueueLockedMethods {
         }
         List<String> parameters = parameterNames(method);
         for (String variable : LockExpressionEvaluator.variables(expression)) {
-            Matcher positional = POSITIONAL_VARIABLE.matcher(variable);
-            if (positional.matches() && Integer.parseInt(positional.group(1)) >= method.getParameterCount()
-                    && (parameters == null || !parameters.contains(variable))) {
+            if (position(variable) >= argumentCount(method) && (parameters == null || !parameters.contains(variable))) {
                 throw invalid(description, "entity expression '" + source + "' refers to #" + variable + ", but the"
                         + " method has " + describeParameters(method, parameters));
             }
@@ -289,10 +287,9 @@ final class QueueLockedMethods {
         if (variable == null) {
             return null;
         }
-        Matcher positional = POSITIONAL_VARIABLE.matcher(variable);
-        int index = positional.matches() ? Integer.parseInt(positional.group(1))
-                : parameters == null ? -1 : parameters.indexOf(variable);
-        if (index < 0 || index >= method.getParameterCount()) {
+        int index = parameters != null && parameters.contains(variable) ? parameters.indexOf(variable)
+                : position(variable);
+        if (index < 0 || index >= argumentCount(method)) {
             return null;
         }
         Class<?> type = method.getParameterTypes()[index];
@@ -300,14 +297,29 @@ final class QueueLockedMethods {
         return Collection.class.isAssignableFrom(type) || type.isArray() ? null : type;
     }
 
+    /** The index {@code #p3} or {@code #a3} names, {@code -1} for any other variable. */
+    private static int position(String variable) {
+        Matcher positional = POSITIONAL_VARIABLE.matcher(variable);
+        if (!positional.matches()) {
+            return -1;
+        }
+        String digits = positional.group(1);
+        return digits.length() > 9 ? Integer.MAX_VALUE : Integer.parseInt(digits);
+    }
+
+    /** The arguments an expression sees: a suspend function's last, its {@code Continuation}, is not one of them. */
+    private static int argumentCount(Method method) {
+        return method.getParameterCount() - (KotlinDetector.isSuspendingFunction(method) ? 1 : 0);
+    }
+
     private static String describeParameters(Method method, List<String> names) {
-        int count = method.getParameterCount();
+        int count = argumentCount(method);
         if (count == 0) {
             return "no parameters";
         }
         List<String> described = new ArrayList<>();
         for (int i = 0; i < count; i++) {
-            described.add("#p" + i + (names == null ? "" : " (" + names.get(i) + ")"));
+            described.add("#p" + i + (names == null || i >= names.size() ? "" : " (" + names.get(i) + ")"));
         }
         return count + " parameter" + (count == 1 ? "" : "s") + ": " + String.join(", ", described);
     }

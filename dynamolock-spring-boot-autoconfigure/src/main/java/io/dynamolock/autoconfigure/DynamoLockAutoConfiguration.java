@@ -153,18 +153,16 @@ public class DynamoLockAutoConfiguration {
     @ConditionalOnMissingBean(LockTemplate.class)
     static class LockTemplateConfiguration {
 
-        @Bean
-        @ConditionalOnMissingBean
-        LockTableInitializer lockTableInitializer(DynamoDbClient dynamoDbClient, DynamoLockProperties properties) {
-            return new LockTableInitializer(dynamoDbClient, properties.getTableName(), properties.isCreateTable(),
-                    properties.getStartupTimeout());
-        }
-
-        /** Depends on the table initializer: no lock is taken before the table is known to be usable. */
+        /**
+         * Checks (or creates) the lock table before it returns the template, so no lock is taken before that: the
+         * template's table, which a customizer may have chosen. An application's own {@link LockTableInitializer}
+         * bean replaces that check, and runs first.
+         */
         @Bean
         LockTemplate lockTemplate(DynamoDbClient dynamoDbClient, DynamoLockProperties properties,
-                LockTableInitializer lockTableInitializer, ObjectProvider<LockListener> listeners,
+                ObjectProvider<LockTableInitializer> tableInitializer, ObjectProvider<LockListener> listeners,
                 ObjectProvider<LockTemplateBuilderCustomizer> customizers, ObjectProvider<OwnedDynamoDbClient> owned) {
+            LockTableInitializer applicationsCheck = tableInitializer.getIfAvailable();
             LockTemplate.Builder builder = LockTemplate.builder(dynamoDbClient)
                     .tableName(properties.getTableName())
                     .defaultNamespace(properties.getDefaultNamespace())
@@ -183,8 +181,7 @@ public class DynamoLockAutoConfiguration {
             customizers.orderedStream().forEach(customizer -> customizer.customize(builder));
             OwnedDynamoDbClient ours = owned.getIfAvailable();
             LockTemplate template = ours == null ? builder.build() : ours.build(dynamoDbClient, builder);
-            if (!template.tableName().equals(properties.getTableName())) {
-                // A customizer chose another table: it is the one locks use, so it is checked (or created) too.
+            if (applicationsCheck == null) {
                 try {
                     new LockTableInitializer(dynamoDbClient, template.tableName(), properties.isCreateTable(),
                             properties.getStartupTimeout()).afterPropertiesSet();

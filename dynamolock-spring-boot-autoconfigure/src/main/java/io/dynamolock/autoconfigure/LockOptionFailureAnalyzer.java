@@ -2,7 +2,6 @@ package io.dynamolock.autoconfigure;
 
 import io.dynamolock.core.LockOptionException;
 import java.util.Map;
-import java.util.Objects;
 import org.springframework.beans.BeansException;
 import org.springframework.beans.PropertyAccessorFactory;
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
@@ -35,11 +34,13 @@ class LockOptionFailureAnalyzer extends AbstractFailureAnalyzer<LockOptionExcept
 
     /**
      * Options the core blames for a rule that involves another one, and the words by which its message names that
-     * other one: a lease no longer than the heartbeat, poll bounds out of order. The property written may be either.
+     * other one: a lease no longer than the heartbeat, poll bounds out of order, a port that cannot be bound on the
+     * bind address. The property written may be either.
      */
     private static final Map<String, String[]> PARTNERS = Map.of(
             "leaseDuration", new String[] {"heartbeatInterval", "than the heartbeat interval"},
-            "maxPollInterval", new String[] {"minPollInterval", "than minPollInterval"});
+            "maxPollInterval", new String[] {"minPollInterval", "than minPollInterval"},
+            "wakeUp.port", new String[] {"wakeUp.bindAddress", "Cannot receive wake-up hints"});
 
     /** Properties whose value a failure message must never show. */
     private static final String SECRET = "dynamolock.wake-up.secret";
@@ -57,15 +58,18 @@ class LockOptionFailureAnalyzer extends AbstractFailureAnalyzer<LockOptionExcept
             return null; // an option set in code (a customizer, a request): the message names it already
         }
         String written = property.equals(SECRET) ? null : environment.getProperty(property);
-        Object byDefault = defaultOf(property);
-        if (written == null && !property.equals(SECRET) && !Objects.equals(byDefault, cause.value())) {
+        Object byDefault = property.equals(SECRET) ? null : defaultOf(property);
+        // The core's value may be of another kind than the property's (a bind failure blames the port with the
+        // address and port): then only the property's own default says what it is.
+        boolean comparable = byDefault != null && byDefault.getClass().isInstance(cause.value());
+        if (written == null && comparable && !byDefault.equals(cause.value())) {
             // Neither written nor the default: set in code, where the option's own name is what to look for.
             return new FailureAnalysis(cause.getMessage() + " (set in code, e.g. by a LockTemplateBuilderCustomizer: "
-                    + property + " is not set" + (byDefault == null ? "" : " and its default is " + byDefault) + ")",
+                    + property + " is not set and its default is " + byDefault + ")",
                     "Correct the code that sets " + cause.option() + " as the message says.", cause);
         }
-        String shown = property + "=" + (written != null ? written : cause.value()
-                + (property.equals(SECRET) ? "" : " (the default)"));
+        String shown = property + "=" + (written != null ? written : property.equals(SECRET) ? cause.value()
+                : (byDefault != null && !comparable ? byDefault : cause.value()) + " (the default)");
         String[] partner = PARTNERS.get(cause.option());
         if (partner != null && cause.getMessage().contains(partner[1])) {
             String other = PROPERTIES.get(partner[0]);

@@ -113,6 +113,16 @@ class QueueLockedValidationTests {
                 + " '@orderKeyz.of(#orderId)' refers to the bean 'orderKeyz', which the context does not have");
     }
 
+    /** Bean names with a dot (an @Import-ed class, a @ConfigurationProperties bean) come quoted in SpEL. */
+    @Test
+    void startsWithBeanReferencesToBeansWhoseNamesHaveDots() {
+        contextRunner.withBean("order.keys", OrderKeys.class, OrderKeys::new).withBean(DottedBeanUser.class)
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context.getBean(DottedBeanUser.class).run("1")).isEqualTo("ran 1");
+                });
+    }
+
     /** Its string is an identity hash: no two calls, and no two JVMs, would share the lock. */
     @Test
     void failsOnAParameterWhoseTypeHasNoToStringOfItsOwn() {
@@ -390,6 +400,21 @@ class QueueLockedValidationTests {
 
         @QueueLocked(entity = "#p1")
         public void run(String orderId) {
+        }
+    }
+
+    public static class OrderKeys {
+
+        public String of(String id) {
+            return "order-" + id;
+        }
+    }
+
+    public static class DottedBeanUser {
+
+        @QueueLocked(entity = "@'order.keys'.of(#orderId)")
+        public String run(String orderId) {
+            return "ran " + orderId;
         }
     }
 

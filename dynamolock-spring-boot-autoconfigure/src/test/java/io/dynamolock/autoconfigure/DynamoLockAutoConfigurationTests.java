@@ -211,8 +211,7 @@ class DynamoLockAutoConfigurationTests {
     void configuresLockTemplateOnClientBuiltFromProperties() {
         contextRunner.run(context -> {
             assertThat(context).hasSingleBean(DynamoDbClient.class).hasSingleBean(LockTemplate.class)
-                    .hasSingleBean(QueueLockedAdvisor.class).hasSingleBean(QueueLockedMethodValidator.class)
-                    .hasSingleBean(LockTableInitializer.class);
+                    .hasSingleBean(QueueLockedAdvisor.class).hasSingleBean(QueueLockedMethodValidator.class);
             LockTemplate locks = context.getBean(LockTemplate.class);
             assertThat(locks.tableName()).isEqualTo(TABLE);
             assertThat(locks.leaseDuration()).isEqualTo(Duration.ofSeconds(60));
@@ -489,20 +488,50 @@ class DynamoLockAutoConfigurationTests {
                 });
     }
 
-    /** A customizer may choose the table: that one is checked at start-up, not only the property's. */
+    /**
+     * A customizer may choose the table: that one is checked at start-up (or created), and only that one, whatever
+     * the property names.
+     */
     @Test
-    void theTableACustomizerChoosesIsCheckedAtStartup() {
-        contextRunner.withBean(LockTemplateBuilderCustomizer.class, () -> builder -> builder.tableName("customized-missing"))
+    void theTableACustomizerChoosesIsTheOneCheckedAtStartup() {
+        String unused = "unused-" + UUID.randomUUID().toString().substring(0, 8);
+        contextRunner.withPropertyValues("dynamolock.table-name=" + unused)
+                .withBean(LockTemplateBuilderCustomizer.class, () -> builder -> builder.tableName("customized-missing"))
                 .run(context -> assertThat(context).getFailure().rootCause().isInstanceOf(LockTableException.class)
                         .hasMessageContaining("Lock table 'customized-missing' does not exist"));
+        contextRunner.withPropertyValues("dynamolock.table-name=" + unused)
+                .withBean(LockTemplateBuilderCustomizer.class, () -> builder -> builder.tableName(TABLE))
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    context.getBean(LockTemplate.class).acquire("in-the-customized-table", Duration.ZERO).release();
+                });
         String table = "customized-" + UUID.randomUUID().toString().substring(0, 8);
-        contextRunner.withPropertyValues("dynamolock.create-table=true")
+        contextRunner.withPropertyValues("dynamolock.table-name=" + unused, "dynamolock.create-table=true")
                 .withBean(LockTemplateBuilderCustomizer.class, () -> builder -> builder.tableName(table))
                 .run(context -> {
                     assertThat(context).hasNotFailed();
                     LockTemplate locks = context.getBean(LockTemplate.class);
                     assertThat(locks.tableName()).isEqualTo(table);
-                    locks.acquire("in-the-customized-table", Duration.ZERO).release();
+                    locks.acquire("in-the-created-table", Duration.ZERO).release();
+                });
+        try (DynamoDbClient client = LOCAL.client()) {
+            assertThat(client.listTables().tableNames()).as("tables").contains(table).doesNotContain(unused);
+        }
+    }
+
+    /** The core blames the port for a bind that fails; the address may be what was written. */
+    @Test
+    void anUnbindableAddressIsReportedWithThePropertiesAsWritten() {
+        contextRunner.withPropertyValues("dynamolock.wake-up.enabled=true", "dynamolock.wake-up.bind-address=203.0.113.7")
+                .run(context -> {
+                    FailureAnalysis analysis = new LockOptionFailureAnalyzer(new MockEnvironment()
+                            .withProperty("dynamolock.wake-up.bind-address", "203.0.113.7"))
+                            .analyze(context.getStartupFailure());
+                    assertThat(analysis.getDescription()).startsWith("dynamolock.wake-up.port=0 (the default) with"
+                            + " dynamolock.wake-up.bind-address=203.0.113.7: Cannot receive wake-up hints on UDP"
+                            + " 203.0.113.7:0");
+                    assertThat(analysis.getAction()).isEqualTo("Correct dynamolock.wake-up.port or"
+                            + " dynamolock.wake-up.bind-address as the message says.");
                 });
     }
 
