@@ -27,7 +27,8 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  * now (one strongly consistent read), whoever is in it, each entry alive or silent.
  *
  * <p>{@code DELETE /actuator/dynamolock/{entity}[/{namespace}]?ticket=N} breaks the entry with
- * that ticket ({@link LockTemplate#breakLock}). Off by default: the endpoint's access is
+ * that ticket ({@link LockTemplate#breakLock}). An entity with a {@code /} goes in the query instead:
+ * {@code GET /actuator/dynamolock?entity=tenant%2F7}, {@code DELETE /actuator/dynamolock?entity=tenant%2F7&ticket=N}. Off by default: the endpoint's access is
  * read-only unless the application sets {@code management.endpoint.dynamolock.access=unrestricted}
  * (and should then secure it). Answers 200 with what was removed, 404 when no entry has the ticket,
  * 400 for a missing or malformed ticket or key. Each break is logged at WARN with who asked. A queue's GET
@@ -44,7 +45,21 @@ public class DynamoLockEndpoint {
         this.lockTemplate = lockTemplate;
     }
 
+    /**
+     * {@code GET /actuator/dynamolock}: this instance's locks; with {@code ?entity=...[&namespace=...]}, that lock's
+     * queue, as {@link #queueInNamespace} shows it: the form for an entity with a {@code /} (or a {@code \}), which
+     * no path can carry (servers refuse an encoded one, and a plain one splits the path).
+     */
     @ReadOperation
+    public WebEndpointResponse<Object> read(@Nullable String entity, @Nullable String namespace) {
+        if (entity == null) {
+            return namespace == null ? new WebEndpointResponse<>(locks()) : error(WebEndpointResponse.STATUS_BAD_REQUEST, "namespace '"
+                    + namespace + "' without an entity: GET /actuator/dynamolock?entity=E&namespace=" + namespace);
+        }
+        return queueInNamespace(entity, namespace != null ? namespace : lockTemplate.defaultNamespace());
+    }
+
+    /** This instance's locks. */
     public LocksDescriptor locks() {
         return new LocksDescriptor(lockTemplate.tableName(), lockTemplate.ownerName(), lockTemplate.activeLocks());
     }
@@ -68,6 +83,21 @@ public class DynamoLockEndpoint {
         return new WebEndpointResponse<>(new QueueDescriptor(lockTemplate.tableName(), queue.entity(),
                 queue.namespace(), queue.nextTicket(), queue.permits(),
                 queue.entries().stream().map(entry -> EntryDescriptor.of(entry, now)).toList()));
+    }
+
+    /**
+     * {@code DELETE /actuator/dynamolock?entity=...[&namespace=...]&ticket=N}: the break for an entity with a
+     * {@code /} (or a {@code \}), as {@link #breakEntryInNamespace} does it.
+     */
+    @DeleteOperation
+    public WebEndpointResponse<Object> breakEntryNamedInTheQuery(@Nullable String entity, @Nullable String namespace,
+            @Nullable String ticket, SecurityContext security) {
+        if (entity == null || entity.isEmpty()) {
+            return error(WebEndpointResponse.STATUS_BAD_REQUEST, "A break names the lock's entity: DELETE"
+                    + " /actuator/dynamolock/{entity}?ticket=N, or ?entity=E&ticket=N for an entity with a '/'");
+        }
+        return breakEntryInNamespace(entity, namespace != null ? namespace : lockTemplate.defaultNamespace(), ticket,
+                security);
     }
 
     @DeleteOperation

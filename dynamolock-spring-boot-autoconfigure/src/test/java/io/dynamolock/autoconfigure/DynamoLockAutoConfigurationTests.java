@@ -926,6 +926,40 @@ class DynamoLockAutoConfigurationTests {
         });
     }
 
+    /** A '/' can be in an entity but in no path: the query names it, to read the queue and to break an entry. */
+    @Test
+    void endpointShowsAndBreaksALockWhoseEntityHasASlashNamedInTheQuery() {
+        contextRunner.withInitializer(context -> context.getEnvironment()
+                        .setConversionService((ConfigurableConversionService) ApplicationConversionService.getSharedInstance()))
+                .withPropertyValues("management.endpoints.web.exposure.include=dynamolock",
+                        "management.endpoint.dynamolock.access=unrestricted").run(context -> {
+            Map<String, WebOperation> operations = webOperations(context);
+            LockTemplate locks = context.getBean(LockTemplate.class);
+            LockHandle held = locks.acquire(LockRequest.builder("tenant/7").namespace("ep").failClosed(true).build());
+            try {
+                Object shown = operations.get("GET dynamolock").invoke(new InvocationContext(SecurityContext.NONE,
+                        Map.of("entity", "tenant/7", "namespace", "ep")));
+                @SuppressWarnings("unchecked")
+                WebEndpointResponse<Object> response = (WebEndpointResponse<Object>) shown;
+                assertThat(queue(response).entries()).singleElement()
+                        .satisfies(entry -> assertThat(entry.ticket()).isEqualTo(held.fencingToken()));
+                Object broken = operations.get("DELETE dynamolock").invoke(new InvocationContext(SecurityContext.NONE,
+                        Map.of("entity", "tenant/7", "namespace", "ep", "ticket", Long.toString(held.fencingToken()))));
+                assertThat(((WebEndpointResponse<?>) broken).getStatus()).isEqualTo(200);
+                assertThat(locks.queue("tenant/7", "ep").entries()).isEmpty();
+                Object noEntity = operations.get("DELETE dynamolock").invoke(new InvocationContext(SecurityContext.NONE,
+                        Map.of("ticket", "5")));
+                assertStatusAndMessage((WebEndpointResponse<?>) noEntity, 400, "?entity=E&ticket=N");
+                Object mine = operations.get("GET dynamolock").invoke(new InvocationContext(SecurityContext.NONE,
+                        Map.of()));
+                assertThat(((WebEndpointResponse<?>) mine).getBody()).isInstanceOf(DynamoLockEndpoint.LocksDescriptor.class);
+            }
+            finally {
+                held.release();
+            }
+        });
+    }
+
     @Test
     void endpointAnswersABadRequestNamingTheValueForAQueueItCannotRead() {
         contextRunner.withPropertyValues("management.endpoints.web.exposure.include=dynamolock").run(context -> {
