@@ -24,7 +24,7 @@ public class LockWaitTimeoutException extends DynamoLockException {
     public LockWaitTimeoutException(String entity, String namespace, Duration waited, int position,
             List<String> ownersAhead, String hint) {
         super("Timed out after " + waited.toMillis() + " ms waiting for lock entity='" + entity + "' namespace='"
-                + namespace + "': " + position + " live " + (position == 1 ? "entry" : "entries")
+                + namespace + "': " + position + " " + (position == 1 ? "entry" : "entries")
                 + " still ahead in the queue " + ownersAhead
                 + ". " + (hint != null ? hint : "Raise the wait, or shorten the work done under the lock."));
         this.entity = entity;

@@ -94,6 +94,29 @@ class LockBreakTests {
         return entry;
     }
 
+    /**
+     * A time-out behind a silent fail-closed holder: raising the wait would never help, only a break does. The
+     * message said "1 live entry" and "Raise the wait"; it names the silent entry's ticket and the break now.
+     */
+    @Test
+    void aTimeOutBehindASilentFailClosedHolderNamesItsTicketAndTheBreak() {
+        Cut cut = new Cut();
+        LockTemplate dying = fixture.template(b -> { }, cut);
+        LockHandle dead = dying.acquire(LockRequest.builder("silent").failClosed(true).build());
+        cut.off = true;
+        Await.until(Duration.ofSeconds(10), "its lease ended unrenewed",
+                () -> fixture.queue("silent").get(0).isSilentAt(Instant.now()));
+
+        assertThatThrownBy(() -> fixture.template().acquire("silent", Duration.ofMillis(300)))
+                .isInstanceOf(LockWaitTimeoutException.class)
+                .hasMessageContaining("1 entry still ahead in the queue [" + dead.owner() + "]")
+                .hasMessageContaining("The fail-closed entry with ticket " + dead.fencingToken() + " of "
+                        + dead.owner() + " has not been renewed since ")
+                .hasMessageContaining("it never expires. If its process is dead, break it: LockTemplate.breakLock("
+                        + "\"silent\", \"default\", " + dead.fencingToken() + ")")
+                .message().doesNotContain("Raise the wait");
+    }
+
     @Test
     void breakWithAStaleTicketRemovesNothing() {
         LockTemplate locks = fixture.template();

@@ -21,6 +21,7 @@ import io.dynamolock.core.QueueSnapshot;
 import io.dynamolock.core.WakeUpOptions;
 import io.dynamolock.core.WakeUpStats;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -313,7 +314,7 @@ public final class LockEngine {
             WaitLoop.GaveUp gaveUp = outcome.gaveUp();
             LockWaitTimeoutException timeout = new LockWaitTimeoutException(key.entity(), key.namespace(),
                     outcome.waited(), gaveUp.position(), gaveUp.ownersAhead(),
-                    selfWaitHint(key, waiter.entry().acquiredBy()));
+                    silentHint(key, gaveUp.silent(), selfWaitHint(key, waiter.entry().acquiredBy())));
             if (gaveUp.lastFailure() != null) {
                 timeout.initCause(gaveUp.lastFailure());
             }
@@ -321,6 +322,22 @@ public final class LockEngine {
         }
         notify(listener -> listener.onFailed(attempt, outcome.waited(), outcome.failure()));
         throw outcome.failure();
+    }
+
+    /**
+     * What a caller that timed out behind a silent fail-closed entry should know: more wait never helps, only a
+     * break; followed by {@code otherHint}, if any.
+     */
+    private static String silentHint(LockKey key, QueueState.Entry silent, String otherHint) {
+        if (silent == null) {
+            return otherHint;
+        }
+        String hint = "The fail-closed entry with ticket " + silent.ticket() + " of " + silent.owner() + " has not"
+                + " been renewed since " + Instant.ofEpochMilli(silent.expiresAtMillis() - silent.failClosedLeaseMillis())
+                + ": it never expires. If its process is dead, break it: LockTemplate.breakLock(\"" + key.entity()
+                + "\", \"" + key.namespace() + "\", " + silent.ticket() + ") or the actuator endpoint's DELETE"
+                + " (README: Runbook); if it is alive, raise the wait.";
+        return otherHint == null ? hint : hint + " " + otherHint;
     }
 
     public List<LockInfo> activeLocks() {

@@ -31,8 +31,15 @@ import java.util.List;
  */
 final class WaitLoop {
 
-    /** How an acquisition's wait ended without a grant. */
-    record GaveUp(int position, List<String> ownersAhead, RuntimeException lastFailure) {
+    /**
+     * How an acquisition's wait ended without a grant; {@code silent}: a fail-closed entry among those that kept it
+     * out whose lease had run out unrenewed (it never expires: only a break removes it), or {@code null}.
+     */
+    record GaveUp(int position, List<String> ownersAhead, RuntimeException lastFailure, QueueState.Entry silent) {
+
+        GaveUp withFailure(RuntimeException failure) {
+            return new GaveUp(position, ownersAhead, failure, silent);
+        }
     }
 
     /** What a waiter does next. */
@@ -107,7 +114,10 @@ final class WaitLoop {
         }
         if (nowNanos - deadlineNanos >= 0) {
             List<QueueState.Entry> ahead = state.ahead(self.ticket());
-            return new GiveUp(new GaveUp(ahead.size(), ahead.stream().map(QueueState.Entry::owner).toList(), failure));
+            QueueState.Entry silent = blockers.entries().stream()
+                    .filter(e -> e.failClosed() && e.expiresAtMillis() <= nowMillis).findFirst().orElse(null);
+            return new GiveUp(new GaveUp(ahead.size(), ahead.stream().map(QueueState.Entry::owner).toList(), failure,
+                    silent));
         }
         // Paced by the rounds of grants ahead, not the entries: readers ahead of a writer leave together.
         long delay = pollDelay(state.roundsAhead(self)).toNanos();

@@ -288,7 +288,7 @@ final class Waiter implements WakeUps.Addressee {
             if (next instanceof WaitLoop.GiveUp giveUp) {
                 engine.leave(entry);
                 WaitLoop.GaveUp gaveUp = giveUp.gaveUp();
-                settle(null, new WaitLoop.GaveUp(gaveUp.position(), gaveUp.ownersAhead(), lastFailure), null);
+                settle(null, gaveUp.withFailure(lastFailure), null);
                 return;
             }
             if (next instanceof WaitLoop.Purge purge) {
