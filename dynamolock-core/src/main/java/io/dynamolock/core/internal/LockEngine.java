@@ -755,8 +755,13 @@ public final class LockEngine {
         }
         catch (RuntimeException ex) {
             log.debug("Removing {} failed", entry, ex);
-            sweepIfEnqueueMayLandLate(entry); // before the retry, whose success may end the template's threads
-            leases.retryRemoval(entry, () -> remove(entry, released), ex);
+            // The sweeps count from when the entry left, i.e. when a retry lands; registered before the retry
+            // reports it removed, which may end the template's threads.
+            leases.retryRemoval(entry, () -> {
+                QueueTable.Written removed = remove(entry, released);
+                sweepIfEnqueueMayLandLate(entry);
+                return removed;
+            }, ex);
         }
         finally {
             if (interrupted) {

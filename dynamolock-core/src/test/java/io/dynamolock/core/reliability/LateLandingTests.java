@@ -15,6 +15,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTemplate;
+import io.dynamolock.core.test.Await;
 import io.dynamolock.core.test.FaultInjector;
 import io.dynamolock.core.test.FaultInjector.Fault;
 import io.dynamolock.core.test.FaultInjector.Step;
@@ -128,6 +129,44 @@ class LateLandingTests extends FaultyTemplateTestSupport {
         // Nobody holds the lock: the sweep, one lease after the entry left, gives it back.
         clean.acquire(entity, LEASE.multipliedBy(3)).release();
         assertThat(items.read(entity, "default").entries()).isEmpty();
+    }
+
+    /**
+     * The release's removal is retried for longer than a lease (DynamoDB unreachable for a while): the sweeps count
+     * from when the entry left, i.e. when the retry landed. They counted from the first failed removal, so the
+     * one-lease sweep went out while the entry was still there, and an attempt applied just after the retry landed
+     * waited for the one-minute sweep.
+     */
+    @Test
+    void sweepsCountFromWhenARetriedRemovalLanded() throws Exception {
+        AtomicReference<SdkRequest> slow = new AtomicReference<>();
+        faults.onAttempt(Step.ENQUEUE, request -> {
+            if (slow.compareAndSet(null, request)) {
+                throw timedOut(); // DynamoDB applies this attempt later
+            }
+        });
+        CountDownLatch reachable = new CountDownLatch(1);
+        CountDownLatch sweptBeforeItLeft = new CountDownLatch(1);
+        faults.onAttempt(Step.REMOVE, request -> {
+            boolean release = ((UpdateItemRequest) request).expressionAttributeNames().containsKey("#lr");
+            if (reachable.getCount() > 0) {
+                if (!release) {
+                    sweptBeforeItLeft.countDown();
+                }
+                throw timedOut();
+            }
+        });
+        faulty.acquire(LockRequest.builder(entity).failClosed(true).wait(LONG).build()).release(); // retried
+
+        assertThat(sweptBeforeItLeft.await(LEASE.multipliedBy(2).toMillis(), TimeUnit.MILLISECONDS))
+                .as("a sweep sent while the release was still being retried").isFalse();
+        reachable.countDown();
+        Await.until(LONG, "the retried removal landed", () -> items.read(entity, "default").entries().isEmpty());
+        applyLate(slow.get());
+        assertThat(items.read(entity, "default").entries()).as("the late attempt added the entry").hasSize(1);
+
+        // The sweep, one lease after the entry left, gives the lock back.
+        clean.acquire(entity, LEASE.multipliedBy(3)).release();
     }
 
     /**
