@@ -117,6 +117,27 @@ class LockBreakTests {
                 .message().doesNotContain("Raise the wait");
     }
 
+    /** Two silent fail-closed readers ahead of a writer: both keep it out, and the message names both. */
+    @Test
+    void aTimeOutBehindTwoSilentFailClosedReadersNamesBoth() {
+        Cut cutA = new Cut();
+        Cut cutB = new Cut();
+        LockRequest read = LockRequest.builder("readers").failClosed(true).mode(LockMode.SHARED).build();
+        LockHandle a = fixture.template(x -> { }, cutA).acquire(read);
+        LockHandle b = fixture.template(x -> { }, cutB).acquire(read);
+        cutA.off = true;
+        cutB.off = true;
+        Await.until(Duration.ofSeconds(10), "both leases ended unrenewed",
+                () -> fixture.queue("readers").stream().allMatch(e -> e.isSilentAt(Instant.now())));
+
+        assertThatThrownBy(() -> fixture.template().acquire("readers", Duration.ofMillis(300)))
+                .isInstanceOf(LockWaitTimeoutException.class)
+                .hasMessageContaining("2 entries still ahead")
+                .hasMessageContaining("The fail-closed entries with tickets " + a.fencingToken() + " of " + a.owner()
+                        + " and " + b.fencingToken() + " of " + b.owner() + " have not been renewed since ")
+                .hasMessageContaining("LockTemplate.breakLock(\"readers\", \"default\", ticket) for each");
+    }
+
     @Test
     void breakWithAStaleTicketRemovesNothing() {
         LockTemplate locks = fixture.template();

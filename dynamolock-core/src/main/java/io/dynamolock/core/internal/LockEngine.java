@@ -314,7 +314,7 @@ public final class LockEngine {
             WaitLoop.GaveUp gaveUp = outcome.gaveUp();
             LockWaitTimeoutException timeout = new LockWaitTimeoutException(key.entity(), key.namespace(),
                     outcome.waited(), gaveUp.position(), gaveUp.ownersAhead(),
-                    silentHint(key, gaveUp.silent(), selfWaitHint(key, waiter.entry().acquiredBy())));
+                    silentHint(key, gaveUp, selfWaitHint(key, waiter.entry().acquiredBy())));
             if (gaveUp.lastFailure() != null) {
                 timeout.initCause(gaveUp.lastFailure());
             }
@@ -325,18 +325,27 @@ public final class LockEngine {
     }
 
     /**
-     * What a caller that timed out behind a silent fail-closed entry should know: more wait never helps, only a
-     * break; followed by {@code otherHint}, if any.
+     * What a caller that timed out behind silent fail-closed entries should know: more wait helps only if their
+     * processes resume, a break otherwise; followed by {@code otherHint}, if any.
      */
-    private static String silentHint(LockKey key, QueueState.Entry silent, String otherHint) {
-        if (silent == null) {
+    private static String silentHint(LockKey key, WaitLoop.GaveUp gaveUp, String otherHint) {
+        List<QueueState.Entry> silent = gaveUp.silent();
+        if (silent.isEmpty()) {
             return otherHint;
         }
-        String hint = "The fail-closed entry with ticket " + silent.ticket() + " of " + silent.owner() + " has not"
-                + " been renewed since " + Instant.ofEpochMilli(silent.expiresAtMillis() - silent.failClosedLeaseMillis())
-                + ": it never expires. If its process is dead, break it: LockTemplate.breakLock(\"" + key.entity()
-                + "\", \"" + key.namespace() + "\", " + silent.ticket() + ") or the actuator endpoint's DELETE"
-                + " (README: Runbook); if it is alive, raise the wait.";
+        boolean one = silent.size() == 1;
+        List<String> each = silent.stream().map(e -> e.ticket() + " of " + e.owner()).toList();
+        String named = one ? each.get(0) : String.join(", ", each.subList(0, each.size() - 1)) + " and "
+                + each.get(each.size() - 1);
+        Instant since = Instant.ofEpochMilli(silent.stream()
+                .mapToLong(e -> e.expiresAtMillis() - e.failClosedLeaseMillis()).max().orElseThrow());
+        String hint = "The fail-closed " + (one ? "entry with ticket " : "entries with tickets ") + named
+                + (one ? " has" : " have") + " not been renewed since " + since + ": " + (one ? "it never expires"
+                : "they never expire") + ". If " + (one ? "its process is" : "their processes are") + " dead, break "
+                + (one ? "it" : "them") + ": LockTemplate.breakLock(\"" + key.entity() + "\", \"" + key.namespace()
+                + "\", " + (one ? silent.get(0).ticket() + ")" : "ticket) for each,") + " or the actuator endpoint's"
+                + " DELETE (README: Runbook)" + (gaveUp.silentEnough() ? "" : "; live entries keep it out as well")
+                + "; if " + (one ? "it is" : "they are") + " alive, raise the wait.";
         return otherHint == null ? hint : hint + " " + otherHint;
     }
 

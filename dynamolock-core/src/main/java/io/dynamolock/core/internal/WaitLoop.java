@@ -32,13 +32,15 @@ import java.util.List;
 final class WaitLoop {
 
     /**
-     * How an acquisition's wait ended without a grant; {@code silent}: a fail-closed entry among those that kept it
-     * out whose lease had run out unrenewed (it never expires: only a break removes it), or {@code null}.
+     * How an acquisition's wait ended without a grant. {@code silent}: the fail-closed entries among those that kept
+     * it out whose lease had run out unrenewed (they never expire: only a break removes them); {@code silentEnough}:
+     * whether removing them would have let it in (else live entries keep it out as well).
      */
-    record GaveUp(int position, List<String> ownersAhead, RuntimeException lastFailure, QueueState.Entry silent) {
+    record GaveUp(int position, List<String> ownersAhead, RuntimeException lastFailure, List<QueueState.Entry> silent,
+            boolean silentEnough) {
 
         GaveUp withFailure(RuntimeException failure) {
-            return new GaveUp(position, ownersAhead, failure, silent);
+            return new GaveUp(position, ownersAhead, failure, silent, silentEnough);
         }
     }
 
@@ -114,10 +116,10 @@ final class WaitLoop {
         }
         if (nowNanos - deadlineNanos >= 0) {
             List<QueueState.Entry> ahead = state.ahead(self.ticket());
-            QueueState.Entry silent = blockers.entries().stream()
-                    .filter(e -> e.failClosed() && e.expiresAtMillis() <= nowMillis).findFirst().orElse(null);
+            List<QueueState.Entry> silent = blockers.entries().stream()
+                    .filter(e -> e.failClosed() && e.expiresAtMillis() <= nowMillis).toList();
             return new GiveUp(new GaveUp(ahead.size(), ahead.stream().map(QueueState.Entry::owner).toList(), failure,
-                    silent));
+                    silent, silent.size() >= blockers.mustLeave()));
         }
         // Paced by the rounds of grants ahead, not the entries: readers ahead of a writer leave together.
         long delay = pollDelay(state.roundsAhead(self)).toNanos();

@@ -65,7 +65,7 @@ class WaitLoopTests {
     void givesUpAtTheDeadlineWithWhatWasAheadAndTheLastFailure() {
         QueueState state = queue(entry("a", 1, NOW_MILLIS + 60_000), entry("me", 9, NOW_MILLIS + 60_000));
         WaitLoop.Next next = rules.decide(state, "me", THROTTLED, NOW_MILLIS, DEADLINE, DEADLINE);
-        assertThat(next).isEqualTo(new WaitLoop.GiveUp(new WaitLoop.GaveUp(1, List.of("pod-a"), THROTTLED, null)));
+        assertThat(next).isEqualTo(new WaitLoop.GiveUp(new WaitLoop.GaveUp(1, List.of("pod-a"), THROTTLED, List.of(), false)));
         assertThat(rules.decide(state, "me", null, NOW_MILLIS, DEADLINE - 1, DEADLINE))
                 .isInstanceOf(WaitLoop.Wait.class);
     }
