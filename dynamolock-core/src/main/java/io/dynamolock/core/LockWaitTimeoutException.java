@@ -14,6 +14,7 @@ public class LockWaitTimeoutException extends DynamoLockException {
     private final Duration waited;
     private final int position;
     private final List<String> ownersAhead;
+    private final String hint;
 
     public LockWaitTimeoutException(String entity, String namespace, Duration waited, int position,
             List<String> ownersAhead) {
@@ -32,6 +33,7 @@ public class LockWaitTimeoutException extends DynamoLockException {
         this.waited = waited;
         this.position = position;
         this.ownersAhead = List.copyOf(ownersAhead);
+        this.hint = hint;
     }
 
     public String entity() {
@@ -47,13 +49,21 @@ public class LockWaitTimeoutException extends DynamoLockException {
         return waited;
     }
 
-    /** Number of live queue entries that were still ahead of the caller. */
+    /** Number of queue entries (alive or silent) that were still ahead of the caller. */
     public int position() {
         return position;
     }
 
-    /** Owners of the live entries ahead of the caller, the holder first. */
+    /** Owners of the entries ahead of the caller, the holder first. */
     public List<String> ownersAhead() {
         return ownersAhead;
+    }
+
+    /**
+     * What else the caller should know, as the message says it (a silent fail-closed entry ahead and how to break
+     * it, a wait behind its own thread), or {@code null}.
+     */
+    public String hint() {
+        return hint;
     }
 }

@@ -72,22 +72,28 @@ final class ReactiveQueueLockedInvocation {
 
     /**
      * {@code timedOut}, saying that the caller may have waited for a hold of its calling thread ({@code scope}),
-     * and the way out; as it is if the thread held no live hold of the lock that timed out.
+     * and the way out, after what it said already and with its cause; as it is if the thread held no live hold of
+     * the lock that timed out.
      */
-    private static LockWaitTimeoutException explained(LockWaitTimeoutException timedOut, LockScope scope) {
+    static LockWaitTimeoutException explained(LockWaitTimeoutException timedOut, LockScope scope) {
         for (LockHandle lock : scope.locks()) {
             for (LockHandle part : lock.parts()) {
                 if (part.entity().equals(timedOut.entity()) && part.namespace().equals(timedOut.namespace())
                         && part.isValid()) {
-                    return new LockWaitTimeoutException(timedOut.entity(), timedOut.namespace(), timedOut.waited(),
-                            timedOut.position(), timedOut.ownersAhead(), "This call was made on a thread inside a"
-                                    + " blocking hold of " + lock + " (a @QueueLocked method or an execute callback),"
-                                    + " which a publisher does not join. If that hold's own code blocked on this"
-                                    + " call, it waited for itself: carry the hold into the call with"
-                                    + " .contextWrite(ReactiveLockOperations.inScope(locks.currentScope())) before"
-                                    + " block(), or runBlocking(locks.currentScope().asCoroutineContext()) in Kotlin."
-                                    + " Work that only ran on that thread (a sink's subscriber, a resumed coroutine)"
-                                    + " must not carry it.");
+                    String why = "This call was made on a thread inside a blocking hold of " + lock + " (a"
+                            + " @QueueLocked method or an execute callback), which a publisher does not join. If that"
+                            + " hold's own code blocked on this call, it waited for itself: carry the hold into the"
+                            + " call with .contextWrite(ReactiveLockOperations.inScope(locks.currentScope())) before"
+                            + " block(), or runBlocking(locks.currentScope().asCoroutineContext()) in Kotlin. Work"
+                            + " that only ran on that thread (a sink's subscriber, a resumed coroutine) must not"
+                            + " carry it.";
+                    LockWaitTimeoutException explained = new LockWaitTimeoutException(timedOut.entity(),
+                            timedOut.namespace(), timedOut.waited(), timedOut.position(), timedOut.ownersAhead(),
+                            timedOut.hint() == null ? why : timedOut.hint() + " " + why);
+                    if (timedOut.getCause() != null) {
+                        explained.initCause(timedOut.getCause());
+                    }
+                    return explained;
                 }
             }
         }

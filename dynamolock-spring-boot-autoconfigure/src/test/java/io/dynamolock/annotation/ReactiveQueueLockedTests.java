@@ -16,6 +16,7 @@ import io.dynamolock.core.LockWaitTimeoutException;
 import io.dynamolock.core.test.DynamoDbLocal;
 import io.dynamolock.reactive.ReactiveLockOperations;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -251,6 +252,26 @@ class ReactiveQueueLockedTests {
                     .withMessageContaining("Work that only ran on that thread (a sink's subscriber, a resumed"
                             + " coroutine) must not carry it");
             StepVerifier.create(locked.noWait("nested-4")).expectNext("ran").verifyComplete();
+        });
+    }
+
+    /** The explanation is added to what the core's time-out said (a silent fail-closed entry ahead, say) and its cause. */
+    @Test
+    void theExplainedTimeOutKeepsTheCoresHintAndCause() {
+        contextRunner.run(context -> {
+            LockTemplate locks = context.getBean(LockTemplate.class);
+            RuntimeException pollFailure = new IllegalStateException("the last poll failed");
+            LockWaitTimeoutException core = new LockWaitTimeoutException("hint-3", "default", Duration.ofSeconds(1),
+                    1, List.of("pod-a"), "The fail-closed entry with ticket 7 of pod-a has not been renewed");
+            core.initCause(pollFailure);
+            locks.execute(LockRequest.builder("hint-3").build(), held -> {
+                LockWaitTimeoutException explained = ReactiveQueueLockedInvocation.explained(core,
+                        locks.currentScope());
+                assertThat(explained.getMessage()).contains("The fail-closed entry with ticket 7 of pod-a")
+                        .contains("made on a thread inside a blocking hold of LockHandle[");
+                assertThat(explained.getCause()).isSameAs(pollFailure);
+                return null;
+            });
         });
     }
 
