@@ -62,7 +62,10 @@ public class DynamoLockProperties implements Validator {
     /** Pauses between a waiter's reads of the queue. */
     private final PollInterval pollInterval = new PollInterval();
 
-    /** Most entries one lock's queue may hold; further callers fail with LockQueueFullException. */
+    /**
+     * Most entries one lock's queue may hold; further callers fail with LockQueueFullException. Also the most
+     * permits a lock may have.
+     */
     private int maxQueueLength = 100;
 
     /**
