@@ -6,10 +6,12 @@ import io.dynamolock.annotation.QueueLockedAdvisor;
 import io.dynamolock.annotation.QueueLockedMethodValidator;
 import io.dynamolock.core.LockListener;
 import io.dynamolock.core.LockTemplate;
+import java.time.Duration;
 import java.util.function.Supplier;
 import org.springframework.aop.config.AopConfigUtils;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.DisposableBean;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
@@ -160,9 +162,16 @@ public class DynamoLockAutoConfiguration {
          */
         @Bean
         LockTemplate lockTemplate(DynamoDbClient dynamoDbClient, DynamoLockProperties properties,
-                ObjectProvider<LockTableInitializer> tableInitializer, ObjectProvider<LockListener> listeners,
+                ListableBeanFactory beans, ObjectProvider<LockListener> listeners,
                 ObjectProvider<LockTemplateBuilderCustomizer> customizers, ObjectProvider<OwnedDynamoDbClient> owned) {
-            LockTableInitializer applicationsCheck = tableInitializer.getIfAvailable();
+            boolean applicationsCheck = false;
+            for (String name : beans.getBeanNamesForType(LockTableInitializer.class, true, false)) {
+                Class<?> type = beans.getType(name, false);
+                if (type == null || !TableCheckedByTemplate.class.isAssignableFrom(type)) {
+                    beans.getBean(name); // the application's: it runs first
+                    applicationsCheck = true;
+                }
+            }
             LockTemplate.Builder builder = LockTemplate.builder(dynamoDbClient)
                     .tableName(properties.getTableName())
                     .defaultNamespace(properties.getDefaultNamespace())
@@ -181,7 +190,7 @@ public class DynamoLockAutoConfiguration {
             customizers.orderedStream().forEach(customizer -> customizer.customize(builder));
             OwnedDynamoDbClient ours = owned.getIfAvailable();
             LockTemplate template = ours == null ? builder.build() : ours.build(dynamoDbClient, builder);
-            if (applicationsCheck == null) {
+            if (!applicationsCheck) {
                 try {
                     new LockTableInitializer(dynamoDbClient, template.tableName(), properties.isCreateTable(),
                             properties.getStartupTimeout()).afterPropertiesSet();
@@ -192,6 +201,32 @@ public class DynamoLockAutoConfiguration {
                 }
             }
             return template;
+        }
+
+        /**
+         * The name beans may order themselves after ({@code @DependsOn("lockTableInitializer")}), from when this
+         * initializer checked the table before the template was built: made after the template, whose own check
+         * it stands for.
+         */
+        @Bean
+        @ConditionalOnMissingBean(LockTableInitializer.class)
+        TableCheckedByTemplate lockTableInitializer(LockTemplate lockTemplate, DynamoDbClient dynamoDbClient,
+                DynamoLockProperties properties) {
+            return new TableCheckedByTemplate(dynamoDbClient, lockTemplate.tableName(), properties.isCreateTable(),
+                    properties.getStartupTimeout());
+        }
+    }
+
+    /** The table check the template made as it was built ({@link LockTemplateConfiguration#lockTemplate}). */
+    static final class TableCheckedByTemplate extends LockTableInitializer {
+
+        TableCheckedByTemplate(DynamoDbClient client, String tableName, boolean create, Duration timeout) {
+            super(client, tableName, create, timeout);
+        }
+
+        @Override
+        public void afterPropertiesSet() {
+            // made already, before the template was returned
         }
     }
 

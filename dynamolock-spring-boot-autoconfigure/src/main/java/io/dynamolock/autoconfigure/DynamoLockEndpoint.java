@@ -5,6 +5,8 @@ import io.dynamolock.core.LockEntryNotFoundException;
 import io.dynamolock.core.LockInfo;
 import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.QueueSnapshot;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
 import java.security.Principal;
 import java.time.Instant;
 import java.util.List;
@@ -96,8 +98,10 @@ public class DynamoLockEndpoint {
             return error(WebEndpointResponse.STATUS_BAD_REQUEST, "A break names the lock's entity: DELETE"
                     + " /actuator/dynamolock/{entity}?ticket=N, or ?entity=E&ticket=N for an entity with a '/'");
         }
-        return breakEntryInNamespace(entity, namespace != null ? namespace : lockTemplate.defaultNamespace(), ticket,
-                security);
+        String query = "?entity=" + URLEncoder.encode(entity, StandardCharsets.UTF_8)
+                + (namespace == null ? "" : "&namespace=" + URLEncoder.encode(namespace, StandardCharsets.UTF_8));
+        return breakEntryAddressedAs(entity, namespace != null ? namespace : lockTemplate.defaultNamespace(), ticket,
+                security, "DELETE /actuator/dynamolock" + query + "&ticket=N", "GET /actuator/dynamolock" + query);
     }
 
     @DeleteOperation
@@ -109,11 +113,18 @@ public class DynamoLockEndpoint {
     @DeleteOperation
     public WebEndpointResponse<Object> breakEntryInNamespace(@Selector String entity, @Selector String namespace,
             @Nullable String ticket, SecurityContext security) {
+        return breakEntryAddressedAs(entity, namespace, ticket, security,
+                "DELETE /actuator/dynamolock/{entity}?ticket=N", "GET /actuator/dynamolock/{entity}");
+    }
+
+    /** {@code deleting} and {@code reading}: how the caller addresses this lock, for the advice a bad ticket gets. */
+    private WebEndpointResponse<Object> breakEntryAddressedAs(String entity, String namespace, @Nullable String ticket,
+            SecurityContext security, String deleting, String reading) {
         Principal principal = security.getPrincipal();
         String who = principal != null ? principal.getName() : "an anonymous caller";
         if (ticket == null || ticket.isBlank()) {
-            return error(WebEndpointResponse.STATUS_BAD_REQUEST, "A break needs the ticket of the entry to remove:"
-                    + " DELETE /actuator/dynamolock/{entity}?ticket=N, with N from GET /actuator/dynamolock/{entity}");
+            return error(WebEndpointResponse.STATUS_BAD_REQUEST, "A break needs the ticket of the entry to remove: "
+                    + deleting + ", with N from " + reading);
         }
         long number;
         try {
@@ -121,7 +132,7 @@ public class DynamoLockEndpoint {
         }
         catch (NumberFormatException ex) {
             return error(WebEndpointResponse.STATUS_BAD_REQUEST, "ticket '" + ticket + "' is not a number; copy the"
-                    + " ticket of the entry to remove from GET /actuator/dynamolock/{entity}");
+                    + " ticket of the entry to remove from " + reading);
         }
         log.warn("{} asks to break the entry with ticket {} of the lock entity='{}' namespace='{}' at {}", who, number,
                 entity, namespace, Instant.now());

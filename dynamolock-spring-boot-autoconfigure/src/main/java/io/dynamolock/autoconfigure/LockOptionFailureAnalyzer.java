@@ -1,9 +1,12 @@
 package io.dynamolock.autoconfigure;
 
 import io.dynamolock.core.LockOptionException;
+import java.time.Duration;
 import java.util.Map;
+import java.util.Objects;
 import org.springframework.beans.BeansException;
 import org.springframework.beans.PropertyAccessorFactory;
+import org.springframework.boot.convert.DurationStyle;
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.core.env.Environment;
@@ -57,19 +60,17 @@ class LockOptionFailureAnalyzer extends AbstractFailureAnalyzer<LockOptionExcept
         if (property == null) {
             return null; // an option set in code (a customizer, a request): the message names it already
         }
-        String written = property.equals(SECRET) ? null : environment.getProperty(property);
-        Object byDefault = property.equals(SECRET) ? null : defaultOf(property);
-        // The core's value may be of another kind than the property's (a bind failure blames the port with the
-        // address and port): then only the property's own default says what it is.
-        boolean comparable = byDefault != null && byDefault.getClass().isInstance(cause.value());
-        if (written == null && comparable && !byDefault.equals(cause.value())) {
-            // Neither written nor the default: set in code, where the option's own name is what to look for.
+        String written = environment.getProperty(property);
+        boolean bindFailure = cause.option().equals("wakeUp.port") && cause.value() instanceof String;
+        if (written == null && !Objects.equals(expected(cause, property, bindFailure), cause.value())) {
+            // Not written, and not what the properties make it: set in code, where the option's name is what to find.
+            Object byDefault = property.equals(SECRET) ? null : defaultOf(property);
             return new FailureAnalysis(cause.getMessage() + " (set in code, e.g. by a LockTemplateBuilderCustomizer: "
-                    + property + " is not set and its default is " + byDefault + ")",
+                    + property + " is not set" + (byDefault == null ? "" : " and its default is " + byDefault) + ")",
                     "Correct the code that sets " + cause.option() + " as the message says.", cause);
         }
-        String shown = property + "=" + (written != null ? written : property.equals(SECRET) ? cause.value()
-                : (byDefault != null && !comparable ? byDefault : cause.value()) + " (the default)");
+        String shown = property + "=" + (property.equals(SECRET) ? cause.value() : written != null ? written
+                : (bindFailure ? setting("dynamolock.wake-up.port") : cause.value()) + " (the default)");
         String[] partner = PARTNERS.get(cause.option());
         if (partner != null && cause.getMessage().contains(partner[1])) {
             String other = PROPERTIES.get(partner[0]);
@@ -80,6 +81,33 @@ class LockOptionFailureAnalyzer extends AbstractFailureAnalyzer<LockOptionExcept
         }
         return new FailureAnalysis(shown + ": " + cause.getMessage(), "Correct " + property + " as the message says"
                 + (written != null ? ", or remove it to use the default." : "."), cause);
+    }
+
+    /**
+     * The core's value had the code set nothing: the property's default; for a heartbeat, half the lease; for a port
+     * that cannot be bound ({@code bindFailure}), the bind address and port as the properties give them.
+     */
+    private Object expected(LockOptionException cause, String property, boolean bindFailure) {
+        if (bindFailure) {
+            return setting("dynamolock.wake-up.bind-address") + ":" + setting("dynamolock.wake-up.port");
+        }
+        if (cause.option().equals("heartbeatInterval")) {
+            Object lease = setting("dynamolock.lease-duration");
+            try {
+                return (lease instanceof Duration duration ? duration : DurationStyle.detectAndParse(lease.toString()))
+                        .dividedBy(2);
+            }
+            catch (IllegalArgumentException unreadable) {
+                return null;
+            }
+        }
+        return defaultOf(property);
+    }
+
+    /** The property as written, else its default. */
+    private Object setting(String property) {
+        String written = environment.getProperty(property);
+        return written != null ? written : defaultOf(property);
     }
 
     /**

@@ -23,6 +23,7 @@ import org.springframework.beans.factory.DisposableBean;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.DependsOn;
 import org.springframework.mock.env.MockEnvironment;
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockInterruptedException;
@@ -41,6 +42,8 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.net.DatagramSocket;
+import io.dynamolock.core.WakeUpOptions;
 import java.util.UUID;
 import java.util.function.Function;
 import java.security.Principal;
@@ -211,7 +214,8 @@ class DynamoLockAutoConfigurationTests {
     void configuresLockTemplateOnClientBuiltFromProperties() {
         contextRunner.run(context -> {
             assertThat(context).hasSingleBean(DynamoDbClient.class).hasSingleBean(LockTemplate.class)
-                    .hasSingleBean(QueueLockedAdvisor.class).hasSingleBean(QueueLockedMethodValidator.class);
+                    .hasSingleBean(QueueLockedAdvisor.class).hasSingleBean(QueueLockedMethodValidator.class)
+                    .hasSingleBean(LockTableInitializer.class);
             LockTemplate locks = context.getBean(LockTemplate.class);
             assertThat(locks.tableName()).isEqualTo(TABLE);
             assertThat(locks.leaseDuration()).isEqualTo(Duration.ofSeconds(60));
@@ -517,6 +521,50 @@ class DynamoLockAutoConfigurationTests {
         try (DynamoDbClient client = LOCAL.client()) {
             assertThat(client.listTables().tableNames()).as("tables").contains(table).doesNotContain(unused);
         }
+    }
+
+    /** Beans ordered after the table check by the initializer's name, as before the template checked it itself. */
+    @Test
+    void anApplicationBeanThatDependsOnTheTableInitializerStartsAfterTheCheck() {
+        contextRunner.withUserConfiguration(NeedsTheTable.class).run(context -> {
+            assertThat(context).hasNotFailed().hasSingleBean(LockTableInitializer.class);
+            assertThat(context.getBean("outboxPoller")).isEqualTo("started with " + TABLE + " checked");
+        });
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class NeedsTheTable {
+
+        @Bean
+        @DependsOn("lockTableInitializer")
+        String outboxPoller(org.springframework.beans.factory.BeanFactory beans) {
+            // The template exists, its table checked, before this bean is made.
+            assertThat(((org.springframework.beans.factory.config.ConfigurableListableBeanFactory) beans)
+                    .containsSingleton("lockTemplate")).isTrue();
+            return "started with " + TABLE + " checked";
+        }
+    }
+
+    /** Options without a default of their own (owner name, heartbeat) and a port a customizer chose: set in code. */
+    @Test
+    void badOptionsSetByACustomizerAreReportedAsSetInCodeWhateverTheirDefault() throws Exception {
+        assertSetInCode(builder -> builder.ownerName(" "), "ownerName");
+        assertSetInCode(builder -> builder.heartbeatInterval(Duration.ofSeconds(-1)), "heartbeatInterval");
+        try (DatagramSocket taken = new DatagramSocket(0, InetAddress.getLoopbackAddress())) {
+            int port = taken.getLocalPort();
+            assertSetInCode(builder -> builder.wakeUp(WakeUpOptions.builder().enabled(true).bindAddress("127.0.0.1")
+                    .port(port).build()), "wakeUp.port");
+        }
+    }
+
+    private void assertSetInCode(LockTemplateBuilderCustomizer customizer, String option) {
+        contextRunner.withBean(LockTemplateBuilderCustomizer.class, () -> customizer).run(context -> {
+            assertThat(context).getFailure().rootCause().isInstanceOf(LockOptionException.class);
+            FailureAnalysis analysis = new LockOptionFailureAnalyzer(new MockEnvironment())
+                    .analyze(context.getStartupFailure());
+            assertThat(analysis.getDescription()).as(option).contains("(set in code").doesNotContain("(the default)");
+            assertThat(analysis.getAction()).isEqualTo("Correct the code that sets " + option + " as the message says.");
+        });
     }
 
     /** The core blames the port for a bind that fails; the address may be what was written. */
@@ -950,6 +998,14 @@ class DynamoLockAutoConfigurationTests {
                 Object noEntity = operations.get("DELETE dynamolock").invoke(new InvocationContext(SecurityContext.NONE,
                         Map.of("ticket", "5")));
                 assertStatusAndMessage((WebEndpointResponse<?>) noEntity, 400, "?entity=E&ticket=N");
+                DynamoLockEndpoint endpoint = context.getBean(DynamoLockEndpoint.class);
+                WebEndpointResponse<Object> noTicket = endpoint.breakEntryNamedInTheQuery("tenant/7", "ep", null,
+                        SecurityContext.NONE);
+                assertStatusAndMessage(noTicket, 400, "DELETE /actuator/dynamolock?entity=tenant%2F7&namespace=ep"
+                        + "&ticket=N, with N from GET /actuator/dynamolock?entity=tenant%2F7&namespace=ep");
+                assertStatusAndMessage(endpoint.breakEntryNamedInTheQuery("tenant/7", null, "x", SecurityContext.NONE),
+                        400, "ticket 'x' is not a number; copy the ticket of the entry to remove from GET"
+                        + " /actuator/dynamolock?entity=tenant%2F7");
                 Object mine = operations.get("GET dynamolock").invoke(new InvocationContext(SecurityContext.NONE,
                         Map.of()));
                 assertThat(((WebEndpointResponse<?>) mine).getBody()).isInstanceOf(DynamoLockEndpoint.LocksDescriptor.class);
