@@ -324,6 +324,14 @@ public final class LockTemplate implements LockOperations, AutoCloseable {
             return this;
         }
 
+        /**
+         * The lock table as set so far: what a start-up check of the table ({@link TableBootstrap}) looks at before
+         * the template is built.
+         */
+        public String tableName() {
+            return tableName;
+        }
+
         /** The namespace of requests that name none (default {@code default}). */
         public Builder defaultNamespace(String defaultNamespace) {
             this.defaultNamespace = defaultNamespace;

@@ -6,12 +6,10 @@ import io.dynamolock.annotation.QueueLockedAdvisor;
 import io.dynamolock.annotation.QueueLockedMethodValidator;
 import io.dynamolock.core.LockListener;
 import io.dynamolock.core.LockTemplate;
-import java.time.Duration;
 import java.util.function.Supplier;
 import org.springframework.aop.config.AopConfigUtils;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.DisposableBean;
-import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
@@ -156,24 +154,34 @@ public class DynamoLockAutoConfiguration {
     static class LockTemplateConfiguration {
 
         /**
-         * Checks (or creates) the lock table before it returns the template, so no lock is taken before that: the
-         * template's table, which a customizer may have chosen. An application's own {@link LockTableInitializer}
-         * bean replaces that check, and runs first.
+         * Checks (or creates) the lock table at start, before the template exists: the table a customizer may
+         * choose, learned from a builder configured as the template's is (customizers run on it too), then dropped.
          */
         @Bean
+        @ConditionalOnMissingBean
+        LockTableInitializer lockTableInitializer(DynamoDbClient dynamoDbClient, DynamoLockProperties properties,
+                ObjectProvider<LockTemplateBuilderCustomizer> customizers) {
+            LockTemplate.Builder probe = configured(LockTemplate.builder(dynamoDbClient), properties);
+            customizers.orderedStream().forEach(customizer -> customizer.customize(probe));
+            return new LockTableInitializer(dynamoDbClient, probe.tableName(), properties.isCreateTable(),
+                    properties.getStartupTimeout());
+        }
+
+        /** Depends on the table initializer: no lock is taken before the table is known to be usable. */
+        @Bean
         LockTemplate lockTemplate(DynamoDbClient dynamoDbClient, DynamoLockProperties properties,
-                ListableBeanFactory beans, ObjectProvider<LockListener> listeners,
+                LockTableInitializer lockTableInitializer, ObjectProvider<LockListener> listeners,
                 ObjectProvider<LockTemplateBuilderCustomizer> customizers, ObjectProvider<OwnedDynamoDbClient> owned) {
-            boolean applicationsCheck = false;
-            for (String name : beans.getBeanNamesForType(LockTableInitializer.class, true, false)) {
-                Class<?> type = beans.getType(name, false);
-                if (type == null || !TableCheckedByTemplate.class.isAssignableFrom(type)) {
-                    beans.getBean(name); // the application's: it runs first
-                    applicationsCheck = true;
-                }
-            }
-            LockTemplate.Builder builder = LockTemplate.builder(dynamoDbClient)
-                    .tableName(properties.getTableName())
+            LockTemplate.Builder builder = configured(LockTemplate.builder(dynamoDbClient), properties);
+            listeners.orderedStream().forEach(builder::listener);
+            customizers.orderedStream().forEach(customizer -> customizer.customize(builder));
+            OwnedDynamoDbClient ours = owned.getIfAvailable();
+            return ours == null ? builder.build() : ours.build(dynamoDbClient, builder);
+        }
+
+        /** The builder with every {@code dynamolock.*} option set. */
+        private static LockTemplate.Builder configured(LockTemplate.Builder builder, DynamoLockProperties properties) {
+            builder.tableName(properties.getTableName())
                     .defaultNamespace(properties.getDefaultNamespace())
                     .leaseDuration(properties.getLeaseDuration())
                     .defaultWait(properties.getDefaultWait())
@@ -186,47 +194,7 @@ public class DynamoLockAutoConfiguration {
             if (properties.getOwnerName() != null) {
                 builder.ownerName(properties.getOwnerName());
             }
-            listeners.orderedStream().forEach(builder::listener);
-            customizers.orderedStream().forEach(customizer -> customizer.customize(builder));
-            OwnedDynamoDbClient ours = owned.getIfAvailable();
-            LockTemplate template = ours == null ? builder.build() : ours.build(dynamoDbClient, builder);
-            if (!applicationsCheck) {
-                try {
-                    new LockTableInitializer(dynamoDbClient, template.tableName(), properties.isCreateTable(),
-                            properties.getStartupTimeout()).afterPropertiesSet();
-                }
-                catch (RuntimeException ex) {
-                    template.close();
-                    throw ex;
-                }
-            }
-            return template;
-        }
-
-        /**
-         * The name beans may order themselves after ({@code @DependsOn("lockTableInitializer")}), from when this
-         * initializer checked the table before the template was built: made after the template, whose own check
-         * it stands for.
-         */
-        @Bean
-        @ConditionalOnMissingBean(LockTableInitializer.class)
-        TableCheckedByTemplate lockTableInitializer(LockTemplate lockTemplate, DynamoDbClient dynamoDbClient,
-                DynamoLockProperties properties) {
-            return new TableCheckedByTemplate(dynamoDbClient, lockTemplate.tableName(), properties.isCreateTable(),
-                    properties.getStartupTimeout());
-        }
-    }
-
-    /** The table check the template made as it was built ({@link LockTemplateConfiguration#lockTemplate}). */
-    static final class TableCheckedByTemplate extends LockTableInitializer {
-
-        TableCheckedByTemplate(DynamoDbClient client, String tableName, boolean create, Duration timeout) {
-            super(client, tableName, create, timeout);
-        }
-
-        @Override
-        public void afterPropertiesSet() {
-            // made already, before the template was returned
+            return builder;
         }
     }
 

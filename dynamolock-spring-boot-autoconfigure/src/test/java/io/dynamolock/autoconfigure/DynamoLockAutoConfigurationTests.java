@@ -21,6 +21,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.DependsOn;
@@ -523,7 +524,7 @@ class DynamoLockAutoConfigurationTests {
         }
     }
 
-    /** Beans ordered after the table check by the initializer's name, as before the template checked it itself. */
+    /** Beans may order themselves after the table check by the initializer's name. */
     @Test
     void anApplicationBeanThatDependsOnTheTableInitializerStartsAfterTheCheck() {
         contextRunner.withUserConfiguration(NeedsTheTable.class).run(context -> {
@@ -538,10 +539,40 @@ class DynamoLockAutoConfigurationTests {
         @Bean
         @DependsOn("lockTableInitializer")
         String outboxPoller(org.springframework.beans.factory.BeanFactory beans) {
-            // The template exists, its table checked, before this bean is made.
+            // The table was checked before this bean is made.
             assertThat(((org.springframework.beans.factory.config.ConfigurableListableBeanFactory) beans)
-                    .containsSingleton("lockTemplate")).isTrue();
+                    .containsSingleton("lockTableInitializer")).isTrue();
             return "started with " + TABLE + " checked";
+        }
+    }
+
+    /** The application's initializer in a parent context (a bootstrap context, say) replaces the check too. */
+    @Test
+    void anApplicationsTableInitializerInAParentContextReplacesTheCheck() {
+        try (AnnotationConfigApplicationContext parent = new AnnotationConfigApplicationContext()) {
+            parent.registerBean("myTableCheck", LockTableInitializer.class,
+                    () -> new LockTableInitializer(LOCAL.client(), TABLE, false));
+            parent.refresh();
+            contextRunner.withParent(parent).withPropertyValues("dynamolock.table-name=missing-table")
+                    .run(context -> assertThat(context).hasNotFailed().hasSingleBean(LockTemplate.class));
+        }
+    }
+
+    /** A listener the template is built with may order itself after the table check by name. */
+    @Test
+    void aListenerOrderedAfterTheTableCheckByNameStarts() {
+        contextRunner.withUserConfiguration(ListenerAfterTheTable.class)
+                .run(context -> assertThat(context).hasNotFailed().hasSingleBean(LockTemplate.class));
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class ListenerAfterTheTable {
+
+        @Bean
+        @DependsOn("lockTableInitializer")
+        LockListener auditListener() {
+            return new LockListener() {
+            };
         }
     }
 
