@@ -167,11 +167,15 @@ public class DynamoLockAutoConfiguration {
                     properties.getStartupTimeout());
         }
 
-        /** Depends on the table initializer: no lock is taken before the table is known to be usable. */
+        /**
+         * Made after every table initializer (ours, or each of the application's, in this context or a parent): no
+         * lock is taken before the table is known to be usable.
+         */
         @Bean
         LockTemplate lockTemplate(DynamoDbClient dynamoDbClient, DynamoLockProperties properties,
-                LockTableInitializer lockTableInitializer, ObjectProvider<LockListener> listeners,
+                ObjectProvider<LockTableInitializer> tableInitializers, ObjectProvider<LockListener> listeners,
                 ObjectProvider<LockTemplateBuilderCustomizer> customizers, ObjectProvider<OwnedDynamoDbClient> owned) {
+            tableInitializers.stream().forEach(checked -> { });
             LockTemplate.Builder builder = configured(LockTemplate.builder(dynamoDbClient), properties);
             listeners.orderedStream().forEach(builder::listener);
             customizers.orderedStream().forEach(customizer -> customizer.customize(builder));

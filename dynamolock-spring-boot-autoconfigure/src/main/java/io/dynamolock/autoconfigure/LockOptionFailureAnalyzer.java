@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.Objects;
 import org.springframework.beans.BeansException;
 import org.springframework.beans.PropertyAccessorFactory;
+import org.springframework.boot.convert.ApplicationConversionService;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
@@ -62,6 +63,11 @@ class LockOptionFailureAnalyzer extends AbstractFailureAnalyzer<LockOptionExcept
         }
         String written = environment.getProperty(property);
         boolean bindFailure = cause.option().equals("wakeUp.port") && cause.value() instanceof String;
+        if (written != null && !property.equals(SECRET) && !bindFailure && overridden(written, cause.value())) {
+            return new FailureAnalysis(cause.getMessage() + " (set in code, e.g. by a LockTemplateBuilderCustomizer,"
+                    + " over " + property + "=" + written + ")", "Correct the code that sets " + cause.option()
+                    + " as the message says.", cause);
+        }
         if (written == null && !Objects.equals(expected(cause, property, bindFailure), cause.value())) {
             // Not written, and not what the properties make it: set in code, where the option's name is what to find.
             Object byDefault = property.equals(SECRET) ? null : defaultOf(property);
@@ -102,6 +108,20 @@ class LockOptionFailureAnalyzer extends AbstractFailureAnalyzer<LockOptionExcept
             }
         }
         return defaultOf(property);
+    }
+
+    /** Whether the core's value is not the written one: code set the option over the property. */
+    private static boolean overridden(String written, Object value) {
+        if (value == null) {
+            return false;
+        }
+        try {
+            Object asWritten = ApplicationConversionService.getSharedInstance().convert(written.trim(), value.getClass());
+            return asWritten != null && !asWritten.equals(value);
+        }
+        catch (RuntimeException unconvertible) {
+            return false; // a value of its own kind: the message says what it is
+        }
     }
 
     /** The property as written, else its default. */

@@ -558,6 +558,42 @@ class DynamoLockAutoConfigurationTests {
         }
     }
 
+    /** Several initializers of the application's, here and in a parent context, each replace the check. */
+    @Test
+    void severalApplicationTableInitializersReplaceTheCheck() {
+        contextRunner.withPropertyValues("dynamolock.table-name=missing-table")
+                .withBean("ordersTableCheck", LockTableInitializer.class,
+                        () -> new LockTableInitializer(LOCAL.client(), TABLE, false))
+                .withBean("billingTableCheck", LockTableInitializer.class,
+                        () -> new LockTableInitializer(LOCAL.client(), TABLE, false))
+                .run(context -> assertThat(context).hasNotFailed().hasSingleBean(LockTemplate.class));
+        try (AnnotationConfigApplicationContext parent = new AnnotationConfigApplicationContext()) {
+            parent.registerBean("parentCheck", LockTableInitializer.class,
+                    () -> new LockTableInitializer(LOCAL.client(), TABLE, false));
+            parent.refresh();
+            contextRunner.withParent(parent).withPropertyValues("dynamolock.table-name=missing-table")
+                    .withBean("childCheck", LockTableInitializer.class,
+                            () -> new LockTableInitializer(LOCAL.client(), TABLE, false))
+                    .run(context -> assertThat(context).hasNotFailed().hasBean("lockTemplate"));
+        }
+    }
+
+    /** A customizer overrode a property that was written right: the code is blamed, not the property. */
+    @Test
+    void aBadOptionACustomizerSetOverAWrittenPropertyIsReportedAsSetInCode() {
+        contextRunner.withPropertyValues("dynamolock.owner-name=orders")
+                .withBean(LockTemplateBuilderCustomizer.class, () -> builder -> builder.ownerName(" "))
+                .run(context -> {
+                    assertThat(context).getFailure().rootCause().isInstanceOf(LockOptionException.class);
+                    FailureAnalysis analysis = new LockOptionFailureAnalyzer(new MockEnvironment()
+                            .withProperty("dynamolock.owner-name", "orders")).analyze(context.getStartupFailure());
+                    assertThat(analysis.getDescription()).endsWith("(set in code, e.g. by a"
+                            + " LockTemplateBuilderCustomizer, over dynamolock.owner-name=orders)");
+                    assertThat(analysis.getAction()).isEqualTo("Correct the code that sets ownerName as the message"
+                            + " says.");
+                });
+    }
+
     /** A listener the template is built with may order itself after the table check by name. */
     @Test
     void aListenerOrderedAfterTheTableCheckByNameStarts() {
