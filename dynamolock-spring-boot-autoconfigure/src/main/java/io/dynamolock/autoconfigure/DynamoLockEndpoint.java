@@ -53,9 +53,9 @@ public class DynamoLockEndpoint {
      * no path can carry (servers refuse an encoded one, and a plain one splits the path).
      */
     @ReadOperation
-    public WebEndpointResponse<Object> read(@Nullable String entity, @Nullable String namespace) {
+    public Object locks(@Nullable String entity, @Nullable String namespace) {
         if (entity == null) {
-            return namespace == null ? new WebEndpointResponse<>(locks()) : error(WebEndpointResponse.STATUS_BAD_REQUEST, "namespace '"
+            return namespace == null ? locks() : error(WebEndpointResponse.STATUS_BAD_REQUEST, "namespace '"
                     + namespace + "' without an entity: GET /actuator/dynamolock?entity=E&namespace=" + namespace);
         }
         return queueInNamespace(entity, namespace != null ? namespace : lockTemplate.defaultNamespace());

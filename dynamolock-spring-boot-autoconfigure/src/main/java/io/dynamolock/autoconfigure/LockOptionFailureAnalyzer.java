@@ -6,7 +6,8 @@ import java.util.Map;
 import java.util.Objects;
 import org.springframework.beans.BeansException;
 import org.springframework.beans.PropertyAccessorFactory;
-import org.springframework.boot.convert.ApplicationConversionService;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
@@ -63,7 +64,7 @@ class LockOptionFailureAnalyzer extends AbstractFailureAnalyzer<LockOptionExcept
         }
         String written = environment.getProperty(property);
         boolean bindFailure = cause.option().equals("wakeUp.port") && cause.value() instanceof String;
-        if (written != null && !property.equals(SECRET) && !bindFailure && overridden(written, cause.value())) {
+        if (written != null && !property.equals(SECRET) && !bindFailure && overridden(property, cause.value())) {
             return new FailureAnalysis(cause.getMessage() + " (set in code, e.g. by a LockTemplateBuilderCustomizer,"
                     + " over " + property + "=" + written + ")", "Correct the code that sets " + cause.option()
                     + " as the message says.", cause);
@@ -110,16 +111,19 @@ class LockOptionFailureAnalyzer extends AbstractFailureAnalyzer<LockOptionExcept
         return defaultOf(property);
     }
 
-    /** Whether the core's value is not the written one: code set the option over the property. */
-    private static boolean overridden(String written, Object value) {
+    /**
+     * Whether the core's value is not what the property binds to (as Boot binds it, untrimmed): code set the option
+     * over the property.
+     */
+    private boolean overridden(String property, Object value) {
         if (value == null) {
             return false;
         }
         try {
-            Object asWritten = ApplicationConversionService.getSharedInstance().convert(written.trim(), value.getClass());
-            return asWritten != null && !asWritten.equals(value);
+            return Binder.get(environment).bind(property, Bindable.of(value.getClass()))
+                    .map(bound -> !bound.equals(value)).orElse(false);
         }
-        catch (RuntimeException unconvertible) {
+        catch (RuntimeException unbindable) {
             return false; // a value of its own kind: the message says what it is
         }
     }

@@ -44,6 +44,10 @@ class EndpointHttpTests {
                     + held.fencingToken());
             assertThat(broken.statusCode()).as(broken.body()).isEqualTo(200);
             assertThat(locks.queue("tenant/7", null).entries()).isEmpty();
+            HttpResponse<String> mine = send("GET", "/actuator/dynamolock");
+            assertThat(mine.statusCode()).isEqualTo(200);
+            assertThat(mine.body()).as("this instance's locks").contains("\"owner\"", "\"locks\"")
+                    .doesNotContain("\"status\"", "\"body\"");
         }
         finally {
             held.release();

@@ -1,0 +1,50 @@
+package io.dynamolock.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.dynamolock.core.LockOptionException;
+import io.dynamolock.core.test.DynamoDbLocal;
+import java.util.Map;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.core.env.MapPropertySource;
+import org.springframework.core.env.StandardEnvironment;
+
+/** How a refused option is reported: blamed on the property as written, or on code. */
+class LockOptionFailureAnalyzerTests {
+
+    private static final DynamoDbLocal LOCAL = DynamoDbLocal.shared();
+
+    private static final String TABLE = LOCAL.newLockTable();
+
+    private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, DynamoLockAutoConfiguration.class))
+            .withPropertyValues(DynamoDbLocalProperties.of(TABLE));
+
+    /**
+     * A property written with a stray space (a quoted YAML value, an env var or a mounted secret with a trailing
+     * blank) and no customizer at all: the property is what the core refused, so it must be blamed, not "code".
+     */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {"dynamolock.table-name|'locks '", "dynamolock.owner-name|'   '",
+            "dynamolock.default-namespace|' '"})
+    void aWrittenPropertyWithSpacesIsBlamedNotCode(String property, String value) {
+        MapPropertySource written = new MapPropertySource("written", Map.of(property, value));
+        contextRunner.withInitializer(context -> context.getEnvironment().getPropertySources().addFirst(written))
+                .run(context -> {
+                    assertThat(context).getFailure().rootCause().isInstanceOf(LockOptionException.class);
+                    StandardEnvironment environment = new StandardEnvironment();
+                    environment.getPropertySources().addFirst(written);
+                    ConfigurationPropertySources.attach(environment);
+                    FailureAnalysis analysis = new LockOptionFailureAnalyzer(environment)
+                            .analyze(context.getStartupFailure());
+                    assertThat(analysis.getDescription()).as(property).doesNotContain("set in code")
+                            .startsWith(property + "=");
+                });
+    }
+}
