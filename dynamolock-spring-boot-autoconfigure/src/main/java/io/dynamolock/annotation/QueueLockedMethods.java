@@ -267,7 +267,8 @@ final class QueueLockedMethods {
         Class<?> type = parameterType(expression, method, parameters);
         // Only a concrete class is refused at start: an Object's, an interface's or an abstract class's values may
         // have a toString() of their own (a call checks each value).
-        if (type != null && type != Object.class && !Modifier.isAbstract(type.getModifiers()) && hasIdentityString(type)) {
+        if (type != null && type != Object.class && !Modifier.isAbstract(type.getModifiers())
+                && hasIdentityString(type)) {
             throw invalid(description, "entity expression '" + source + "' is a " + type.getName() + ", whose"
                     + " toString() is Object's: " + IDENTITY_STRING + ". Name a stable key such as " + source
                     + ".id, or give " + type.getSimpleName() + " a toString() that names the entity");
