@@ -58,6 +58,15 @@ final class QueueLockedMethods {
     static final String IDENTITY_STRING = "an identity hash, different for each instance and each JVM, so no two"
             + " calls would share a lock";
 
+    /** Asked at every call for each entity value's class: looked up once per class. */
+    private static final ClassValue<Boolean> IDENTITY_STRING_CLASSES = new ClassValue<>() {
+        @Override
+        protected Boolean computeValue(Class<?> type) {
+            return !type.isInterface() && (type.isArray()
+                    || ReflectionUtils.findMethod(type, "toString").getDeclaringClass() == Object.class);
+        }
+    };
+
     private static final String REACTIVE_STREAMS_PUBLISHER = "org.reactivestreams.Publisher";
 
     private static final String MONO = "reactor.core.publisher.Mono";
@@ -278,9 +287,9 @@ final class QueueLockedMethods {
 
     /** Whether a value of class {@code type} turns into Object's string, {@code Name@1b6d3586}, one per instance. */
     static boolean hasIdentityString(Class<?> type) {
-        return !type.isInterface() && (type.isArray()
-                || ReflectionUtils.findMethod(type, "toString").getDeclaringClass() == Object.class);
+        return IDENTITY_STRING_CLASSES.get(type);
     }
+
 
     /** The declared type of the parameter an expression is and nothing more ({@code #order}, {@code #p0}), if so. */
     private static Class<?> parameterType(Expression expression, Method method, List<String> parameters) {
