@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.dynamolock.core.LockOptionException;
 import io.dynamolock.core.test.DynamoDbLocal;
 import java.util.Map;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -35,6 +36,28 @@ class LockOptionFailureAnalyzerTests {
             "dynamolock.default-namespace|' '"})
     void aWrittenPropertyWithSpacesIsBlamedNotCode(String property, String value) {
         MapPropertySource written = new MapPropertySource("written", Map.of(property, value));
+        contextRunner.withInitializer(context -> context.getEnvironment().getPropertySources().addFirst(written))
+                .run(context -> {
+                    assertThat(context).getFailure().rootCause().isInstanceOf(LockOptionException.class);
+                    StandardEnvironment environment = new StandardEnvironment();
+                    environment.getPropertySources().addFirst(written);
+                    ConfigurationPropertySources.attach(environment);
+                    FailureAnalysis analysis = new LockOptionFailureAnalyzer(environment)
+                            .analyze(context.getStartupFailure());
+                    assertThat(analysis.getDescription()).as(property).doesNotContain("set in code")
+                            .startsWith(property + "=");
+                });
+    }
+
+    /**
+     * The wake-up advertised address written with a stray space and a port no one can send to: the core strips the
+     * value (WakeUpOptions.Builder.advertisedAddress) and refuses it; the property is to blame, not code.
+     */
+    @Test
+    void anAdvertisedAddressWithASpaceIsBlamedNotCode() {
+        String property = "dynamolock.wake-up.advertised-address";
+        MapPropertySource written = new MapPropertySource("written", Map.of(property, "10.0.0.9:0 ",
+                "dynamolock.wake-up.enabled", "true", "dynamolock.wake-up.bind-address", "127.0.0.1"));
         contextRunner.withInitializer(context -> context.getEnvironment().getPropertySources().addFirst(written))
                 .run(context -> {
                     assertThat(context).getFailure().rootCause().isInstanceOf(LockOptionException.class);
