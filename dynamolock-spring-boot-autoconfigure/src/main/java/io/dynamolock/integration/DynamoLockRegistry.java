@@ -153,7 +153,9 @@ public final class DynamoLockRegistry
     @Override
     public void close() {
         closed = true;
-        long deadline = System.nanoTime() + closeTimeout.toNanos();
+        // Capped: a timeout as long as LockRequest.WAIT_FOREVER overflows toNanos(); half of it is 146 years.
+        long deadline = System.nanoTime() + Math.min(closeTimeout.toSeconds(), Long.MAX_VALUE / 2_000_000_000L)
+                * 1_000_000_000L + closeTimeout.toNanosPart();
         boolean interrupted = false;
         synchronized (released) {
             long remaining;

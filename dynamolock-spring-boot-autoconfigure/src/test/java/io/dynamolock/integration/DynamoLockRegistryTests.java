@@ -478,6 +478,26 @@ class DynamoLockRegistryTests {
         Await.until(WAIT, "the lock handed on", () -> fixture.queue("closing-wait").isEmpty());
     }
 
+    /** A close timeout as long as the library's own "as long as it takes" waits for the lock instead of overflowing. */
+    @Test
+    void closeWithTheLongestTimeoutWaitsForHeldLocks() throws Exception {
+        DynamoLockRegistry patient = new DynamoLockRegistry(templateA, null, LockRequest.WAIT_FOREVER);
+        Lock lock = patient.obtain("close-forever");
+        lock.lock();
+        AtomicReference<Thread> closer = new AtomicReference<>();
+        Future<?> closed = threads.submit(() -> {
+            closer.set(Thread.currentThread());
+            patient.close();
+        });
+        Await.until(WAIT, "close() waits or ends", () -> closed.isDone() || closer.get() != null
+                && closer.get().getState() == Thread.State.TIMED_WAITING);
+        assertThat(closed).as("close() still waits for the held lock").isNotDone();
+
+        lock.unlock();
+        closed.get(30, TimeUnit.SECONDS);
+        assertThat(fixture.queue("close-forever")).isEmpty();
+    }
+
     @Test
     void closeGivesUpWaitingAfterItsTimeout() {
         DynamoLockRegistry registry = new DynamoLockRegistry(templateA, null, Duration.ZERO);
