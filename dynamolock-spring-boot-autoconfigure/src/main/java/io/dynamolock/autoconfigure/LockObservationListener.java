@@ -16,9 +16,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * <li>{@code dynamolock.lock.acquire}: from the first request to the outcome, a child of the caller's current
  * observation. Low-cardinality {@code namespace}, {@code mode} and {@code outcome}
  * ({@code acquired}, {@code timeout}, {@code lost}, {@code interrupted}, {@code queue_full}, {@code error},
- * the failure also recorded as the observation's error); the entity as the high-cardinality {@code entity}.</li>
+ * the failure also recorded as the observation's error, or {@code cancelled}: the caller gave up, no error); the
+ * entity as the high-cardinality {@code entity}.</li>
  * <li>{@code dynamolock.lock.hold}: from the grant to the release ({@code outcome=released}) or the loss of the lease
- * ({@code outcome=lost}), with the fencing token as a high-cardinality value.</li>
+ * ({@code outcome=lost}), with the fencing token as a high-cardinality value; a child of the same observation as the
+ * acquisition, also when an async grant is reported on a dynamolock thread.</li>
  * </ul>
  * {@code mode} is {@code exclusive} or {@code shared}. No meter of {@link LockMetricsListener} has these names, on
  * purpose: Boot's metrics turn each observation into a timer of the same name (and a {@code <name>.active} long task
@@ -49,8 +51,13 @@ public class LockObservationListener implements LockListener {
 
     @Override
     public void onAcquired(LockAttempt attempt, LockHandle lock, Duration waited) {
-        stopAcquiring(attempt, LockOutcomes.ACQUIRED, null);
+        // An async grant is reported on a dynamolock thread: the caller's observation is the acquisition's parent.
+        Observation acquisition = stopAcquiring(attempt, LockOutcomes.ACQUIRED, null);
+        Observation parent = acquisition != null
+                && acquisition.getContextView().getParentObservation() instanceof Observation caller
+                ? caller : registry.getCurrentObservation();
         holding.put(lock, Observation.createNotStarted("dynamolock.lock.hold", registry)
+                .parentObservation(parent)
                 .contextualName("hold " + lock.namespace())
                 .lowCardinalityKeyValue("namespace", lock.namespace())
                 .lowCardinalityKeyValue("mode", LockMetricsListener.tag(lock.mode()))
@@ -70,7 +77,8 @@ public class LockObservationListener implements LockListener {
 
     @Override
     public void onFailed(LockAttempt attempt, Duration waited, RuntimeException failure) {
-        stopAcquiring(attempt, LockOutcomes.of(failure), failure);
+        String outcome = LockOutcomes.of(failure);
+        stopAcquiring(attempt, outcome, LockOutcomes.CANCELLED.equals(outcome) ? null : failure);
     }
 
     @Override
@@ -83,7 +91,7 @@ public class LockObservationListener implements LockListener {
         stopHolding(lock, "lost");
     }
 
-    private void stopAcquiring(LockAttempt attempt, String outcome, RuntimeException failure) {
+    private Observation stopAcquiring(LockAttempt attempt, String outcome, RuntimeException failure) {
         Observation observation = acquiring.remove(attempt);
         if (observation != null) {
             if (failure != null) {
@@ -91,6 +99,7 @@ public class LockObservationListener implements LockListener {
             }
             observation.lowCardinalityKeyValue("outcome", outcome).stop();
         }
+        return observation;
     }
 
     private void stopHolding(LockHandle lock, String outcome) {

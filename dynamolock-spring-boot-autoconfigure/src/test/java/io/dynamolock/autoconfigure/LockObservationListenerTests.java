@@ -6,13 +6,17 @@ import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockListener;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTemplate;
+import io.dynamolock.core.test.Await;
 import io.dynamolock.core.test.LockFixture;
+import io.micrometer.common.KeyValue;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationHandler;
 import io.micrometer.observation.ObservationRegistry;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -82,6 +86,42 @@ class LockObservationListenerTests {
                 .contains("dynamolock.lock.hold");
     }
 
+    /**
+     * An async grant is reported on a dynamolock thread, where no observation is current: the hold still belongs to
+     * the trace of the caller that asked for it, as its acquisition does.
+     */
+    @Test
+    void theHoldOfAnAsyncGrantIsInTheCallersTrace() throws Exception {
+        registry.observationConfig().observationHandler(recorder);
+        LockTemplate locks = fixture.template(b -> b.listener(new LockObservationListener(registry)));
+        Observation request = Observation.start("http.request", registry);
+        LockHandle lock;
+        try (Observation.Scope scope = request.openScope()) {
+            lock = locks.acquireAsync(LockRequest.of("async-parent")).get(30, TimeUnit.SECONDS);
+        }
+        lock.release();
+        request.stop();
+
+        assertThat(recorder.parents).containsEntry("dynamolock.lock.acquire", "http.request")
+                .containsEntry("dynamolock.lock.hold", "http.request");
+    }
+
+    /** A caller that gives up (a client gone, a Mono's time-out) is no failed request: no error on the span. */
+    @Test
+    void aCancelledAcquisitionEndsCancelledWithoutAnError() throws Exception {
+        registry.observationConfig().observationHandler(recorder);
+        LockTemplate locks = fixture.template(b -> b.listener(new LockObservationListener(registry)));
+        LockHandle held = locks.acquire(LockRequest.of("cancelled"));
+        CompletableFuture<LockHandle> waiter = locks.acquireAsync(LockRequest.of("cancelled"));
+        fixture.awaitQueueLength("cancelled", 2);
+        waiter.cancel(true);
+        Await.until(Duration.ofSeconds(30), "both acquisitions reported",
+                () -> recorder.stopped.stream().filter("dynamolock.lock.acquire"::equals).count() == 2);
+        assertThat(recorder.outcomes).containsExactly("acquired", "cancelled");
+        assertThat(recorder.errors).isEmpty();
+        held.release();
+    }
+
     private static void await(CountDownLatch latch) {
         try {
             assertThat(latch.await(30, TimeUnit.SECONDS)).isTrue();
@@ -96,6 +136,10 @@ class LockObservationListenerTests {
 
         final List<String> started = new CopyOnWriteArrayList<>();
         final List<String> stopped = new CopyOnWriteArrayList<>();
+        final List<String> outcomes = new CopyOnWriteArrayList<>();
+        final List<Throwable> errors = new CopyOnWriteArrayList<>();
+        /** Each observation's name and its parent's. */
+        final Map<String, String> parents = new ConcurrentHashMap<>();
 
         @Override
         public boolean supportsContext(Observation.Context context) {
@@ -110,6 +154,16 @@ class LockObservationListenerTests {
         @Override
         public void onStop(Observation.Context context) {
             stopped.add(context.getName());
+            KeyValue outcome = context.getLowCardinalityKeyValue("outcome");
+            if (outcome != null) {
+                outcomes.add(outcome.getValue());
+            }
+            if (context.getError() != null) {
+                errors.add(context.getError());
+            }
+            if (context.getParentObservation() != null) {
+                parents.put(context.getName(), context.getParentObservation().getContextView().getName());
+            }
         }
     }
 }
