@@ -27,10 +27,25 @@ record ContendedRun(CompetitorKind kind, List<String> contenderIds, List<Grant> 
 
     static ContendedRun run(Env env, CompetitorKind kind, int local, List<RemoteJvm> remotes, int perRemote,
             Duration length) throws Exception {
+        return run(env, kind, local, remotes, perRemote, HOLD, false, length);
+    }
+
+    /**
+     * Warm-up, not measured: every worker locks an entity of its own, without holding it, for {@code length}: some
+     * hundred acquisitions each instead of a few in a contended run, so that the workers have compiled the
+     * competitor's hot path before any of them is measured.
+     */
+    static void warmAlone(Env env, CompetitorKind kind, List<RemoteJvm> remotes, Duration length) throws Exception {
+        run(env, kind, 0, remotes, 1, Duration.ZERO, true, length);
+    }
+
+    private static ContendedRun run(Env env, CompetitorKind kind, int local, List<RemoteJvm> remotes, int perRemote,
+            Duration hold, boolean entityPerProcess, Duration length) throws Exception {
         String entity = "contended-" + UUID.randomUUID();
         Duration drain = env.options.scaled(Duration.ofSeconds(30), Duration.ofSeconds(2));
         for (RemoteJvm remote : remotes) {
-            remote.prepare(kind, entity, perRemote, HOLD, Env.WAIT, drain);
+            remote.prepare(kind, entityPerProcess ? entity + "-" + remote.number() : entity, perRemote, hold,
+                    Env.WAIT, drain);
         }
         Contenders.Outcome here = new Contenders.Outcome(List.of(), 0);
         long start;
@@ -44,7 +59,7 @@ record ContendedRun(CompetitorKind kind, List<String> contenderIds, List<Grant> 
                 remote.go(start, end);
             }
             if (competitor != null) {
-                here = Contenders.run(competitor, entity, 0, local, HOLD, Env.WAIT, drain, start, end);
+                here = Contenders.run(competitor, entity, 0, local, hold, Env.WAIT, drain, start, end);
             }
         }
         Meter meter = local == 0 ? Meter.NONE : env.network.snapshot();

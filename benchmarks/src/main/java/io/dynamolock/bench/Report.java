@@ -9,6 +9,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.function.Function;
 import java.util.function.ToDoubleFunction;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.CategoryChart;
@@ -178,18 +179,28 @@ final class Report {
                     .append(" contenders, each in a JVM of its own, 20 ms holds\n\n");
             md.append("As scenario 2, but no two contenders share a JVM: every handoff crosses processes, as between"
                     + " the instances of a service. Same columns as there.\n\n");
-            contendedTable(md, r.processes());
+            contendedTable(md, r.processes(), row -> row.kind().label + ", pass " + pass(r.processes(), row));
         }
         r.renewal().ifPresent(renewal -> renewalCapacity(md, renewal));
         return md.toString();
     }
 
+    /** 1 for a competitor's first run in {@code rows}, 2 for its second... */
+    private static long pass(List<ContendedScenario.Row> rows, ContendedScenario.Row row) {
+        return rows.subList(0, rows.indexOf(row) + 1).stream().filter(run -> run.kind() == row.kind()).count();
+    }
+
     private static void contendedTable(StringBuilder md, List<ContendedScenario.Row> rows) {
+        contendedTable(md, rows, row -> row.kind().label);
+    }
+
+    private static void contendedTable(StringBuilder md, List<ContendedScenario.Row> rows,
+            Function<ContendedScenario.Row, String> label) {
         header(md, "competitor", "T", "grants/s", "utilisation", "wait p50 ms", "wait p99 ms", "wait max ms",
                 "max wait / T cycles", "Jain", "FIFO overtakes", "handoff p50 ms same / across JVM",
                 "requests / grant", "failed acquires", "overlaps");
         for (ContendedScenario.Row row : rows) {
-            row(md, row.kind().label, Integer.toString(row.contenders()), f1(row.grantsPerSecond()),
+            row(md, label.apply(row), Integer.toString(row.contenders()), f1(row.grantsPerSecond()),
                     f2(row.utilisation()), f0(row.waitP50()), f0(row.waitP99()), f0(row.waitMax()),
                     f2(row.maxWaitInCycles()), f3(row.jain()), row.overtakes() + " / " + row.waitsMillis().length
                             + (row.kind().name().startsWith("DYNAMOLOCK") ? " (" + row.tokenOrderViolations() + ")" : ""),
@@ -301,26 +312,33 @@ final class Report {
      * the whole (a hand-over's whole is far below its release's request).
      */
     static List<Chart<?, ?>> processesCharts(List<CompetitorKind> kinds, List<ContendedScenario.Row> rows) {
-        List<ContendedScenario.Row> charted = kinds.stream()
-                .flatMap(kind -> rows.stream().filter(row -> row.kind() == kind)).toList();
-        List<String> labels = charted.stream().map(row -> row.kind().id).toList();
+        // A competitor's passes as one bar: the mean of each figure.
+        List<List<ContendedScenario.Row>> charted = kinds.stream()
+                .map(kind -> rows.stream().filter(row -> row.kind() == kind).toList())
+                .filter(runs -> !runs.isEmpty()).toList();
+        List<String> labels = charted.stream().map(runs -> runs.get(0).kind().id).toList();
         CategoryChart throughput = categoryChart("T=" + ProcessesScenario.PROCESSES
                 + " contenders in separate processes, 20 ms holds: per second", "", "per second");
         throughput.getStyler().setLegendPosition(Styler.LegendPosition.InsideNE);
         throughput.addSeries("grants (issue 12's handoffs/s)", labels,
-                charted.stream().map(row -> (Number) row.grantsPerSecond()).toList());
+                means(charted, ContendedScenario.Row::grantsPerSecond));
         throughput.addSeries("handoffs between processes", labels,
-                charted.stream().map(row -> (Number) row.handoffsAcrossJvmsPerSecond()).toList());
+                means(charted, ContendedScenario.Row::handoffsAcrossJvmsPerSecond));
         CategoryChart handoff = categoryChart("T=" + ProcessesScenario.PROCESSES
                 + " in separate processes: handoff p50 and the p50 of each part", "", "ms");
         handoff.getStyler().setLegendPosition(Styler.LegendPosition.InsideNE);
         handoff.addSeries("handoff: release call to the next grant", labels,
-                charted.stream().map(row -> (Number) row.handoffCrossJvmP50()).toList());
+                means(charted, ContendedScenario.Row::handoffCrossJvmP50));
         handoff.addSeries("the release's own request", labels,
-                charted.stream().map(row -> (Number) row.releaseCrossJvmP50()).toList());
+                means(charted, ContendedScenario.Row::releaseCrossJvmP50));
         handoff.addSeries("its answer to the next grant (< 0: before it)", labels,
-                charted.stream().map(row -> (Number) row.answerToGrantCrossJvmP50()).toList());
+                means(charted, ContendedScenario.Row::answerToGrantCrossJvmP50));
         return List.of(throughput, handoff);
+    }
+
+    private static List<Number> means(List<List<ContendedScenario.Row>> charted,
+            ToDoubleFunction<ContendedScenario.Row> figure) {
+        return charted.stream().map(runs -> (Number) runs.stream().mapToDouble(figure).average().orElse(0)).toList();
     }
 
     private static CategoryChart waitingCostChart(List<CompetitorKind> kinds, Results r) {

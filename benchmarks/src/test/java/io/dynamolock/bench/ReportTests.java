@@ -76,6 +76,39 @@ class ReportTests {
                 .containsEntry("its answer to the next grant (< 0: before it)", -9.5);
     }
 
+    private static ContendedScenario.Row rate(CompetitorKind kind, double grantsPerSecond) {
+        return new ContendedScenario.Row(kind, 8, 100, grantsPerSecond, 0.5, 100, 150, 200, 1.0, 1.0, 0, 0, 0, 30, 90,
+                10, 20, 3.5, Meter.NONE, 0, 0, new double[100]);
+    }
+
+    /**
+     * Scenario 7 measures in two passes, the second in reverse order: a ratio compares runs of one pass, the headline
+     * the means, and the chart and table show each competitor's passes as such.
+     */
+    @Test
+    void aRatioComparesRunsOfOnePassAndTheHeadlineTheMeans() {
+        List<ContendedScenario.Row> rows = List.of(rate(CompetitorKind.DYNAMOLOCK, 16),
+                rate(CompetitorKind.AWS_DEFAULTS, 20), rate(CompetitorKind.AWS_DEFAULTS, 16),
+                rate(CompetitorKind.DYNAMOLOCK, 20));
+        List<CompetitorKind> kinds = List.of(CompetitorKind.DYNAMOLOCK, CompetitorKind.AWS_DEFAULTS);
+        Map<String, String> dynamolock = Summary.goals(kinds, rows).lines()
+                .filter(line -> line.startsWith("| ") && !line.startsWith("| --"))
+                .map(line -> line.substring(2, line.length() - 2).split(" \\| "))
+                .filter(cols -> cols.length == 3).collect(Collectors.toMap(cols -> cols[0], cols -> cols[1]));
+
+        assertThat(dynamolock).containsEntry("grants/s, mean of the passes (x AWS lock client, defaults)",
+                "18.0 (1.00x)").containsEntry(
+                "grants/s, the issue's handoffs/s, each pass (x AWS lock client in that pass)", "16.0 (0.80x); 20.0 (1.25x)")
+                .containsEntry("requests per grant", "3.50; 3.50");
+        CategoryChart throughput = (CategoryChart) Report.processesCharts(kinds, rows).get(0);
+        assertThat(throughput.getSeriesMap().get("grants (issue 12's handoffs/s)").getYData().stream()
+                .map(Number::doubleValue)).containsExactly(18.0, 18.0);
+        assertThat(Report.markdown(kinds, new Report.Results("", List.of(),
+                new ContendedScenario.Result(List.of(), List.of()), List.of(), List.of(), rows, Optional.empty()))
+                .lines().filter(line -> line.startsWith("| dynamolock (defaults), pass ")).map(line -> line.split(" \\| ")[0]))
+                .containsExactly("| dynamolock (defaults), pass 1", "| dynamolock (defaults), pass 2");
+    }
+
     /** Scenario 3's run across JVMs is scenario 2's T = 2 run: an overlap in it is one, not two. */
     @Test
     void anOverlapIsCountedOnceInTheSummary() {
