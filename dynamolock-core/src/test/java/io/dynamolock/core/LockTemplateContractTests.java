@@ -844,6 +844,45 @@ class LockTemplateContractTests {
         }
     }
 
+    /** As above, for a job that locks several entities: the minimum hold is the whole lock's, kept by the timer. */
+    @Test
+    void aLockOfSeveralEntitiesKeptForAMinimumHoldIsNoSelfWaitOfItsThread() throws Exception {
+        LockTemplate locks = fixture.template();
+        ExecutorService scheduler = Executors.newSingleThreadExecutor();
+        LockRequest both = LockRequest.builder(List.of("acct-3", "acct-4")).wait(Duration.ofMillis(300)).build();
+        try {
+            scheduler.submit(() -> locks.acquire(both).releaseAfter(Duration.ofSeconds(30))).get();
+            Future<LockHandle> nextTick = scheduler.submit(() -> locks.acquire(both));
+
+            assertThatThrownBy(nextTick::get).cause().isInstanceOf(LockWaitTimeoutException.class)
+                    .message().as("no self-wait advice").doesNotContain("took with acquire()");
+        }
+        finally {
+            scheduler.shutdownNow();
+        }
+    }
+
+    /** A hold that joined a lock of its thread (R10) and is kept for a minimum hold outlives the lock it joined. */
+    @Test
+    void aJoinedHoldKeptForAMinimumHoldIsNoSelfWaitOfItsThread() throws Exception {
+        LockTemplate locks = fixture.template();
+        ExecutorService scheduler = Executors.newSingleThreadExecutor();
+        try {
+            scheduler.submit(() -> locks.execute(LockRequest.of("acct-5"), outer -> {
+                locks.acquire("acct-5", Duration.ofSeconds(5)).releaseAfter(Duration.ofSeconds(30));
+                return null;
+            })).get();
+            assertThat(fixture.queue("acct-5")).as("kept after the outer lock's release").hasSize(1);
+            Future<LockHandle> nextTick = scheduler.submit(() -> locks.acquire("acct-5", Duration.ofMillis(300)));
+
+            assertThatThrownBy(nextTick::get).cause().isInstanceOf(LockWaitTimeoutException.class)
+                    .message().as("no self-wait advice").doesNotContain("took with acquire()");
+        }
+        finally {
+            scheduler.shutdownNow();
+        }
+    }
+
     // ---- R11 lease loss is reported on time ----
 
     @Test

@@ -612,16 +612,26 @@ public final class LockEngine {
         if (thread == null) {
             return null;
         }
-        // A hold kept for a minimum hold is released by the template's timer: no self-wait (a job's next tick).
         return live.stream()
                 .filter(e -> e.key().equals(key) && e.acquiredBy() == thread && e.phase() == Acquisition.Phase.HELD
-                        && (e.handle() == null || !heldOn.containsKey(e.handle())))
+                        && !keptForMinimumHold(e))
                 .findFirst()
                 .map(e -> "The lock is held by a handle this thread took with acquire() (ticket " + e.ticket()
                         + ") and has not released: such a handle is not re-entrant, it belongs to the handle, not to"
                         + " the thread. Release it first, or take the lock with execute() and nest this call in its"
                         + " callback, where it joins the lock.")
                 .orElse(null);
+    }
+
+    /**
+     * Whether a hold of {@code entry} is kept for a minimum hold, which the template's timer releases (a job's next
+     * tick waiting behind it is no self-wait): the entry's own handle, a hold that joined it (R10), or a lock of
+     * several entities of which it is a part.
+     */
+    private boolean keptForMinimumHold(Acquisition entry) {
+        return heldOn.keySet().stream().anyMatch(lock -> lock instanceof MultiHold multi
+                ? multi.parts().stream().anyMatch(part -> part instanceof Hold hold && hold.entry() == entry)
+                : lock instanceof Hold hold && hold.entry() == entry);
     }
 
     /**
