@@ -40,7 +40,9 @@ public interface LockHandle extends AutoCloseable {
     /**
      * The caller's ticket. Tickets of one lock strictly increase in grant order, also
      * across idle periods and TTL clean-up, so a resource guarded by this lock can
-     * reject a write carrying a smaller token than one it has seen.
+     * reject a write carrying a smaller token than one it has seen. That fences an exclusive lock of one permit
+     * only: readers ({@link LockMode#SHARED}) and the holders of a semaphore's permits hold together, so a larger
+     * token says nothing of a smaller one's lease there.
      *
      * @throws IllegalStateException for a lock of several entities: use {@link #fencingTokens()}
      */

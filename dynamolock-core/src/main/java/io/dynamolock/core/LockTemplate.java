@@ -120,13 +120,16 @@ public final class LockTemplate implements LockOperations, AutoCloseable {
         return engine.currentScope();
     }
 
-    /** Takes the lock on {@code entity} if no live entry is ahead, without waiting. */
+    /** Takes the lock on {@code entity} if it is free (no live entry ahead), without waiting. */
     @Override
     public Optional<LockHandle> tryAcquire(String entity) {
         return tryAcquire(LockRequest.of(entity));
     }
 
-    /** Takes the lock if no live entry is ahead, without waiting; the request's wait is ignored. */
+    /**
+     * Takes the lock if the live entries ahead let it hold (none for an exclusive lock of one permit; fewer than
+     * its permits for a semaphore; only readers for a reader), without waiting; the request's wait is ignored.
+     */
     @Override
     public Optional<LockHandle> tryAcquire(LockRequest request) {
         return engine.tryAcquire(request.withoutWait());
