@@ -49,11 +49,13 @@ final class Summary {
                         .filter(row -> row.kind() == kind).map(row -> Report.f1(row.requestsPerSecondPerWaiter())));
         line(md, kinds, "writes to items of no entity (scenario 4)", kind -> r.manyEntities().stream()
                 .filter(row -> row.kind() == kind).map(row -> Long.toString(row.otherItemWrites())));
-        line(md, kinds, "two holders at once (scenarios 2, 3 and 7)", kind -> Stream.of(Integer.toString(
+        line(md, kinds, "two holders at once (scenarios 2, 3, 5 and 7)", kind -> Stream.of(Integer.toString(
                 Stream.concat(contended(r, kind), r.processes().stream().filter(row -> row.kind() == kind))
                         .mapToInt(ContendedScenario.Row::overlaps).sum()
                         + r.contended().handoffs().stream().filter(h -> h.kind() == kind)
-                                .mapToInt(ContendedScenario.Handoff::overlaps).sum())));
+                                .mapToInt(ContendedScenario.Handoff::overlaps).sum()
+                        + r.waitingCost().stream().filter(row -> row.kind() == kind)
+                                .mapToInt(WaitingCostScenario.Row::grantedWhileHeld).sum())));
         return md.toString();
     }
 

@@ -109,6 +109,17 @@ class ReportTests {
                 .containsExactly("| dynamolock (defaults), pass 1", "| dynamolock (defaults), pass 2");
     }
 
+    /** Scenario 5: a waiter granted while the holder still held counts as two holders at once. */
+    @Test
+    void aWaiterGrantedWhileTheHolderHeldCountsAsTwoHolders() {
+        Report.Results results = new Report.Results("", List.of(), new ContendedScenario.Result(List.of(), List.of()),
+                List.of(), List.of(new WaitingCostScenario.Row(CompetitorKind.DYNAMOLOCK, 10, 1.5, Meter.NONE, 2)),
+                List.of(), Optional.empty());
+        assertThat(Summary.markdown(List.of(CompetitorKind.DYNAMOLOCK), results).lines()
+                .filter(line -> line.startsWith("| two holders at once")))
+                .containsExactly("| two holders at once (scenarios 2, 3, 5 and 7) | 2 |");
+    }
+
     /** Scenario 3's run across JVMs is scenario 2's T = 2 run: an overlap in it is one, not two. */
     @Test
     void anOverlapIsCountedOnceInTheSummary() {
@@ -125,6 +136,6 @@ class ReportTests {
                 List.of(), List.of(), List.of(), Optional.empty());
         assertThat(Summary.markdown(List.of(CompetitorKind.DYNAMOLOCK), results).lines()
                 .filter(line -> line.startsWith("| two holders at once")))
-                .containsExactly("| two holders at once (scenarios 2, 3 and 7) | 1 |");
+                .containsExactly("| two holders at once (scenarios 2, 3, 5 and 7) | 1 |");
     }
 }
