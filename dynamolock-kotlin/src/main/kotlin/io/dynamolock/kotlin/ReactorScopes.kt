@@ -29,7 +29,9 @@ internal object ReactorScopes {
 
     /**
      * Where `@QueueLocked` suspend calls report themselves to the `withLock` block they are made in, as a
-     * `Consumer<CompletionStage<*>>` (the same key as dynamolock's `CoroutineBody.PENDING_CALLS`).
+     * `Consumer<CompletionStage<*>>` (the same key as dynamolock's `CoroutineBody.PENDING_CALLS`, which this module
+     * cannot see: a key spelled differently fails
+     * `SuspendQueueLockedTests.aWithLockCancelledAsItsProxiedCallsCoroutineStartsKeepsItsLockUntilThatCoroutineHasEnded`).
      */
     const val PENDING_CALLS = "io.dynamolock.pendingCalls"
 

@@ -49,7 +49,10 @@ final class CoroutineBody implements ThreadContextElement<Object>, ReactiveQueue
      * Where a caller's Reactor context may carry a {@code Consumer<CompletionStage<?>>} that hears of each call as
      * it is subscribed, with a stage that completes once the call has ended (its body's coroutines included): how
      * a {@code @QueueLocked} body ({@link #body}) and dynamolock-kotlin's {@code withLock} keep their lock for a
-     * nested call whose coroutine has not started yet when they are cancelled or give up on it. The same key is spelled out there ({@code ReactorScopes.PENDING_CALLS}).
+     * nested call whose coroutine has not started yet when they are cancelled or give up on it. The same key is
+     * spelled out there ({@code ReactorScopes.PENDING_CALLS}, in a module this one cannot see): a key spelled
+     * differently fails the Kotlin module's {@code SuspendQueueLockedTests
+     * .aWithLockCancelledAsItsProxiedCallsCoroutineStartsKeepsItsLockUntilThatCoroutineHasEnded}.
      */
     static final String PENDING_CALLS = "io.dynamolock.pendingCalls";
 
