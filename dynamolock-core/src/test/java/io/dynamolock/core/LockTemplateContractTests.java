@@ -883,6 +883,36 @@ class LockTemplateContractTests {
         }
     }
 
+    /**
+     * A join kept for a minimum hold does not free the lock while the handle it joined, taken with acquire(), is
+     * still held: the timer drops only the join, the thread still waits behind its own handle and must be told so.
+     */
+    @Test
+    void aJoinKeptForAMinimumHoldDoesNotHideTheHandleItJoined() throws Exception {
+        LockTemplate locks = fixture.template();
+        ExecutorService pooled = Executors.newSingleThreadExecutor();
+        try {
+            LockHandle escaped = pooled.submit(() -> {
+                LockHandle held = locks.acquire("acct-9", Duration.ofSeconds(5));
+                locks.inScope(held, lock -> {
+                    locks.acquire("acct-9", Duration.ofSeconds(5)).releaseAfter(Duration.ofSeconds(30));
+                    return null;
+                });
+                return held;
+            }).get();
+            Future<LockHandle> unrelated = pooled.submit(() -> locks.acquire("acct-9", Duration.ofMillis(300)));
+
+            assertThatThrownBy(unrelated::get).cause().isInstanceOf(LockWaitTimeoutException.class)
+                    .as("the thread waits behind its own acquire() handle, which no timer releases")
+                    .hasMessageContaining("a handle this thread took with acquire()");
+            assertThat(escaped.isValid()).isTrue();
+            escaped.release();
+        }
+        finally {
+            pooled.shutdownNow();
+        }
+    }
+
     // ---- R11 lease loss is reported on time ----
 
     @Test

@@ -259,6 +259,11 @@ final class Acquisition {
         return false;
     }
 
+    /** How many holds (the first and those that joined it, R10) have not been dropped. */
+    int holdCount() {
+        return holds.get();
+    }
+
     /** Drops one hold; {@code true} when it was the last and the entry must leave the queue. */
     boolean dropHold() {
         return holds.decrementAndGet() == 0;

@@ -624,14 +624,14 @@ public final class LockEngine {
     }
 
     /**
-     * Whether a hold of {@code entry} is kept for a minimum hold, which the template's timer releases (a job's next
-     * tick waiting behind it is no self-wait): the entry's own handle, a hold that joined it (R10), or a lock of
-     * several entities of which it is a part.
+     * Whether every hold of {@code entry} left is kept for a minimum hold, which the template's timer releases (a
+     * job's next tick waiting behind it is no self-wait): the entry's own handle, holds that joined it (R10), parts
+     * of locks of several entities. A handle the thread still holds besides them is a self-wait.
      */
     private boolean keptForMinimumHold(Acquisition entry) {
-        return heldOn.keySet().stream().anyMatch(lock -> lock instanceof MultiHold multi
-                ? multi.parts().stream().anyMatch(part -> part instanceof Hold hold && hold.entry() == entry)
-                : lock instanceof Hold hold && hold.entry() == entry);
+        long kept = heldOn.keySet().stream().flatMap(lock -> lock.parts().stream())
+                .filter(part -> part instanceof Hold hold && hold.entry() == entry && !hold.released()).count();
+        return kept > 0 && kept >= entry.holdCount();
     }
 
     /**
