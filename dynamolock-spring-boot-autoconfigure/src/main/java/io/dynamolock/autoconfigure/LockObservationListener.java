@@ -32,7 +32,7 @@ import java.util.concurrent.ConcurrentHashMap;
 public class LockObservationListener implements LockListener {
 
     private final ObservationRegistry registry;
-    private final Map<LockAttempt, Observation> acquiring = new ConcurrentHashMap<>();
+    private final Map<LockAttempt, Acquiring> acquiring = new ConcurrentHashMap<>();
     private final Map<LockHandle, Observation> holding = new ConcurrentHashMap<>();
 
     public LockObservationListener(ObservationRegistry registry) {
@@ -41,23 +41,22 @@ public class LockObservationListener implements LockListener {
 
     @Override
     public void onAcquiring(LockAttempt attempt) {
-        acquiring.put(attempt, Observation.createNotStarted("dynamolock.lock.acquire", registry)
+        acquiring.put(attempt, new Acquiring(Observation.createNotStarted("dynamolock.lock.acquire", registry)
                 .contextualName("lock " + attempt.namespace())
                 .lowCardinalityKeyValue("namespace", attempt.namespace())
                 .lowCardinalityKeyValue("mode", LockMetricsListener.tag(attempt.mode()))
                 .highCardinalityKeyValue("entity", attempt.entity())
-                .start());
+                .start(), registry.getCurrentObservation()));
     }
 
     @Override
     public void onAcquired(LockAttempt attempt, LockHandle lock, Duration waited) {
-        // An async grant is reported on a dynamolock thread: the caller's observation is the acquisition's parent.
-        Observation acquisition = stopAcquiring(attempt, LockOutcomes.ACQUIRED, null);
-        Observation parent = acquisition != null
-                && acquisition.getContextView().getParentObservation() instanceof Observation caller
-                ? caller : registry.getCurrentObservation();
+        // An async grant is reported on a dynamolock thread: the parent is the caller's observation, as it was when
+        // the acquisition started (not the acquisition's own parent: a predicate may have turned that one off).
+        Acquiring acquisition = stopAcquiring(attempt, LockOutcomes.ACQUIRED, null);
         holding.put(lock, Observation.createNotStarted("dynamolock.lock.hold", registry)
-                .parentObservation(parent)
+                .parentObservation(acquisition != null && acquisition.caller() != null ? acquisition.caller()
+                        : registry.getCurrentObservation())
                 .contextualName("hold " + lock.namespace())
                 .lowCardinalityKeyValue("namespace", lock.namespace())
                 .lowCardinalityKeyValue("mode", LockMetricsListener.tag(lock.mode()))
@@ -91,15 +90,19 @@ public class LockObservationListener implements LockListener {
         stopHolding(lock, "lost");
     }
 
-    private Observation stopAcquiring(LockAttempt attempt, String outcome, RuntimeException failure) {
-        Observation observation = acquiring.remove(attempt);
-        if (observation != null) {
+    private Acquiring stopAcquiring(LockAttempt attempt, String outcome, RuntimeException failure) {
+        Acquiring acquisition = acquiring.remove(attempt);
+        if (acquisition != null) {
             if (failure != null) {
-                observation.error(failure);
+                acquisition.observation().error(failure);
             }
-            observation.lowCardinalityKeyValue("outcome", outcome).stop();
+            acquisition.observation().lowCardinalityKeyValue("outcome", outcome).stop();
         }
-        return observation;
+        return acquisition;
+    }
+
+    /** An acquisition's observation, and the caller's observation current when it started (or {@code null}). */
+    private record Acquiring(Observation observation, Observation caller) {
     }
 
     private void stopHolding(LockHandle lock, String outcome) {

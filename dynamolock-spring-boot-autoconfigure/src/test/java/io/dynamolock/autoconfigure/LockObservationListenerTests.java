@@ -106,6 +106,27 @@ class LockObservationListenerTests {
                 .containsEntry("dynamolock.lock.hold", "http.request");
     }
 
+    /**
+     * An application that turns the acquisition observations off (an ObservationPredicate: too many spans) keeps
+     * the holds: an async grant's hold is still a child of the caller's observation, not a parentless root.
+     */
+    @Test
+    void theHoldOfAnAsyncGrantIsInTheCallersTraceWithAcquisitionsTurnedOff() throws Exception {
+        registry.observationConfig().observationHandler(recorder)
+                .observationPredicate((name, context) -> !"dynamolock.lock.acquire".equals(name));
+        LockTemplate locks = fixture.template(b -> b.listener(new LockObservationListener(registry)));
+        Observation request = Observation.start("http.request", registry);
+        LockHandle lock;
+        try (Observation.Scope scope = request.openScope()) {
+            lock = locks.acquireAsync(LockRequest.of("async-parent-off")).get(30, TimeUnit.SECONDS);
+        }
+        lock.release();
+        request.stop();
+
+        assertThat(recorder.stopped).contains("dynamolock.lock.hold").doesNotContain("dynamolock.lock.acquire");
+        assertThat(recorder.parents).containsEntry("dynamolock.lock.hold", "http.request");
+    }
+
     /** A caller that gives up (a client gone, a Mono's time-out) is no failed request: no error on the span. */
     @Test
     void aCancelledAcquisitionEndsCancelledWithoutAnError() throws Exception {
