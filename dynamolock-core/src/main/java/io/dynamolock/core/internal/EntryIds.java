@@ -2,6 +2,7 @@ package io.dynamolock.core.internal;
 
 import java.security.SecureRandom;
 import java.util.Base64;
+import java.util.regex.Pattern;
 
 /**
  * Identities of queue entries: 96 random bits per acquisition (R8). Never derived from a counter, a
@@ -18,6 +19,16 @@ final class EntryIds {
     private static final Base64.Encoder encoder = Base64.getUrlEncoder().withoutPadding();
 
     private EntryIds() {
+    }
+
+    private static final Pattern SHAPE = Pattern.compile("[A-Za-z0-9_-]{1,16}");
+
+    /**
+     * Whether {@code id}, read from an item, could be an acquisition's: at most 16 characters of base64url. Anyone
+     * who may write the table may write an entry with any id; one of another shape is none of ours.
+     */
+    static boolean isWellFormed(String id) {
+        return id != null && SHAPE.matcher(id).matches();
     }
 
     /** A new id: 16 characters of base64url. */

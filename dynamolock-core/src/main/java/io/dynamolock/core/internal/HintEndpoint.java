@@ -2,6 +2,8 @@ package io.dynamolock.core.internal;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.Inet4Address;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.net.StandardProtocolFamily;
@@ -11,6 +13,7 @@ import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.DatagramChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
+import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -42,8 +45,15 @@ final class HintEndpoint implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(HintEndpoint.class);
 
     private static final String OCTET = "(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)";
-    /** Hosts that the JDK turns into an address without asking a resolver: IPv4, and IPv6 in brackets. */
-    private static final Pattern IP_LITERAL = Pattern.compile(OCTET + "(\\." + OCTET + "){3}|\\[[0-9A-Fa-f:.]+\\]");
+    /**
+     * Hosts that the JDK turns into an address without asking a resolver: IPv4, and IPv6 in brackets. An IPv6
+     * address has a colon: without one ({@code [dead.beef]}) the JDK asks a resolver; with one but not an address,
+     * it refuses without asking.
+     */
+    private static final Pattern IP_LITERAL = Pattern.compile(OCTET + "(\\." + OCTET + "){3}"
+            + "|\\[[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*\\]");
+
+    private static final byte[] BROADCAST = {(byte) 255, (byte) 255, (byte) 255, (byte) 255};
 
     /** Hints waiting to be sent at most; more are dropped. */
     static final int SEND_QUEUE = 1024;
@@ -57,6 +67,9 @@ final class HintEndpoint implements AutoCloseable {
     private final Consumer<WakeUpHint> consumer;
     private final Function<String, InetSocketAddress> resolver;
     private final String advertised;
+    /** Whether this endpoint is on loopback, or on a link-local address: only then may it send there. */
+    private final boolean onLoopback;
+    private final boolean onLinkLocal;
     private final BlockingQueue<Outgoing> outgoing = new ArrayBlockingQueue<>(SEND_QUEUE);
     private final Thread receiver;
     private final Thread sender;
@@ -113,6 +126,10 @@ final class HintEndpoint implements AutoCloseable {
         }
         this.channel = opened;
         this.readable = selector;
+        InetAddress own = literalHost(this.advertised);
+        this.onLoopback = listening.getAddress().isLoopbackAddress() || own != null && own.isLoopbackAddress()
+                || this.advertised.startsWith("localhost:");
+        this.onLinkLocal = listening.getAddress().isLinkLocalAddress() || own != null && own.isLinkLocalAddress();
         this.receiver = Workers.daemonThreads("dynamolock-wake-up-receiver-").newThread(this::receive);
         this.sender = Workers.daemonThreads("dynamolock-wake-up-sender-").newThread(this::sendQueued);
         receiver.start();
@@ -262,8 +279,15 @@ final class HintEndpoint implements AutoCloseable {
     /** Encodes and sends one hint without blocking; counts it as sent or dropped. */
     private void transmit(Outgoing next) {
         try {
+            InetSocketAddress to = resolver.apply(next.address());
+            if (!mayReach(to.getAddress())) {
+                dropped.incrementAndGet();
+                log.debug("Not sending a wake-up hint to {}: no instance of this one's network can be there",
+                        next.address());
+                return;
+            }
             byte[] datagram = codec.encode(next.hint());
-            if (datagram != null && channel.send(ByteBuffer.wrap(datagram), resolver.apply(next.address())) > 0) {
+            if (datagram != null && channel.send(ByteBuffer.wrap(datagram), to) > 0) {
                 sent.incrementAndGet();
             }
             else {
@@ -275,6 +299,32 @@ final class HintEndpoint implements AutoCloseable {
             if (!closed) {
                 log.debug("Sending a wake-up hint to {} failed", next.address(), ex);
             }
+        }
+    }
+
+    /**
+     * Whether another instance may be at {@code address}. An entry's address is table data, which anyone who may
+     * write the table chooses: never the any address, a multicast group or the broadcast address; loopback and
+     * link-local (a local agent, the instance metadata service) only from an endpoint that is there itself.
+     */
+    private boolean mayReach(InetAddress address) {
+        if (address == null || address.isAnyLocalAddress() || address.isMulticastAddress()
+                || address instanceof Inet4Address && Arrays.equals(address.getAddress(), BROADCAST)) {
+            return false;
+        }
+        if (address.isLoopbackAddress()) {
+            return onLoopback;
+        }
+        return !address.isLinkLocalAddress() || onLinkLocal;
+    }
+
+    /** The host of {@code host:port} if it is an IP address (no lookup), else {@code null}. */
+    private static InetAddress literalHost(String address) {
+        try {
+            return isIpLiteral(address) ? socketAddress(address).getAddress() : null;
+        }
+        catch (RuntimeException notOne) {
+            return null;
         }
     }
 

@@ -48,6 +48,13 @@ final class WakeUps implements AutoCloseable {
     /** How many entries ahead an enqueue tells of itself ({@link #afterEnqueue}). */
     static final int ENQUEUE_RECIPIENTS = 4;
 
+    /**
+     * How many entries one write's hints go to at most: the first that may hold (a long run of readers, a
+     * semaphore's), so that an item written with many entries cannot make one removal send without bound. The
+     * others poll.
+     */
+    static final int REMOVAL_RECIPIENTS = 64;
+
     /** A waiter, and once granted the holder it became, until it leaves: as hints reach it. */
     interface Addressee {
 
@@ -233,8 +240,13 @@ final class WakeUps implements AutoCloseable {
         Map<String, String> addresses = new LinkedHashMap<>();
         for (QueueState.Entry entry : recipients) {
             AttributeValue address = state.item().get(QueueState.ADDRESS_PREFIX + entry.id());
-            if (address != null && address.s() != null && !address.s().equals(self)) {
+            // The item is table data: an id of another shape than ours would put the writer's text in a datagram.
+            if (address != null && address.s() != null && !address.s().equals(self)
+                    && EntryIds.isWellFormed(entry.id())) {
                 addresses.put(entry.id(), address.s());
+                if (addresses.size() == REMOVAL_RECIPIENTS) {
+                    break;
+                }
             }
         }
         if (addresses.isEmpty()) {

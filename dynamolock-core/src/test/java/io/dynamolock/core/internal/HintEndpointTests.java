@@ -111,7 +111,55 @@ class HintEndpointTests {
         assertThat(HintEndpoint.isIpLiteral("10.0.12.7.nip.io:7070")).isFalse();
         assertThat(HintEndpoint.isIpLiteral("999.1.1.1:7070")).as("looks like one, would go to a resolver").isFalse();
         assertThat(HintEndpoint.isIpLiteral("[orders.internal]:7070")).isFalse();
+        assertThat(HintEndpoint.isIpLiteral("[dead.beef]:7070")).as("hex letters and dots: a name").isFalse();
+        assertThat(HintEndpoint.isIpLiteral("[::1]:7070")).isTrue();
         assertThat(HintEndpoint.isIpLiteral("255.255.255.255:7070")).isTrue();
+    }
+
+    /** A name of hex letters in brackets looks like an IPv6 address, but a resolver answers for it: slow way. */
+    @Test
+    void aBracketedNameOfHexLettersIsLookedUpOnTheSenderThread() throws Exception {
+        Map<String, Thread> resolvedOn = new ConcurrentHashMap<>();
+        HintEndpoint a = new HintEndpoint(LOOPBACK_ANY_PORT, null, new HintCodec(SECRET, CLOCK, Duration.ofSeconds(5)),
+                hint -> { }, address -> {
+                    resolvedOn.put(address, Thread.currentThread());
+                    throw new IllegalArgumentException("Cannot resolve " + address);
+                });
+        opened.add(a);
+        CompletableFuture.runAsync(() -> a.send("[dead.beef]:7070", new WakeUpHint(KEY, "abc", NOW, null)))
+                .get(10, TimeUnit.SECONDS);
+        Await.until(Duration.ofSeconds(10), "the name looked up", () -> resolvedOn.containsKey("[dead.beef]:7070"));
+        assertThat(resolvedOn.get("[dead.beef]:7070").getName()).startsWith("dynamolock-wake-up-sender-");
+    }
+
+    /**
+     * An entry's address is table data: whoever may write the item chooses it. No instance is reachable at the any
+     * address, a multicast group or the broadcast address; and one that is not on loopback or link-local itself
+     * sends nothing there (a local agent, the instance metadata service).
+     */
+    @Test
+    void hintsGoOnlyWhereAnotherInstanceCanBe() throws Exception {
+        HintEndpoint onLoopback = endpoint(SECRET, hint -> { });
+        WakeUpHint hint = new WakeUpHint(KEY, "abc", NOW, null);
+        for (String nowhere : List.of("0.0.0.0:7070", "224.0.0.1:7070", "255.255.255.255:7070", "[ff02::1]:7070")) {
+            onLoopback.send(nowhere, hint);
+        }
+        assertThat(onLoopback.sent()).isZero();
+        assertThat(onLoopback.dropped()).isEqualTo(4);
+
+        try (DatagramChannel agent = DatagramChannel.open().bind(LOOPBACK_ANY_PORT)) {
+            int agentPort = ((InetSocketAddress) agent.getLocalAddress()).getPort();
+            HintEndpoint routable = new HintEndpoint(new InetSocketAddress("0.0.0.0", 0), "10.9.8.7:7946",
+                    new HintCodec(null, CLOCK, Duration.ofSeconds(5)), h -> { });
+            opened.add(routable);
+            routable.send("127.0.0.1:" + agentPort, hint);
+            routable.send("169.254.169.254:7070", hint);
+            assertThat(routable.sent()).as("to loopback and link-local from an instance on neither").isZero();
+            assertThat(routable.dropped()).isEqualTo(2);
+
+            onLoopback.send("127.0.0.1:" + agentPort, hint);
+            assertThat(onLoopback.sent()).as("an instance on loopback reaches others there").isOne();
+        }
     }
 
     @Test

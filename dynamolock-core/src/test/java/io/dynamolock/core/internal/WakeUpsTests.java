@@ -100,6 +100,41 @@ class WakeUpsTests {
                 () -> receiver.stats().received() == 2);
     }
 
+    /**
+     * The item is table data: an entry id that no acquisition could have (ours are 16 characters of base64url) would
+     * put text of the writer's choosing into the datagram (a line a local agent would parse): no hint to it.
+     */
+    @Test
+    void anEntryWhoseIdNoAcquisitionCouldHaveIsNotHinted() throws Exception {
+        open(null);
+        receiver.register("next", addressee(KEY));
+        long now = System.currentTimeMillis();
+        Map<String, AttributeValue> twoReaders = item(now, "x\ninjected.metric:1|c\n", 5, 60_000L,
+                receiver.address(), "next", 6, 60_000L, receiver.address());
+        twoReaders.put("m#x\ninjected.metric:1|c\n", AttributeValue.fromS("S"));
+        twoReaders.put("m#next", AttributeValue.fromS("S"));
+        sender.afterRemoval(KEY, twoReaders);
+        assertThat(woken.poll(10, TimeUnit.SECONDS)).isEqualTo("plain");
+        assertThat(sender.stats().sent()).as("only the entry with an id of ours").isEqualTo(1);
+    }
+
+    /** However many entries may hold after a removal (readers, a semaphore's), it sends a bounded number of hints. */
+    @Test
+    void aRemovalHintsABoundedNumberOfEntries() throws Exception {
+        open(null);
+        long now = System.currentTimeMillis();
+        int readers = WakeUps.REMOVAL_RECIPIENTS + 6;
+        Object[] entries = new Object[readers * 4];
+        for (int i = 0; i < readers; i++) {
+            System.arraycopy(new Object[] {"reader" + i, i + 1, 60_000L, receiver.address()}, 0, entries, 4 * i, 4);
+        }
+        Map<String, AttributeValue> allReaders = item(now, entries);
+        allReaders.keySet().stream().filter(name -> name.startsWith("t#")).toList()
+                .forEach(ticket -> allReaders.put("m#" + ticket.substring(2), AttributeValue.fromS("S")));
+        sender.afterRemoval(KEY, allReaders);
+        assertThat(sender.stats().sent()).isEqualTo(WakeUps.REMOVAL_RECIPIENTS);
+    }
+
     @Test
     void neitherItsOwnEntriesNorAnotherLocksWaiterAreWoken() throws Exception {
         open(SECRET);
