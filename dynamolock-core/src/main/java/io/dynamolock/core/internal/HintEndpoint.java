@@ -13,6 +13,7 @@ import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.DatagramChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.Map;
@@ -48,12 +49,15 @@ final class HintEndpoint implements AutoCloseable {
     /**
      * Hosts that the JDK turns into an address without asking a resolver: IPv4, and IPv6 in brackets. An IPv6
      * address has a colon: without one ({@code [dead.beef]}) the JDK asks a resolver; with one but not an address,
-     * it refuses without asking.
+     * it refuses without asking. A link-local one has its scope ({@code [fe80::1%eth0]}), an interface.
      */
     private static final Pattern IP_LITERAL = Pattern.compile(OCTET + "(\\." + OCTET + "){3}"
-            + "|\\[[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*\\]");
+            + "|\\[[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*(%[0-9A-Za-z_.-]+)?\\]");
 
     private static final byte[] BROADCAST = {(byte) 255, (byte) 255, (byte) 255, (byte) 255};
+
+    /** How often the sender thread looks up an advertised name, to know whether this endpoint is on loopback. */
+    static final Duration OWN_NAME_LOOKUP = Duration.ofMinutes(1);
 
     /** Hints waiting to be sent at most; more are dropped. */
     static final int SEND_QUEUE = 1024;
@@ -67,9 +71,15 @@ final class HintEndpoint implements AutoCloseable {
     private final Consumer<WakeUpHint> consumer;
     private final Function<String, InetSocketAddress> resolver;
     private final String advertised;
-    /** Whether this endpoint is on loopback, or on a link-local address: only then may it send there. */
-    private final boolean onLoopback;
-    private final boolean onLinkLocal;
+    /**
+     * Whether this endpoint is on loopback, or on a link-local address: only then may it send there. From the bound
+     * address and an advertised IP address at once; an advertised name is looked up on the sender thread, at its
+     * start and then every {@link #OWN_NAME_LOOKUP} (names move).
+     */
+    private volatile boolean onLoopback;
+    private volatile boolean onLinkLocal;
+    private final boolean boundToLoopback;
+    private final boolean boundToLinkLocal;
     private final BlockingQueue<Outgoing> outgoing = new ArrayBlockingQueue<>(SEND_QUEUE);
     private final Thread receiver;
     private final Thread sender;
@@ -126,10 +136,9 @@ final class HintEndpoint implements AutoCloseable {
         }
         this.channel = opened;
         this.readable = selector;
-        InetAddress own = literalHost(this.advertised);
-        this.onLoopback = listening.getAddress().isLoopbackAddress() || own != null && own.isLoopbackAddress()
-                || this.advertised.startsWith("localhost:");
-        this.onLinkLocal = listening.getAddress().isLinkLocalAddress() || own != null && own.isLinkLocalAddress();
+        this.boundToLoopback = listening.getAddress().isLoopbackAddress();
+        this.boundToLinkLocal = listening.getAddress().isLinkLocalAddress();
+        learnWhereItIs(literalHost(this.advertised));
         this.receiver = Workers.daemonThreads("dynamolock-wake-up-receiver-").newThread(this::receive);
         this.sender = Workers.daemonThreads("dynamolock-wake-up-sender-").newThread(this::sendQueued);
         receiver.start();
@@ -261,8 +270,24 @@ final class HintEndpoint implements AutoCloseable {
         }
     }
 
+    /** Where this endpoint is, from the bound address and {@code advertisedHost} (or {@code null}, not known). */
+    private void learnWhereItIs(InetAddress advertisedHost) {
+        onLoopback = boundToLoopback || advertisedHost != null && advertisedHost.isLoopbackAddress();
+        onLinkLocal = boundToLinkLocal || advertisedHost != null && advertisedHost.isLinkLocalAddress();
+    }
+
     private void sendQueued() {
+        long ownNameLookedUp = System.nanoTime() - OWN_NAME_LOOKUP.toNanos();
         while (!closed) {
+            if (!isIpLiteral(advertised) && System.nanoTime() - ownNameLookedUp >= OWN_NAME_LOOKUP.toNanos()) {
+                ownNameLookedUp = System.nanoTime();
+                try {
+                    learnWhereItIs(resolver.apply(advertised).getAddress());
+                }
+                catch (RuntimeException unresolved) {
+                    log.debug("Cannot look up this endpoint's advertised address {}", advertised, unresolved);
+                }
+            }
             Outgoing next;
             try {
                 next = outgoing.poll(1, TimeUnit.SECONDS);

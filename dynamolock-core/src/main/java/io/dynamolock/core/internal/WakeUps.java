@@ -7,6 +7,7 @@ import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -49,9 +50,9 @@ final class WakeUps implements AutoCloseable {
     static final int ENQUEUE_RECIPIENTS = 4;
 
     /**
-     * How many entries one write's hints go to at most: the first that may hold (a long run of readers, a
-     * semaphore's), so that an item written with many entries cannot make one removal send without bound. The
-     * others poll.
+     * How many entries one write's hints go to at most, so that an item written with many entries cannot make one
+     * removal send without bound: of those that may hold (a long run of readers, a semaphore's holders), the last
+     * by ticket, among which the ones the write let in. The others poll.
      */
     static final int REMOVAL_RECIPIENTS = 64;
 
@@ -237,21 +238,18 @@ final class WakeUps implements AutoCloseable {
     private void send(LockKey key, QueueState state, Collection<QueueState.Entry> recipients, long asOfMillis,
             boolean itemOnly, long keepThrough) {
         String self = endpoint.advertisedAddress();
-        Map<String, String> addresses = new LinkedHashMap<>();
-        for (QueueState.Entry entry : recipients) {
-            AttributeValue address = state.item().get(QueueState.ADDRESS_PREFIX + entry.id());
-            // The item is table data: an id of another shape than ours would put the writer's text in a datagram.
-            if (address != null && address.s() != null && !address.s().equals(self)
-                    && EntryIds.isWellFormed(entry.id())) {
-                addresses.put(entry.id(), address.s());
-                if (addresses.size() == REMOVAL_RECIPIENTS) {
-                    break;
-                }
-            }
-        }
-        if (addresses.isEmpty()) {
+        // The item is table data: an id of another shape than ours would put the writer's text in a plain hint.
+        List<QueueState.Entry> addressed = recipients.stream()
+                .filter(entry -> EntryIds.isWellFormed(entry.id()) && addressOf(state, entry) != null
+                        && !addressOf(state, entry).equals(self))
+                .sorted(Comparator.comparingLong(QueueState.Entry::ticket)).toList();
+        if (addressed.isEmpty()) {
             return;
         }
+        // The last by ticket: of a semaphore's holders, the one a release let in is the last.
+        Map<String, String> addresses = new LinkedHashMap<>();
+        addressed.subList(Math.max(0, addressed.size() - REMOVAL_RECIPIENTS), addressed.size())
+                .forEach(entry -> addresses.put(entry.id(), addressOf(state, entry)));
         Map<String, AttributeValue> item = null;
         if (sendItems) {
             long last = recipients.stream().filter(entry -> addresses.containsKey(entry.id()))
@@ -262,6 +260,11 @@ final class WakeUps implements AutoCloseable {
         for (Map.Entry<String, String> recipient : addresses.entrySet()) {
             endpoint.send(recipient.getValue(), new WakeUpHint(key, recipient.getKey(), asOfMillis, item, itemOnly));
         }
+    }
+
+    private static String addressOf(QueueState state, QueueState.Entry entry) {
+        AttributeValue address = state.item().get(QueueState.ADDRESS_PREFIX + entry.id());
+        return address == null ? null : address.s();
     }
 
     /**

@@ -6,15 +6,19 @@ import static io.dynamolock.core.internal.HintCodecTests.NOW;
 import static io.dynamolock.core.internal.HintCodecTests.SECRET;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.dynamolock.core.test.Await;
 import io.dynamolock.core.test.FaultInjector;
+import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
 import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -24,6 +28,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -160,6 +165,58 @@ class HintEndpointTests {
             onLoopback.send("127.0.0.1:" + agentPort, hint);
             assertThat(onLoopback.sent()).as("an instance on loopback reaches others there").isOne();
         }
+    }
+
+    /**
+     * README: loopback "only if it is on one itself". Two instances bound to every interface that advertise a name
+     * of this host's loopback address (LOCALHOST, localhost.localdomain, a Debian host name's 127.0.1.1) are on
+     * loopback, and hinted each other before.
+     */
+    @Test
+    void instancesAdvertisedByANameOfTheirLoopbackAddressStillHintEachOther() throws Exception {
+        Function<String, InetSocketAddress> hostsFile = address -> {
+            int colon = address.lastIndexOf(':');
+            String host = address.substring(0, colon);
+            int port = Integer.parseInt(address.substring(colon + 1));
+            return new InetSocketAddress(host.equals("devbox") ? "127.0.0.1" : host, port);
+        };
+        InetSocketAddress everyInterface = new InetSocketAddress("0.0.0.0", 0);
+        HintEndpoint a = new HintEndpoint(everyInterface, "devbox", new HintCodec(null, CLOCK, Duration.ofSeconds(5)),
+                hint -> { }, hostsFile);
+        opened.add(a);
+        HintEndpoint b = new HintEndpoint(everyInterface, "devbox", new HintCodec(null, CLOCK, Duration.ofSeconds(5)),
+                arrived::add, hostsFile);
+        opened.add(b);
+        WakeUpHint hint = new WakeUpHint(KEY, "abc", NOW, null);
+        a.send(b.advertisedAddress(), hint);
+        assertThat(arrived.poll(5, TimeUnit.SECONDS)).as("a hint from %s to %s", a.advertisedAddress(),
+                b.advertisedAddress()).isEqualTo(hint);
+    }
+
+    /** The same for link-local: an IPv6 link-local address is only usable with its scope, which no literal has. */
+    @Test
+    void instancesAdvertisedAtAScopedLinkLocalAddressStillHintEachOther() throws Exception {
+        String linkLocal = null;
+        for (NetworkInterface network : Collections.list(NetworkInterface.getNetworkInterfaces())) {
+            for (InetAddress address : Collections.list(network.getInetAddresses())) {
+                if (network.isUp() && address instanceof Inet6Address && address.isLinkLocalAddress()) {
+                    String text = address.getHostAddress();
+                    linkLocal = "[" + text.substring(0, text.indexOf('%')) + "%" + network.getName() + "]";
+                }
+            }
+        }
+        assumeTrue(linkLocal != null, "no interface with a link-local address");
+        InetSocketAddress everyInterface = new InetSocketAddress("::", 0);
+        HintEndpoint a = new HintEndpoint(everyInterface, linkLocal, new HintCodec(null, CLOCK, Duration.ofSeconds(5)),
+                hint -> { });
+        opened.add(a);
+        HintEndpoint b = new HintEndpoint(everyInterface, linkLocal, new HintCodec(null, CLOCK, Duration.ofSeconds(5)),
+                arrived::add);
+        opened.add(b);
+        WakeUpHint hint = new WakeUpHint(KEY, "abc", NOW, null);
+        a.send(b.advertisedAddress(), hint);
+        assertThat(arrived.poll(5, TimeUnit.SECONDS)).as("a hint from %s to %s", a.advertisedAddress(),
+                b.advertisedAddress()).isEqualTo(hint);
     }
 
     @Test

@@ -118,7 +118,6 @@ class WakeUpsTests {
         assertThat(sender.stats().sent()).as("only the entry with an id of ours").isEqualTo(1);
     }
 
-    /** However many entries may hold after a removal (readers, a semaphore's), it sends a bounded number of hints. */
     @Test
     void aRemovalHintsABoundedNumberOfEntries() throws Exception {
         open(null);
@@ -133,6 +132,30 @@ class WakeUpsTests {
                 .forEach(ticket -> allReaders.put("m#" + ticket.substring(2), AttributeValue.fromS("S")));
         sender.afterRemoval(KEY, allReaders);
         assertThat(sender.stats().sent()).isEqualTo(WakeUps.REMOVAL_RECIPIENTS);
+    }
+
+    /**
+     * A semaphore of more permits than the cap, all held on other instances: a release lets the first waiter in. The
+     * cap takes the first entries by ticket, which held already and drop the hint; the one it let in is last.
+     */
+    @Test
+    void aSemaphoresNewHolderIsHintedHoweverManyHoldAlready() throws Exception {
+        open(null);
+        receiver.register("newHolder", addressee(KEY));
+        long now = System.currentTimeMillis();
+        int permits = WakeUps.REMOVAL_RECIPIENTS + 6;
+        Object[] entries = new Object[permits * 4];
+        for (int i = 0; i < permits - 1; i++) { // ticket 1 has just left
+            System.arraycopy(new Object[] {"holder" + i, i + 2, 60_000L, receiver.address()}, 0, entries, 4 * i, 4);
+        }
+        System.arraycopy(new Object[] {"newHolder", permits + 1, 60_000L, receiver.address()}, 0, entries,
+                4 * (permits - 1), 4);
+        Map<String, AttributeValue> afterOneLeft = item(now, entries);
+        afterOneLeft.put("permits", AttributeValue.fromN(Integer.toString(permits)));
+        assertThat(WakeUps.mayHold(QueueState.of(afterOneLeft), now)).extracting(QueueState.Entry::id)
+                .contains("newHolder");
+        sender.afterRemoval(KEY, afterOneLeft);
+        assertThat(woken.poll(10, TimeUnit.SECONDS)).as("the entry the release let in is hinted").isEqualTo("plain");
     }
 
     @Test
