@@ -18,10 +18,10 @@ final class EntryIds {
     private static final SecureRandom random = new SecureRandom();
     private static final Base64.Encoder encoder = Base64.getUrlEncoder().withoutPadding();
 
+    private static final Pattern SHAPE = Pattern.compile("[A-Za-z0-9_-]{1,16}");
+
     private EntryIds() {
     }
-
-    private static final Pattern SHAPE = Pattern.compile("[A-Za-z0-9_-]{1,16}");
 
     /**
      * Whether {@code id}, read from an item, could be an acquisition's: at most 16 characters of base64url. Anyone

@@ -330,7 +330,7 @@ final class HintEndpoint implements AutoCloseable {
     /**
      * Whether another instance may be at {@code address}. An entry's address is table data, which anyone who may
      * write the table chooses: never the any address, a multicast group or the broadcast address; loopback and
-     * link-local (a local agent, the instance metadata service) only from an endpoint that is there itself.
+     * link-local (an agent listening there) only from an endpoint that is there itself.
      */
     private boolean mayReach(InetAddress address) {
         if (address == null || address.isAnyLocalAddress() || address.isMulticastAddress()
