@@ -48,11 +48,11 @@ final class HintEndpoint implements AutoCloseable {
     private static final String OCTET = "(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)";
     /**
      * Hosts that the JDK turns into an address without asking a resolver: IPv4, and IPv6 in brackets. An IPv6
-     * address has a colon: without one ({@code [dead.beef]}) the JDK asks a resolver; with one but not an address,
-     * it refuses without asking. A link-local one has its scope ({@code [fe80::1%eth0]}), an interface.
+     * address starts with a hex digit or a colon and has a colon: otherwise ({@code [dead.beef]}, {@code [.1:2]})
+     * the JDK asks a resolver; so shaped but not an address, it refuses without asking. A link-local one has its scope ({@code [fe80::1%eth0]}), an interface.
      */
     private static final Pattern IP_LITERAL = Pattern.compile(OCTET + "(\\." + OCTET + "){3}"
-            + "|\\[[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*(%[0-9A-Za-z_.-]+)?\\]");
+            + "|\\[([0-9A-Fa-f][0-9A-Fa-f.]*)?:[0-9A-Fa-f:.]*(%[0-9A-Za-z_.-]+)?\\]");
 
     private static final byte[] BROADCAST = {(byte) 255, (byte) 255, (byte) 255, (byte) 255};
 
@@ -343,8 +343,11 @@ final class HintEndpoint implements AutoCloseable {
         return !address.isLinkLocalAddress() || onLinkLocal;
     }
 
-    /** The host of {@code host:port} if it is an IP address (no lookup), else {@code null}. */
+    /** The host of {@code host:port} if it is an IP address or {@code localhost} (no lookup), else {@code null}. */
     private static InetAddress literalHost(String address) {
+        if (address.startsWith("localhost:")) {
+            return InetAddress.getLoopbackAddress();
+        }
         try {
             return isIpLiteral(address) ? socketAddress(address).getAddress() : null;
         }

@@ -117,6 +117,7 @@ class HintEndpointTests {
         assertThat(HintEndpoint.isIpLiteral("999.1.1.1:7070")).as("looks like one, would go to a resolver").isFalse();
         assertThat(HintEndpoint.isIpLiteral("[orders.internal]:7070")).isFalse();
         assertThat(HintEndpoint.isIpLiteral("[dead.beef]:7070")).as("hex letters and dots: a name").isFalse();
+        assertThat(HintEndpoint.isIpLiteral("[.1:2]:7070")).as("no hex digit or colon first: a name").isFalse();
         assertThat(HintEndpoint.isIpLiteral("[::1]:7070")).isTrue();
         assertThat(HintEndpoint.isIpLiteral("255.255.255.255:7070")).isTrue();
     }
@@ -135,6 +136,27 @@ class HintEndpointTests {
                 .get(10, TimeUnit.SECONDS);
         Await.until(Duration.ofSeconds(10), "the name looked up", () -> resolvedOn.containsKey("[dead.beef]:7070"));
         assertThat(resolvedOn.get("[dead.beef]:7070").getName()).startsWith("dynamolock-wake-up-sender-");
+    }
+
+    /**
+     * The JDK parses a host as an IP address only if it starts with a hex digit or a colon; a bracketed host that
+     * starts with a dot ({@code [.ad:be.ef]}, which IP_LITERAL accepts) goes to the system resolver (nsswitch, hosts
+     * file, DNS, an InetAddressResolverProvider), on the releasing thread. README: "An address that is a name is
+     * looked up on the sender thread, never on the thread of a release."
+     */
+    @Test
+    void aBracketedHostStartingWithADotIsLookedUpOnTheSenderThread() throws Exception {
+        Map<String, Thread> resolvedOn = new ConcurrentHashMap<>();
+        HintEndpoint a = new HintEndpoint(LOOPBACK_ANY_PORT, null, new HintCodec(SECRET, CLOCK, Duration.ofSeconds(5)),
+                hint -> { }, address -> {
+                    resolvedOn.put(address, Thread.currentThread());
+                    return HintEndpoint.socketAddress(address);
+                });
+        opened.add(a);
+        CompletableFuture.runAsync(() -> a.send("[.ad:be.ef]:7070", new WakeUpHint(KEY, "abc", NOW, null)))
+                .get(10, TimeUnit.SECONDS);
+        Await.until(Duration.ofSeconds(10), "the name looked up", () -> resolvedOn.containsKey("[.ad:be.ef]:7070"));
+        assertThat(resolvedOn.get("[.ad:be.ef]:7070").getName()).startsWith("dynamolock-wake-up-sender-");
     }
 
     /**
