@@ -93,14 +93,7 @@ class LockObservationListenerTests {
     @Test
     void theHoldOfAnAsyncGrantIsInTheCallersTrace() throws Exception {
         registry.observationConfig().observationHandler(recorder);
-        LockTemplate locks = fixture.template(b -> b.listener(new LockObservationListener(registry)));
-        Observation request = Observation.start("http.request", registry);
-        LockHandle lock;
-        try (Observation.Scope scope = request.openScope()) {
-            lock = locks.acquireAsync(LockRequest.of("async-parent")).get(30, TimeUnit.SECONDS);
-        }
-        lock.release();
-        request.stop();
+        lockAsyncInARequest("async-parent");
 
         assertThat(recorder.parents).containsEntry("dynamolock.lock.acquire", "http.request")
                 .containsEntry("dynamolock.lock.hold", "http.request");
@@ -114,14 +107,7 @@ class LockObservationListenerTests {
     void theHoldOfAnAsyncGrantIsInTheCallersTraceWithAcquisitionsTurnedOff() throws Exception {
         registry.observationConfig().observationHandler(recorder)
                 .observationPredicate((name, context) -> !"dynamolock.lock.acquire".equals(name));
-        LockTemplate locks = fixture.template(b -> b.listener(new LockObservationListener(registry)));
-        Observation request = Observation.start("http.request", registry);
-        LockHandle lock;
-        try (Observation.Scope scope = request.openScope()) {
-            lock = locks.acquireAsync(LockRequest.of("async-parent-off")).get(30, TimeUnit.SECONDS);
-        }
-        lock.release();
-        request.stop();
+        lockAsyncInARequest("async-parent-off");
 
         assertThat(recorder.stopped).contains("dynamolock.lock.hold").doesNotContain("dynamolock.lock.acquire");
         assertThat(recorder.parents).containsEntry("dynamolock.lock.hold", "http.request");
@@ -141,6 +127,18 @@ class LockObservationListenerTests {
         assertThat(recorder.outcomes).containsExactly("acquired", "cancelled");
         assertThat(recorder.errors).isEmpty();
         held.release();
+    }
+
+    /** Within an observation "http.request", takes and releases {@code entity}'s lock with acquireAsync. */
+    private void lockAsyncInARequest(String entity) throws Exception {
+        LockTemplate locks = fixture.template(b -> b.listener(new LockObservationListener(registry)));
+        Observation request = Observation.start("http.request", registry);
+        LockHandle lock;
+        try (Observation.Scope scope = request.openScope()) {
+            lock = locks.acquireAsync(LockRequest.of(entity)).get(30, TimeUnit.SECONDS);
+        }
+        lock.release();
+        request.stop();
     }
 
     private static void await(CountDownLatch latch) {

@@ -31,6 +31,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** Wake-up endpoints over real loopback sockets: two on one host, each on a port from 0. */
 class HintEndpointTests {
@@ -122,47 +124,30 @@ class HintEndpointTests {
         assertThat(HintEndpoint.isIpLiteral("255.255.255.255:7070")).isTrue();
     }
 
-    /** A name of hex letters in brackets looks like an IPv6 address, but a resolver answers for it: slow way. */
-    @Test
-    void aBracketedNameOfHexLettersIsLookedUpOnTheSenderThread() throws Exception {
-        Map<String, Thread> resolvedOn = new ConcurrentHashMap<>();
-        HintEndpoint a = new HintEndpoint(LOOPBACK_ANY_PORT, null, new HintCodec(SECRET, CLOCK, Duration.ofSeconds(5)),
-                hint -> { }, address -> {
-                    resolvedOn.put(address, Thread.currentThread());
-                    throw new IllegalArgumentException("Cannot resolve " + address);
-                });
-        opened.add(a);
-        CompletableFuture.runAsync(() -> a.send("[dead.beef]:7070", new WakeUpHint(KEY, "abc", NOW, null)))
-                .get(10, TimeUnit.SECONDS);
-        Await.until(Duration.ofSeconds(10), "the name looked up", () -> resolvedOn.containsKey("[dead.beef]:7070"));
-        assertThat(resolvedOn.get("[dead.beef]:7070").getName()).startsWith("dynamolock-wake-up-sender-");
-    }
-
     /**
-     * The JDK parses a host as an IP address only if it starts with a hex digit or a colon; a bracketed host that
-     * starts with a dot ({@code [.ad:be.ef]}, which IP_LITERAL accepts) goes to the system resolver (nsswitch, hosts
-     * file, DNS, an InetAddressResolverProvider), on the releasing thread. README: "An address that is a name is
-     * looked up on the sender thread, never on the thread of a release."
+     * Hosts that look like a bracketed IPv6 address but that the JDK hands to a resolver (it parses a host as an
+     * address only if it starts with a hex digit or a colon, and has a colon): the sender thread's, never a release's.
      */
-    @Test
-    void aBracketedHostStartingWithADotIsLookedUpOnTheSenderThread() throws Exception {
+    @ParameterizedTest
+    @ValueSource(strings = {"[dead.beef]:7070", "[.ad:be.ef]:7070"})
+    void aBracketedNameIsLookedUpOnTheSenderThread(String address) throws Exception {
         Map<String, Thread> resolvedOn = new ConcurrentHashMap<>();
         HintEndpoint a = new HintEndpoint(LOOPBACK_ANY_PORT, null, new HintCodec(SECRET, CLOCK, Duration.ofSeconds(5)),
-                hint -> { }, address -> {
-                    resolvedOn.put(address, Thread.currentThread());
-                    return HintEndpoint.socketAddress(address);
+                hint -> { }, name -> {
+                    resolvedOn.put(name, Thread.currentThread());
+                    throw new IllegalArgumentException("Cannot resolve " + name);
                 });
         opened.add(a);
-        CompletableFuture.runAsync(() -> a.send("[.ad:be.ef]:7070", new WakeUpHint(KEY, "abc", NOW, null)))
+        CompletableFuture.runAsync(() -> a.send(address, new WakeUpHint(KEY, "abc", NOW, null)))
                 .get(10, TimeUnit.SECONDS);
-        Await.until(Duration.ofSeconds(10), "the name looked up", () -> resolvedOn.containsKey("[.ad:be.ef]:7070"));
-        assertThat(resolvedOn.get("[.ad:be.ef]:7070").getName()).startsWith("dynamolock-wake-up-sender-");
+        Await.until(Duration.ofSeconds(10), "the name looked up", () -> resolvedOn.containsKey(address));
+        assertThat(resolvedOn.get(address).getName()).startsWith("dynamolock-wake-up-sender-");
     }
 
     /**
      * An entry's address is table data: whoever may write the item chooses it. No instance is reachable at the any
      * address, a multicast group or the broadcast address; and one that is not on loopback or link-local itself
-     * sends nothing there (a local agent, the instance metadata service).
+     * sends nothing there (an agent listening there).
      */
     @Test
     void hintsGoOnlyWhereAnotherInstanceCanBe() throws Exception {
