@@ -3,9 +3,11 @@ package io.dynamolock.samples.orders;
 import io.dynamolock.core.LockLostException;
 import io.dynamolock.core.LockQueueFullException;
 import io.dynamolock.core.LockWaitTimeoutException;
+import java.lang.reflect.RecordComponent;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -30,6 +32,7 @@ import org.springframework.web.servlet.mvc.method.annotation.ResponseEntityExcep
 import tools.jackson.core.JacksonException;
 import tools.jackson.core.TokenStreamLocation;
 import tools.jackson.databind.exc.InvalidFormatException;
+import tools.jackson.databind.exc.MismatchedInputException;
 import tools.jackson.databind.exc.PropertyBindingException;
 
 /**
@@ -170,6 +173,12 @@ class OrderApiExceptionHandler extends ResponseEntityExceptionHandler {
         Throwable cause = ex.getMostSpecificCause();
         if (cause instanceof PropertyBindingException unknown) {
             return "Unknown field '" + unknown.getPropertyName() + "': the fields are " + unknown.getKnownPropertyIds();
+        }
+        if (cause instanceof MismatchedInputException mismatched && mismatched.getPath().isEmpty()
+                && mismatched.getTargetType() != null && mismatched.getTargetType().isRecord()) {
+            // Well-formed JSON, but no object ([], "book", 1250): say what to send, not a Java type.
+            return "The request body must be a JSON object with the fields " + Arrays.stream(
+                    mismatched.getTargetType().getRecordComponents()).map(RecordComponent::getName).toList();
         }
         if (cause instanceof JacksonException json) {
             if (!json.getPath().isEmpty()) {

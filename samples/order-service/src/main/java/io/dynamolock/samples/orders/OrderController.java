@@ -7,6 +7,7 @@ import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.PositiveOrZero;
 import jakarta.validation.constraints.Size;
 import java.util.UUID;
+import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
@@ -21,7 +22,9 @@ import org.springframework.web.servlet.support.ServletUriComponentsBuilder;
  * Requests are validated; errors are answered as RFC 9457 problem details ({@link OrderApiExceptionHandler}).
  */
 @RestController
-@RequestMapping("/orders")
+// JSON only, decided before the handler runs: a 406 after an update (a client that accepts no JSON) would tell
+// the client its request failed when it was applied, and a retry would apply it twice.
+@RequestMapping(path = "/orders", produces = MediaType.APPLICATION_JSON_VALUE)
 public class OrderController {
 
     private final OrderService service;

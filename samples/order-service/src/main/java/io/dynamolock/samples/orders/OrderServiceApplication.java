@@ -15,6 +15,13 @@ import org.springframework.boot.context.properties.ConfigurationPropertiesScan;
 public class OrderServiceApplication {
 
     public static void main(String[] args) {
-        SpringApplication.run(OrderServiceApplication.class, args);
+        try {
+            SpringApplication.run(OrderServiceApplication.class, args);
+        }
+        catch (RuntimeException | Error failed) {
+            // Boot has reported it. DynamoDB Local's stream job thread is no daemon and outlives its server's stop():
+            // without an exit the JVM, and mvn spring-boot:run with it, would hang after a failed start.
+            System.exit(1);
+        }
     }
 }
