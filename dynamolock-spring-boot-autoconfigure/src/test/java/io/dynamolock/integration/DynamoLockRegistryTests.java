@@ -86,26 +86,44 @@ class DynamoLockRegistryTests {
         registryLock.unlock();
     }
 
+    /**
+     * Four threads take turns through two registries (processes). In every section another thread of the holder's
+     * own process tries the lock too: under contention the threads of a process mostly queue while another process
+     * holds, so that case is forced rather than left to chance.
+     */
     @Test
     void excludesThreadsOfAllProcesses() throws Exception {
         DynamoLockRegistry[] registries = {processA, processB};
         AtomicInteger turn = new AtomicInteger();
         AtomicInteger inside = new AtomicInteger();
         AtomicInteger overlaps = new AtomicInteger();
+        AtomicInteger ownProcessLetIn = new AtomicInteger();
         int[] counter = {0};
         DynamoDbLocalProperties.race(4, 5, () -> {
-            registries[turn.getAndIncrement() % 2].executeLocked("counter", () -> {
+            DynamoLockRegistry registry = registries[turn.getAndIncrement() % 2];
+            registry.executeLocked("counter", () -> {
                 if (inside.incrementAndGet() > 1) {
                     overlaps.incrementAndGet();
                 }
                 int seen = counter[0];
-                Thread.yield();
+                Future<Boolean> sameProcess = threads.submit(() -> {
+                    Lock lock = registry.obtain("counter");
+                    boolean got = lock.tryLock();
+                    if (got) {
+                        lock.unlock();
+                    }
+                    return got;
+                });
+                if (sameProcess.get(30, TimeUnit.SECONDS)) {
+                    ownProcessLetIn.incrementAndGet();
+                }
                 counter[0] = seen + 1;
                 inside.decrementAndGet();
             });
             return null;
         });
         assertThat(overlaps).hasValue(0);
+        assertThat(ownProcessLetIn).as("another thread of the holder's process let in").hasValue(0);
         assertThat(counter[0]).as("no increment lost").isEqualTo(20);
         assertThat(fixture.queue("counter")).isEmpty();
     }
