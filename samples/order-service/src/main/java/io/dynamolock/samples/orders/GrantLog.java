@@ -36,7 +36,7 @@ public class GrantLog implements LockListener {
         long count;
     }
 
-    /** Least recently locked first. */
+    /** Least recently locked (or read) first. */
     private final Map<String, Granted> entities = new LinkedHashMap<>(16, 0.75f, true) {
         @Override
         protected boolean removeEldestEntry(Map.Entry<String, Granted> eldest) {

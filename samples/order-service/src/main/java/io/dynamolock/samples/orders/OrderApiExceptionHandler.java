@@ -16,10 +16,12 @@ import org.springframework.context.MessageSourceResolvable;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
+import org.springframework.http.MediaType;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
 import org.springframework.http.converter.HttpMessageNotReadableException;
 import org.springframework.validation.FieldError;
+import org.springframework.web.HttpMediaTypeNotAcceptableException;
 import org.springframework.validation.method.ParameterValidationResult;
 import org.springframework.web.bind.MethodArgumentNotValidException;
 import org.springframework.web.bind.annotation.ExceptionHandler;
@@ -88,6 +90,24 @@ class OrderApiExceptionHandler extends ResponseEntityExceptionHandler {
             }
         }
         return handleExceptionInternal(ex, invalid(status, errors), headers, status, request);
+    }
+
+    /**
+     * No JSON answer acceptable ({@code Accept: text/plain}), refused before the handler runs. Stated as problem+json
+     * here: for an Accept header that cannot even be parsed, the answer's type could not be negotiated, and the
+     * answer would go out empty.
+     */
+    @Override
+    protected ResponseEntity<Object> handleHttpMediaTypeNotAcceptable(HttpMediaTypeNotAcceptableException ex,
+            HttpHeaders headers, HttpStatusCode status, WebRequest request) {
+        ResponseEntity<Object> answer = super.handleHttpMediaTypeNotAcceptable(ex, headers, status, request);
+        if (answer == null) {
+            return null;
+        }
+        HttpHeaders problemHeaders = new HttpHeaders();
+        problemHeaders.putAll(answer.getHeaders());
+        problemHeaders.setContentType(MediaType.APPLICATION_PROBLEM_JSON);
+        return new ResponseEntity<>(answer.getBody(), problemHeaders, answer.getStatusCode());
     }
 
     /** Malformed JSON, unknown fields, values of the wrong type (a fraction for a whole number too), no body. */
@@ -175,10 +195,17 @@ class OrderApiExceptionHandler extends ResponseEntityExceptionHandler {
             return "Unknown field '" + unknown.getPropertyName() + "': the fields are " + unknown.getKnownPropertyIds();
         }
         if (cause instanceof MismatchedInputException mismatched && mismatched.getPath().isEmpty()
-                && mismatched.getTargetType() != null && mismatched.getTargetType().isRecord()) {
+                && mismatched.getTargetType() != null && mismatched.getTargetType().isRecord()
+                && !String.valueOf(mismatched.getOriginalMessage()).startsWith("Trailing token")) {
             // Well-formed JSON, but no object ([], "book", 1250): say what to send, not a Java type.
             return "The request body must be a JSON object with the fields " + Arrays.stream(
                     mismatched.getTargetType().getRecordComponents()).map(RecordComponent::getName).toList();
+        }
+        if (cause instanceof MismatchedInputException trailing
+                && String.valueOf(trailing.getOriginalMessage()).startsWith("Trailing token")) {
+            TokenStreamLocation at = trailing.getLocation();
+            return "More JSON after the body's object" + (at == null ? "" : " at line " + at.getLineNr() + ", column "
+                    + at.getColumnNr()) + ": send one JSON object";
         }
         if (cause instanceof JacksonException json) {
             if (!json.getPath().isEmpty()) {

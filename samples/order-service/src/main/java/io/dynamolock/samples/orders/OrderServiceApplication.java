@@ -18,6 +18,9 @@ public class OrderServiceApplication {
         try {
             SpringApplication.run(OrderServiceApplication.class, args);
         }
+        catch (SpringApplication.AbandonedRunException abandoned) {
+            throw abandoned; // AOT processing (spring-boot:process-aot, native builds) stops the run on purpose
+        }
         catch (RuntimeException | Error failed) {
             // Boot has reported it. DynamoDB Local's stream job thread is no daemon and outlives its server's stop():
             // without an exit the JVM, and mvn spring-boot:run with it, would hang after a failed start.

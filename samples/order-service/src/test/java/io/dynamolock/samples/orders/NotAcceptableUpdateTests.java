@@ -45,6 +45,14 @@ class NotAcceptableUpdateTests {
         assertThat(mvc.get().uri("/orders/accept-new")).hasStatus(HttpStatus.NOT_FOUND);
     }
 
+    /** An Accept header that cannot be parsed: refused before the handler, and still as a problem detail. */
+    @Test
+    void anUnparseableAcceptIsAProblemDetail() {
+        assertThat(mvc.post().uri("/orders/any/items").contentType(MediaType.APPLICATION_JSON).header("Accept", "json")
+                .content("{\"name\": \"book\", \"priceCents\": 1250}"))
+                .hasStatus(HttpStatus.NOT_ACCEPTABLE).hasContentType(MediaType.APPLICATION_PROBLEM_JSON);
+    }
+
     private MvcTestResult post(String uri, String json, MediaType accept) {
         return mvc.post().uri(uri).contentType(MediaType.APPLICATION_JSON).accept(accept).content(json).exchange();
     }

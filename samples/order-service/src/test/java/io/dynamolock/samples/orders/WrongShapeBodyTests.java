@@ -30,4 +30,15 @@ class WrongShapeBodyTests {
                     .doesNotStartWith("Malformed JSON").doesNotContain("io.dynamolock").contains("object");
         }
     }
+
+    /** A JSON object followed by more JSON (two bodies pasted together) is not "no object": it says what follows. */
+    @Test
+    void anObjectWithTrailingJsonIsNotToldToSendAnObject() {
+        assertThat(mvc.post().uri("/orders").contentType(MediaType.APPLICATION_JSON)
+                .content("{\"orderId\": \"trailing\", \"customer\": \"ann\"}")).hasStatus(HttpStatus.CREATED);
+        assertThat(mvc.post().uri("/orders/trailing/items").contentType(MediaType.APPLICATION_JSON)
+                .content("{\"name\": \"book\", \"priceCents\": 1250} {\"name\": \"pen\", \"priceCents\": 100}"))
+                .hasStatus(HttpStatus.BAD_REQUEST).bodyJson().extractingPath("$.detail").asString()
+                .doesNotStartWith("The request body must be a JSON object").contains("after");
+    }
 }
