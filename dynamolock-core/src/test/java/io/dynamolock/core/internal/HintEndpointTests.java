@@ -187,17 +187,7 @@ class HintEndpointTests {
             int port = Integer.parseInt(address.substring(colon + 1));
             return new InetSocketAddress(host.equals("devbox") ? "127.0.0.1" : host, port);
         };
-        InetSocketAddress everyInterface = new InetSocketAddress("0.0.0.0", 0);
-        HintEndpoint a = new HintEndpoint(everyInterface, "devbox", new HintCodec(null, CLOCK, Duration.ofSeconds(5)),
-                hint -> { }, hostsFile);
-        opened.add(a);
-        HintEndpoint b = new HintEndpoint(everyInterface, "devbox", new HintCodec(null, CLOCK, Duration.ofSeconds(5)),
-                arrived::add, hostsFile);
-        opened.add(b);
-        WakeUpHint hint = new WakeUpHint(KEY, "abc", NOW, null);
-        a.send(b.advertisedAddress(), hint);
-        assertThat(arrived.poll(5, TimeUnit.SECONDS)).as("a hint from %s to %s", a.advertisedAddress(),
-                b.advertisedAddress()).isEqualTo(hint);
+        assertTwoEndpointsHintEachOther(new InetSocketAddress("0.0.0.0", 0), "devbox", hostsFile);
     }
 
     /** The same for link-local: an IPv6 link-local address is only usable with its scope, which no literal has. */
@@ -213,12 +203,20 @@ class HintEndpointTests {
             }
         }
         assumeTrue(linkLocal != null, "no interface with a link-local address");
-        InetSocketAddress everyInterface = new InetSocketAddress("::", 0);
-        HintEndpoint a = new HintEndpoint(everyInterface, linkLocal, new HintCodec(null, CLOCK, Duration.ofSeconds(5)),
-                hint -> { });
+        assertTwoEndpointsHintEachOther(new InetSocketAddress("::", 0), linkLocal, HintEndpoint::socketAddress);
+    }
+
+    /**
+     * Two plain endpoints bound to {@code bind}, both advertising {@code advertised}: a hint from one reaches the
+     * other.
+     */
+    private void assertTwoEndpointsHintEachOther(InetSocketAddress bind, String advertised,
+            Function<String, InetSocketAddress> resolver) throws InterruptedException {
+        HintEndpoint a = new HintEndpoint(bind, advertised, new HintCodec(null, CLOCK, Duration.ofSeconds(5)),
+                hint -> { }, resolver);
         opened.add(a);
-        HintEndpoint b = new HintEndpoint(everyInterface, linkLocal, new HintCodec(null, CLOCK, Duration.ofSeconds(5)),
-                arrived::add);
+        HintEndpoint b = new HintEndpoint(bind, advertised, new HintCodec(null, CLOCK, Duration.ofSeconds(5)),
+                arrived::add, resolver);
         opened.add(b);
         WakeUpHint hint = new WakeUpHint(KEY, "abc", NOW, null);
         a.send(b.advertisedAddress(), hint);
