@@ -97,7 +97,8 @@ public @interface QueueLocked {
     /**
      * How long to wait for the lock: a duration ({@code 60s}, {@code 500ms}, {@code PT1M}),
      * {@code 0} to fail at once if the entries ahead keep the call from holding (anyone, for an exclusive lock of
-     * one permit), or {@code infinite} to wait as long as it takes. {@code ${...}} placeholders are resolved. Empty for {@code dynamolock.default-wait}.
+     * one permit), or {@code infinite} to wait as long as it takes. {@code ${...}} placeholders are resolved. Empty
+     * for {@code dynamolock.default-wait}.
      * On timeout the call fails with {@code LockWaitTimeoutException}.
      * <p>Named {@code maxWait} because an annotation attribute cannot be named {@code wait}:
      * it would clash with {@link Object#wait()}.

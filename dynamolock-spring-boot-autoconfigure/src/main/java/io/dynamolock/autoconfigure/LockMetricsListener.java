@@ -17,7 +17,8 @@ import java.time.Duration;
  * <li>{@code dynamolock.acquire} (timer): time spent waiting for a lock; {@code outcome} is
  * {@code acquired}, {@code timeout} (also a failed no-wait attempt), {@code lost} (the lease ran out
  * while waiting), {@code interrupted}, {@code queue_full}, {@code cancelled} (the caller gave up: a
- * cancelled future, Mono or coroutine) or {@code error} (a request failed, the template closed). The count of each outcome is the number of such acquisitions.</li>
+ * cancelled future, Mono or coroutine) or {@code error} (a request failed, the template closed). The count of
+ * each outcome is the number of such acquisitions.</li>
  * <li>{@code dynamolock.held} (timer): how long locks were held, measured at release.</li>
  * <li>{@code dynamolock.lost} (counter): leases lost while held.</li>
  * <li>{@code dynamolock.break} (counter): breaks of queue entries by this instance

@@ -194,18 +194,17 @@ class OrderApiExceptionHandler extends ResponseEntityExceptionHandler {
         if (cause instanceof PropertyBindingException unknown) {
             return "Unknown field '" + unknown.getPropertyName() + "': the fields are " + unknown.getKnownPropertyIds();
         }
-        if (cause instanceof MismatchedInputException mismatched && mismatched.getPath().isEmpty()
-                && mismatched.getTargetType() != null && mismatched.getTargetType().isRecord()
-                && !String.valueOf(mismatched.getOriginalMessage()).startsWith("Trailing token")) {
-            // Well-formed JSON, but no object ([], "book", 1250): say what to send, not a Java type.
-            return "The request body must be a JSON object with the fields " + Arrays.stream(
-                    mismatched.getTargetType().getRecordComponents()).map(RecordComponent::getName).toList();
-        }
-        if (cause instanceof MismatchedInputException trailing
-                && String.valueOf(trailing.getOriginalMessage()).startsWith("Trailing token")) {
-            TokenStreamLocation at = trailing.getLocation();
-            return "More JSON after the body's object" + (at == null ? "" : " at line " + at.getLineNr() + ", column "
-                    + at.getColumnNr()) + ": send one JSON object";
+        if (cause instanceof MismatchedInputException mismatched && mismatched.getPath().isEmpty()) {
+            if (String.valueOf(mismatched.getOriginalMessage()).startsWith("Trailing token")) {
+                TokenStreamLocation at = mismatched.getLocation();
+                return "More JSON after the body's object" + (at == null ? "" : " at line " + at.getLineNr()
+                        + ", column " + at.getColumnNr()) + ": send one JSON object";
+            }
+            if (mismatched.getTargetType() != null && mismatched.getTargetType().isRecord()) {
+                // Well-formed JSON, but no object ([], "book", 1250): say what to send, not a Java type.
+                return "The request body must be a JSON object with the fields " + Arrays.stream(
+                        mismatched.getTargetType().getRecordComponents()).map(RecordComponent::getName).toList();
+            }
         }
         if (cause instanceof JacksonException json) {
             if (!json.getPath().isEmpty()) {
