@@ -15,6 +15,7 @@ import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
@@ -67,7 +68,16 @@ final class QueueLockedMethods {
         }
     };
 
-    private static final String REACTIVE_STREAMS_PUBLISHER = "org.reactivestreams.Publisher";
+    /**
+     * Asynchronous types named, not referenced, so that neither Reactive Streams nor Spring MVC is needed: a
+     * Publisher, and what a Spring MVC controller may return for work done later (a Callable or WebAsyncTask runs on
+     * MVC's executor, a DeferredResult or an emitter completes whenever its producer says so).
+     */
+    private static final List<String> LATER_WORK = List.of("org.reactivestreams.Publisher",
+            "org.springframework.web.context.request.async.DeferredResult",
+            "org.springframework.web.context.request.async.WebAsyncTask",
+            "org.springframework.web.servlet.mvc.method.annotation.ResponseBodyEmitter",
+            "org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBody");
 
     private static final String MONO = "reactor.core.publisher.Mono";
 
@@ -405,7 +415,8 @@ final class QueueLockedMethods {
             return LockedMethod.Returns.FLOW;
         }
         if (CompletionStage.class.isAssignableFrom(type) || Future.class.isAssignableFrom(type)
-                || Flow.Publisher.class.isAssignableFrom(type) || isReactiveStreamsPublisher(type)
+                || Flow.Publisher.class.isAssignableFrom(type) || Callable.class.isAssignableFrom(type)
+                || LATER_WORK.stream().anyMatch(name -> isA(type, name))
                 || ReactiveAdapterRegistry.getSharedInstance().getAdapter(type) != null) {
             throw invalid(description, "returns " + type.getName() + ", whose work goes on after the method"
                     + " returns: the lock would be released before it is done. " + SUPPORTED + ". Return one of"
@@ -414,12 +425,12 @@ final class QueueLockedMethods {
         return LockedMethod.Returns.VALUE;
     }
 
-    private static boolean isReactiveStreamsPublisher(Class<?> type) {
+    private static boolean isA(Class<?> type, String className) {
         ClassLoader classLoader = type.getClassLoader();
-        if (classLoader == null || !ClassUtils.isPresent(REACTIVE_STREAMS_PUBLISHER, classLoader)) {
+        if (classLoader == null || !ClassUtils.isPresent(className, classLoader)) {
             return false;
         }
-        return ClassUtils.resolveClassName(REACTIVE_STREAMS_PUBLISHER, classLoader).isAssignableFrom(type);
+        return ClassUtils.resolveClassName(className, classLoader).isAssignableFrom(type);
     }
 
     static String describe(Method method, Class<?> targetClass) {

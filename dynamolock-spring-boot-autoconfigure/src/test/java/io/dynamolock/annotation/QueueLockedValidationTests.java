@@ -13,6 +13,7 @@ import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 import java.lang.reflect.Proxy;
 import java.util.List;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -30,6 +31,8 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.core.env.StandardEnvironment;
+import org.springframework.web.context.request.async.DeferredResult;
+import org.springframework.web.context.request.async.WebAsyncTask;
 import reactor.core.publisher.Mono;
 
 /** Each declaration error stops the start with a message naming class, method and value. */
@@ -268,6 +271,22 @@ class QueueLockedValidationTests {
                 + " java.util.concurrent.Flow$Publisher, whose work goes on after the method returns");
         assertFails(ReturnsStreamsPublisher.class, ReturnsStreamsPublisher.class.getName() + ".run(String): returns"
                 + " org.reactivestreams.Publisher, whose work goes on after the method returns");
+    }
+
+    /**
+     * Spring MVC runs a returned Callable or WebAsyncTask later, on its task executor, and completes a DeferredResult
+     * whenever someone sets its result: after the method returned and released the lock.
+     */
+    @Test
+    void failsOnSpringMvcsAsynchronousReturnTypes() {
+        assertFails(ReturnsCallable.class, ReturnsCallable.class.getName() + ".run(String): returns"
+                + " java.util.concurrent.Callable, whose work goes on after the method returns");
+        assertFails(ReturnsDeferredResult.class, ReturnsDeferredResult.class.getName() + ".run(String): returns"
+                + " org.springframework.web.context.request.async.DeferredResult, whose work goes on after the method"
+                + " returns");
+        assertFails(ReturnsWebAsyncTask.class, ReturnsWebAsyncTask.class.getName() + ".run(String): returns"
+                + " org.springframework.web.context.request.async.WebAsyncTask, whose work goes on after the method"
+                + " returns");
     }
 
     @Test
@@ -635,6 +654,30 @@ class QueueLockedValidationTests {
         @QueueLocked(entity = "#id")
         public org.reactivestreams.Publisher<String> run(String id) {
             return Mono.just(id);
+        }
+    }
+
+    public static class ReturnsCallable {
+
+        @QueueLocked(entity = "#id")
+        public Callable<String> run(String id) {
+            return () -> id;
+        }
+    }
+
+    public static class ReturnsDeferredResult {
+
+        @QueueLocked(entity = "#id")
+        public DeferredResult<String> run(String id) {
+            return new DeferredResult<>();
+        }
+    }
+
+    public static class ReturnsWebAsyncTask {
+
+        @QueueLocked(entity = "#id")
+        public WebAsyncTask<String> run(String id) {
+            return new WebAsyncTask<>(() -> id);
         }
     }
 
