@@ -21,6 +21,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.context.EnvironmentAware;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
@@ -206,13 +207,25 @@ public class DynamoLockAutoConfiguration {
      * Registers an auto-proxy creator if the application has none (Boot's
      * {@code AopAutoConfiguration} registers one unless {@code spring.aop.auto=false}), as
      * {@code @EnableTransactionManagement} does. The advisor is an infrastructure bean, so
-     * every kind of creator applies it.
+     * every kind of creator applies it. Proxies are of the class unless
+     * {@code spring.aop.proxy-target-class=false}, as Boot's transaction auto-configuration keeps them when
+     * {@code spring.aop.auto=false}: a bean injected by its class must not become an interface's proxy.
      */
-    static class AutoProxyRegistrar implements ImportBeanDefinitionRegistrar {
+    static class AutoProxyRegistrar implements ImportBeanDefinitionRegistrar, EnvironmentAware {
+
+        private Environment environment;
+
+        @Override
+        public void setEnvironment(Environment environment) {
+            this.environment = environment;
+        }
 
         @Override
         public void registerBeanDefinitions(AnnotationMetadata metadata, BeanDefinitionRegistry registry) {
             AopConfigUtils.registerAutoProxyCreatorIfNecessary(registry);
+            if (environment.getProperty("spring.aop.proxy-target-class", Boolean.class, true)) {
+                AopConfigUtils.forceAutoProxyCreatorToUseClassProxying(registry);
+            }
         }
     }
 }

@@ -70,6 +70,7 @@ import org.springframework.boot.actuate.endpoint.web.ExposableWebEndpoint;
 import org.springframework.boot.actuate.endpoint.web.WebOperation;
 import org.springframework.boot.actuate.endpoint.web.annotation.WebEndpointDiscoverer;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.aop.support.AopUtils;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.health.contributor.Status;
@@ -388,6 +389,27 @@ class DynamoLockAutoConfigurationTests {
         contextRunner.withPropertyValues("dynamolock.lease-duration=10s")
                 .run(context -> assertThat(context.getBean(LockTemplate.class).heartbeatInterval())
                         .isEqualTo(Duration.ofSeconds(5)));
+    }
+
+    /**
+     * With spring.aop.auto=false the auto-proxy creator is ours: its proxies follow spring.aop.proxy-target-class as
+     * Boot's transaction auto-configuration's do, so a locked bean that implements an interface is still injectable
+     * by its class.
+     */
+    @Test
+    void withoutBootsAopTheProxiesFollowSpringAopProxyTargetClass() {
+        ApplicationContextRunner aopOff = contextRunner.withPropertyValues("spring.aop.auto=false")
+                .withBean(LockedService.class);
+        aopOff.run(context -> {
+            assertThat(context).hasNotFailed();
+            LockedService service = context.getBean(LockedService.class);
+            assertThat(AopUtils.isCglibProxy(service)).isTrue();
+            assertThat(service.holding("aop-off")).isTrue();
+        });
+        aopOff.withPropertyValues("spring.aop.proxy-target-class=false").run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(AopUtils.isJdkDynamicProxy(context.getBean(Holding.class))).isTrue();
+        });
     }
 
     @Test
@@ -1185,6 +1207,26 @@ class DynamoLockAutoConfigurationTests {
         @QueueLocked(entity = "#entity", maxWait = "0")
         public String run(String entity) {
             return entity;
+        }
+    }
+
+    public interface Holding {
+
+        boolean holding(String entity);
+    }
+
+    public static class LockedService implements Holding {
+
+        private final LockTemplate locks;
+
+        public LockedService(LockTemplate locks) {
+            this.locks = locks;
+        }
+
+        @Override
+        @QueueLocked(entity = "#entity", maxWait = "0")
+        public boolean holding(String entity) {
+            return locks.activeLocks().stream().anyMatch(lock -> lock.entity().equals(entity) && lock.holding());
         }
     }
 
