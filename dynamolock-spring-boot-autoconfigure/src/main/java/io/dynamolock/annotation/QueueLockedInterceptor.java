@@ -11,8 +11,11 @@ import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInterceptor;
@@ -37,10 +40,14 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
 
     private static final Logger log = LoggerFactory.getLogger(QueueLockedInterceptor.class);
 
+    static final Duration SKIP_WARNING_INTERVAL = Duration.ofMinutes(1);
+
     private final QueueLockedMethods methods;
     private final Supplier<? extends LockOperations> lockOperations;
     private final Supplier<LostLeasePolicy> lostLeasePolicy;
     private final Consumer<QueueLockedSkippedEvent> skips;
+    /** When each method last warned of a skip that will recur (one entry per locked method). */
+    private final Map<LockedMethod, AtomicLong> skipWarnings = new ConcurrentHashMap<>();
     /**
      * The Mono, Flux and suspend path; created on first use, so that reactor-core is needed only then, and without
      * a lock, which could park an event loop (a second copy would be harmless).
@@ -104,13 +111,32 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
         return created;
     }
 
-    /** A busy lock and {@link WaitTimeoutPolicy#SKIP}: one DEBUG line and an event, no error. */
+    /**
+     * A busy lock and {@link WaitTimeoutPolicy#SKIP}: one DEBUG line and an event, no error. Unless the wait's
+     * exception has advice ({@link LockWaitTimeoutException#hint()}: a fail-closed holder that stopped renewing and
+     * never expires, or a caller that waited behind its own hold): then the lock will not free by itself and every
+     * later call would skip as well, so it is a WARN with the advice, at most once per {@link #SKIP_WARNING_INTERVAL}
+     * per method, as a job may tick every second.
+     */
     Object skip(LockedMethod locked, LockWaitTimeoutException busy) {
-        log.debug("Skipped {}: lock entity='{}' namespace='{}' is busy ({} ahead after {} ms)", locked.description(),
-                busy.entity(), busy.namespace(), busy.position(), busy.waited().toMillis());
+        if (busy.hint() != null && warningDue(locked)) {
+            log.warn("Skipped {}: {}", locked.description(), busy.getMessage());
+        }
+        else {
+            log.debug("Skipped {}: lock entity='{}' namespace='{}' is busy ({} ahead after {} ms)",
+                    locked.description(), busy.entity(), busy.namespace(), busy.position(), busy.waited().toMillis());
+        }
         skips.accept(new QueueLockedSkippedEvent(this, locked.description(), busy.entity(), busy.namespace(),
                 busy.waited()));
         return locked.async() ? CompletableFuture.completedFuture(null) : null;
+    }
+
+    private boolean warningDue(LockedMethod locked) {
+        long now = System.nanoTime();
+        AtomicLong last = skipWarnings.computeIfAbsent(locked,
+                method -> new AtomicLong(now - SKIP_WARNING_INTERVAL.toNanos()));
+        long seen = last.get();
+        return now - seen >= SKIP_WARNING_INTERVAL.toNanos() && last.compareAndSet(seen, now);
     }
 
     private LockRequest request(LockedMethod locked, MethodInvocation invocation, Class<?> targetClass) {

@@ -13,8 +13,6 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInvocation;
 import org.reactivestreams.Publisher;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.core.ReactiveAdapter;
 import org.springframework.core.ReactiveAdapterRegistry;
@@ -37,8 +35,6 @@ import reactor.core.publisher.Mono;
  * hold itself ({@link ReactiveLockOperations#inScope}); one that does not waits for itself, and its time-out says so.
  */
 final class ReactiveQueueLockedInvocation {
-
-    private static final Logger log = LoggerFactory.getLogger(ReactiveQueueLockedInvocation.class);
 
     private final Supplier<? extends LockOperations> lockOperations;
     private final BooleanSupplier failOnLostLease;
@@ -123,10 +119,7 @@ final class ReactiveQueueLockedInvocation {
             }).onErrorResume(failure -> failure instanceof LockWaitTimeoutException && !granted.get(), failure -> {
                 LockWaitTimeoutException timedOut = explained((LockWaitTimeoutException) failure, threadScope);
                 if (locked.onWaitTimeout() == WaitTimeoutPolicy.SKIP) {
-                    if (timedOut != failure) { // maybe skipped for its own caller's hold: not worth a DEBUG line only
-                        log.warn("Skipped {}: {}", locked.description(), timedOut.getMessage());
-                    }
-                    skip.apply(locked, timedOut);
+                    skip.apply(locked, timedOut); // explained, it has advice: a WARN, not a DEBUG line only
                     return Mono.empty();
                 }
                 return Mono.error(timedOut);
