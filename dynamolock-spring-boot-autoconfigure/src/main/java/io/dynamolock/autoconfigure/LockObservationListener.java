@@ -14,7 +14,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * request waited for which lock and how long it held it.
  * <ul>
  * <li>{@code dynamolock.lock.acquire}: from the first request to the outcome, a child of the caller's current
- * observation. Low-cardinality {@code namespace}, {@code mode} and {@code outcome}
+ * observation (for a {@code ReactiveLockTemplate} call, the one in its subscriber's Reactor context if its thread
+ * has none).
+ * Low-cardinality {@code namespace}, {@code mode} and {@code outcome}
  * ({@code acquired}, {@code timeout}, {@code lost}, {@code interrupted}, {@code queue_full}, {@code error},
  * the failure also recorded as the observation's error, or {@code cancelled}: the caller gave up, no error); the
  * entity as the high-cardinality {@code entity}.</li>

@@ -22,7 +22,9 @@ import reactor.core.scheduler.Schedulers;
  *
  * <ol>
  * <li>On subscription, the scope is read from the subscriber's {@code Context} and the lock asked for with it
- *     (joined at once if the scope holds it). No thread waits: the future completes on a dynamolock thread.</li>
+ *     (joined at once if the scope holds it), with the {@code Context}'s Micrometer observation (a WebFlux
+ *     request's) as the thread's current one if it has none, so that the lock's observations are in its trace.
+ *     No thread waits: the future completes on a dynamolock thread.</li>
  * <li>Cancelled while waiting: the future is cancelled, so the entry leaves the queue (a grant racing with the
  *     cancel is released by the core).</li>
  * <li>Granted: the body is subscribed on {@link Schedulers#parallel()} (not on dynamolock's threads) with
@@ -88,7 +90,8 @@ public class ReactiveLockTemplate implements ReactiveLockOperations {
             // releases it. (Moving it to the body's scheduler first would leave a window in which a cancellation
             // drops a granted lock that nobody releases, renewed for ever.) A grant that still arrives after a
             // cancellation is released as it is discarded.
-            Mono<Held> acquire = Mono.fromFuture(() -> locks.acquireAsync(request, scope), false)
+            Mono<Held> acquire = Mono.fromFuture(
+                    () -> SubscriberObservation.around(context, () -> locks.acquireAsync(request, scope)), false)
                     .doOnDiscard(LockHandle.class, this::releaseDiscarded)
                     .map(lock -> new Held(lock, System.nanoTime()));
             return Flux.usingWhen(acquire,

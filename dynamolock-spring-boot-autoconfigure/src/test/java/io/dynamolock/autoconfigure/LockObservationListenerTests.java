@@ -8,6 +8,7 @@ import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.test.Await;
 import io.dynamolock.core.test.LockFixture;
+import io.dynamolock.reactive.ReactiveLockTemplate;
 import io.micrometer.common.KeyValue;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationHandler;
@@ -23,10 +24,17 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import reactor.core.publisher.Mono;
 
-/** Every observation {@link LockObservationListener} starts is stopped, however the core's events interleave. */
+/**
+ * Every observation {@link LockObservationListener} starts is stopped, however the core's events interleave, and is
+ * in the trace of the caller that asked for the lock, blocking, async or reactive.
+ */
 @Timeout(60)
 class LockObservationListenerTests {
+
+    /** Where WebFlux keeps a request's observation in the Reactor context: ObservationThreadLocalAccessor.KEY. */
+    private static final String CONTEXT_OBSERVATION = "micrometer.observation";
 
     private final LockFixture fixture = new LockFixture();
     private final ObservationRegistry registry = ObservationRegistry.create();
@@ -113,6 +121,38 @@ class LockObservationListenerTests {
         assertThat(recorder.parents).containsEntry("dynamolock.lock.hold", "http.request");
     }
 
+    /**
+     * With Boot's default (limited) context propagation, WebFlux keeps the request's observation in the Reactor
+     * context only, not in a thread local of the thread that subscribes: a reactive lock is in that trace too.
+     */
+    @Test
+    void aReactiveLockIsInTheTraceOfTheObservationInItsSubscribersContext() {
+        registry.observationConfig().observationHandler(recorder);
+        Observation request = Observation.start("http.request", registry);
+        lockReactively("reactive-parent", request);
+        request.stop();
+
+        assertThat(recorder.parents).containsEntry("dynamolock.lock.acquire", "http.request")
+                .containsEntry("dynamolock.lock.hold", "http.request");
+    }
+
+    /** An observation current on the subscribing thread is the parent, as for a blocking caller. */
+    @Test
+    void theSubscribingThreadsObservationWinsOverTheContexts() {
+        registry.observationConfig().observationHandler(recorder);
+        Observation request = Observation.start("http.request", registry);
+        Observation inContext = Observation.start("in.context", registry);
+        try (Observation.Scope scope = request.openScope()) {
+            lockReactively("thread-parent", inContext);
+            assertThat(registry.getCurrentObservation()).isSameAs(request);
+        }
+        inContext.stop();
+        request.stop();
+
+        assertThat(recorder.parents).containsEntry("dynamolock.lock.acquire", "http.request")
+                .containsEntry("dynamolock.lock.hold", "http.request");
+    }
+
     /** A caller that gives up (a client gone, a Mono's time-out) is no failed request: no error on the span. */
     @Test
     void aCancelledAcquisitionEndsCancelledWithoutAnError() throws Exception {
@@ -139,6 +179,16 @@ class LockObservationListenerTests {
         }
         lock.release();
         request.stop();
+    }
+
+    /** Takes and releases {@code entity}'s lock with a ReactiveLockTemplate, {@code observation} in its context. */
+    private void lockReactively(String entity, Observation observation) {
+        ReactiveLockTemplate locks = new ReactiveLockTemplate(
+                fixture.template(b -> b.listener(new LockObservationListener(registry))));
+        String result = locks.execute(LockRequest.of(entity), lock -> Mono.just("done"))
+                .contextWrite(context -> context.put(CONTEXT_OBSERVATION, observation))
+                .block(Duration.ofSeconds(30));
+        assertThat(result).isEqualTo("done");
     }
 
     private static void await(CountDownLatch latch) {
