@@ -103,7 +103,10 @@ public final class LockRequest {
         return wait;
     }
 
-    /** The lease, or {@code null} for the template's default. */
+    /**
+     * The lease, or {@code null} for the template's default. A request that joins a hold ({@link #reentrant()})
+     * keeps that hold's lease.
+     */
     public Duration lease() {
         return lease;
     }
@@ -137,7 +140,8 @@ public final class LockRequest {
      * must not be done twice or resumed blindly, e.g. a payment run. Its holder still renews the lease, so the
      * queue shows whether it is alive, and its own handle still turns invalid when its renewals fail. A fail-closed
      * entry whose process dies while entries ahead still keep it out never held: a waiter behind it removes it
-     * once its lease has run out.
+     * once its lease has run out. Made inside a scope that holds the lock fail-open, a fail-closed request is
+     * refused ({@link LockOptionException}) rather than joined.
      */
     public boolean failClosed() {
         return failClosed;

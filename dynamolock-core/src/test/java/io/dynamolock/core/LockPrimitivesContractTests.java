@@ -617,6 +617,33 @@ class LockPrimitivesContractTests {
         assertThat(fixture.queue("j-4")).isEmpty();
     }
 
+    /**
+     * Fail-closed work inside a fail-open hold of the same lock would run under the fail-open entry, passed on one
+     * lease after a crash: refused before anything is sent, for one lock and for a part of several. Fail-open work
+     * inside a fail-closed hold joins: the hold is stricter than asked.
+     */
+    @Test
+    void aFailClosedRequestInsideAFailOpenHoldIsRefusedAndAFailOpenOneInsideAFailClosedHoldJoins() {
+        LockTemplate locks = fixture.template();
+        locks.execute(LockRequest.of("fc-1"), outer -> {
+            assertThatThrownBy(() -> locks.acquire(LockRequest.builder("fc-1").failClosed(true).build()))
+                    .isInstanceOf(LockOptionException.class).hasMessageContaining("fc-1")
+                    .hasMessageContaining("holds the lock fail-open");
+            assertThatThrownBy(() -> locks.acquire(LockRequest.builder(List.of("fc-0", "fc-1")).failClosed(true)
+                    .build())).isInstanceOf(LockOptionException.class).hasMessageContaining("fc-1");
+            return null;
+        });
+        assertThat(fixture.queue("fc-0")).as("nothing sent for the part that was not held").isEmpty();
+        locks.execute(LockRequest.builder("fc-2").failClosed(true).build(), outer -> {
+            try (LockHandle inner = locks.acquire(LockRequest.of("fc-2"))) {
+                assertThat(inner.fencingToken()).isEqualTo(outer.fencingToken());
+            }
+            return null;
+        });
+        assertThat(fixture.queue("fc-1")).isEmpty();
+        assertThat(fixture.queue("fc-2")).isEmpty();
+    }
+
     @Test
     void badModesAndPermitsAreRefusedWithTheFix() {
         assertThatThrownBy(() -> LockRequest.builder("x").permits(0)).isInstanceOf(LockOptionException.class)

@@ -483,6 +483,14 @@ public final class LockEngine {
                     + " wait behind that hold for ever. Take the lock EXCLUSIVE in the outer scope (a SHARED request"
                     + " inside it joins), or make this request SHARED");
         }
+        if (request.failClosed() && !held.failClosed()) {
+            // Joined, its work would run under a fail-open entry, passed on one lease after a crash.
+            throw new LockOptionException("failClosed", true, "This fail-closed request for " + key + " was made"
+                    + " inside a scope that holds the lock fail-open: joined, its work would run under a fail-open"
+                    + " entry, passed to the next caller one lease after a crash; queued, it would wait behind its own"
+                    + " hold. Take the lock fail-closed in the outer scope (a fail-open request inside it joins), or"
+                    + " make this request fail-open");
+        }
         if (request.permits() != held.permits()) {
             throw new LockOptionException("permits", request.permits(), "This request for " + key + " asks for"
                     + " permits " + request.permits() + " inside a scope that holds the lock with permits "
