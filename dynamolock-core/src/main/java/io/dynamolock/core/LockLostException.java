@@ -8,12 +8,39 @@ package io.dynamolock.core;
  */
 public class LockLostException extends DynamoLockException {
 
+    private final boolean granted;
+
     public LockLostException(String message) {
         super(message);
+        this.granted = true;
     }
 
     public LockLostException(String message, Throwable cause) {
         super(message, cause);
+        this.granted = true;
+    }
+
+    private LockLostException(String message, boolean granted) {
+        super(message);
+        this.granted = granted;
+    }
+
+    /**
+     * An acquisition lost its place before the lock was granted to it (its entry was purged or broken while it
+     * waited, a lease ran out at the grant): the work it was for never ran under the lock ({@link #wasGranted()}).
+     */
+    public static LockLostException beforeGrant(String message) {
+        return new LockLostException(message, false);
+    }
+
+    /**
+     * Whether the lock had been granted when it was lost: {@code false} when the acquisition never got it (thrown
+     * by {@code acquire}, or by {@code execute} or a {@code @QueueLocked} method before the work ran), so the work
+     * can be retried as it is; {@code true} when work may have run under the lock (and may have written) before the
+     * loss, so a caller should check what was done before retrying.
+     */
+    public boolean wasGranted() {
+        return granted;
     }
 
     /**

@@ -414,7 +414,8 @@ class LockTemplateContractTests {
 
         assertThatThrownBy(() -> waiter.get(LockFixture.LEASE.toMillis() + 5_000, TimeUnit.MILLISECONDS))
                 .as("the wait ends when the lease runs out, before any grant")
-                .hasCauseInstanceOf(LockLostException.class);
+                .hasCauseInstanceOf(LockLostException.class)
+                .cause().satisfies(lost -> assertThat(((LockLostException) lost).wasGranted()).isFalse());
         assertThat(network.injected(FaultInjector.Step.RENEW)).as("renewals were cut off").isPositive();
         holder.release();
         try (LockHandle next = fixture.template().acquire("order-18", Duration.ofSeconds(10))) {

@@ -51,7 +51,8 @@ class QueueLockedLostLeaseTests {
             assertThatExceptionOfType(LockLostException.class).isThrownBy(() -> saboteur.loseLease("lost-1", false))
                     .withMessageContaining("The lease of lock entity='lost-1' namespace='default'")
                     .withMessageContaining("was lost while " + Saboteur.class.getName() + ".loseLease(String, boolean)"
-                            + " ran");
+                            + " ran")
+                    .matches(LockLostException::wasGranted, "granted: the method ran");
         });
     }
 

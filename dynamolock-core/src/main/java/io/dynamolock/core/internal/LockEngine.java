@@ -501,7 +501,7 @@ public final class LockEngine {
 
     private static void requireNotLost(LockKey key, Acquisition held) {
         if (held.phase() == Acquisition.Phase.LOST || !held.isValid() && held.phase() == Acquisition.Phase.HELD) {
-            throw new LockLostException("This request was made inside a scope holding the lock " + key + ", but its"
+            throw LockLostException.beforeGrant("This request was made inside a scope holding the lock " + key + ", but its"
                     + " lease was lost (" + held.lostReason() + "); end that scope before acquiring again");
         }
     }

@@ -119,7 +119,7 @@ final class MultiAcquire {
     private static void requireAllValid(List<LockHandle> taken) {
         for (LockHandle part : taken) {
             if (!part.isValid()) {
-                throw new LockLostException("The lease of " + part.entity() + " (namespace '" + part.namespace()
+                throw LockLostException.beforeGrant("The lease of " + part.entity() + " (namespace '" + part.namespace()
                         + "') was lost while the other entities of the request were waited for; the request"
                         + " released what it had taken and holds none of them");
             }

@@ -312,7 +312,7 @@ final class Waiter implements WakeUps.Addressee {
         entry.grantedWith(state);
         if (!entry.granted()) {
             engine.leave(entry);
-            throw new LockLostException("The lease of " + entry.key() + " ran out before the lock could be handed"
+            throw LockLostException.beforeGrant("The lease of " + entry.key() + " ran out before the lock could be handed"
                     + " over (" + entry.lostReason() + "); it was not granted");
         }
         settle(entry, null, null);
@@ -417,6 +417,6 @@ final class Waiter implements WakeUps.Addressee {
     }
 
     private LockLostException lost(String reason) {
-        return new LockLostException("Lost the place in the queue of " + entry.key() + " while waiting: " + reason);
+        return LockLostException.beforeGrant("Lost the place in the queue of " + entry.key() + " while waiting: " + reason);
     }
 }

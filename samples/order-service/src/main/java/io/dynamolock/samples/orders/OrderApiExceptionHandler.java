@@ -42,7 +42,7 @@ import tools.jackson.databind.exc.PropertyBindingException;
  * 400 naming each bad field, the value sent and the rule it broke; 404 for an unknown order; 409 for
  * an id that is taken, a write fenced out by a later lock holder, or an update whose lock was lost while it ran
  * (it may have been stored); 503 with {@code Retry-After} when
- * the order's lock stayed taken for the whole wait. Spring's own errors (wrong method, media type...)
+ * the order's lock stayed taken for the whole wait, or the update lost its place in the queue before it ran. Spring's own errors (wrong method, media type...)
  * come as problem details from {@link ResponseEntityExceptionHandler}.
  */
 @RestControllerAdvice
@@ -145,18 +145,24 @@ class OrderApiExceptionHandler extends ResponseEntityExceptionHandler {
      * The order's lock was lost during the update (an operator broke it, its lease ran out), so the call failed
      * ({@code dynamolock.on-lost-lease: fail}). Unlike a fenced-out write, the update's own write may have been
      * stored before the loss was known: nobody else had claimed the order. A client told only that the request
-     * failed would retry it and add the item twice, so it is told to read the order first.
+     * failed would retry it and add the item twice, so it is told to read the order first. An update that lost its
+     * place in the queue before it was granted ({@link LockLostException#wasGranted()}) never ran: retry later.
      */
     @ExceptionHandler
-    ProblemDetail lockLost(LockLostException ex, WebRequest request) {
+    ResponseEntity<ProblemDetail> lockLost(LockLostException ex, WebRequest request) {
         logger.warn("Lock lost during " + request.getDescription(false) + ": " + ex.getMessage());
         // Every request that locks an order has it in its path: /orders/{orderId}/...
         @SuppressWarnings("unchecked")
         String orderId = ((Map<String, String>) request.getAttribute(HandlerMapping.URI_TEMPLATE_VARIABLES_ATTRIBUTE,
                 RequestAttributes.SCOPE_REQUEST)).get("orderId");
-        return problem(HttpStatus.CONFLICT, "The lock of order '" + orderId + "' was lost during this update: the"
-                + " update may have been stored. GET /orders/" + orderId + " to see whether it was before retrying",
-                orderId);
+        if (!ex.wasGranted()) {
+            return retryLater(problem(HttpStatus.SERVICE_UNAVAILABLE, "The update of order '" + orderId + "' lost its"
+                    + " place in the lock's queue before it ran; nothing was stored. Retry after "
+                    + RETRY_AFTER.toSeconds() + " s", orderId));
+        }
+        return ResponseEntity.status(HttpStatus.CONFLICT).body(problem(HttpStatus.CONFLICT, "The lock of order '"
+                + orderId + "' was lost during this update: the update may have been stored. GET /orders/" + orderId
+                + " to see whether it was before retrying", orderId));
     }
 
     @ExceptionHandler

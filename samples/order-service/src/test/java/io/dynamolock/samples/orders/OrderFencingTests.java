@@ -8,12 +8,14 @@ import static org.mockito.Mockito.doAnswer;
 
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockTemplate;
+import io.dynamolock.core.QueueSnapshot;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -157,5 +159,41 @@ class OrderFencingTests {
                 .bodyJson().isLenientlyEqualTo("{\"orderId\": \"broken-order\", \"detail\": \"The lock of order"
                         + " 'broken-order' was lost during this update: the update may have been stored. GET"
                         + " /orders/broken-order to see whether it was before retrying\"}");
+    }
+    /**
+     * An update still waiting for the order's lock whose entry is broken (runbook: "A broken waiter's acquire throws
+     * LockLostException") never ran, so nothing can have been stored: the client is told to retry later, not to read
+     * the order first.
+     */
+    @Test
+    void anUpdateThatLostItsPlaceInTheQueueIsARetryLater() throws Exception {
+        service.create("waiting-order", "ann");
+        try (LockHandle holder = locks.acquire("waiting-order", Duration.ofSeconds(5))) {
+            CompletableFuture<MvcTestResult> waiting = CompletableFuture.supplyAsync(() -> mvc.post()
+                    .uri("/orders/waiting-order/items").contentType(MediaType.APPLICATION_JSON)
+                    .content("{\"name\": \"never-ran\", \"priceCents\": 999}").exchange());
+            locks.breakLock("waiting-order", null, awaitWaiterBehind("waiting-order", holder));
+
+            MvcTestResult result = waiting.get(30, TimeUnit.SECONDS);
+            assertThat(service.get("waiting-order").getItems()).as("the update never ran").isEmpty();
+            assertThat(result).hasStatus(HttpStatus.SERVICE_UNAVAILABLE).hasHeader("Retry-After", "5")
+                    .bodyJson().isLenientlyEqualTo("{\"orderId\": \"waiting-order\", \"detail\": \"The update of order"
+                            + " 'waiting-order' lost its place in the lock's queue before it ran; nothing was stored."
+                            + " Retry after 5 s\"}");
+        }
+    }
+
+    /** The ticket of the entry queued behind {@code holder}, once the stored queue has one. */
+    private long awaitWaiterBehind(String orderId, LockHandle holder) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() - deadline < 0) {
+            for (QueueSnapshot.Entry entry : locks.queue(orderId, null).entries()) {
+                if (entry.ticket() != holder.fencingToken()) {
+                    return entry.ticket();
+                }
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+        }
+        throw new AssertionError("the update never queued for " + orderId);
     }
 }
