@@ -3,11 +3,15 @@ package io.dynamolock.samples.orders;
 import com.amazonaws.services.dynamodbv2.local.main.ServerRunner;
 import com.amazonaws.services.dynamodbv2.local.server.DynamoDBProxyServer;
 import java.io.IOException;
+import java.lang.reflect.Field;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.util.HashMap;
 import java.util.Map;
+import org.eclipse.jetty.server.Connector;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.boot.context.event.ApplicationEnvironmentPreparedEvent;
@@ -83,6 +87,7 @@ public class EmbeddedDynamoDb implements ApplicationListener<ApplicationEvent> {
             // Telemetry off: it would try to reach AWS and keep retrying where it cannot.
             server = ServerRunner.createServerFromCommandLineArgs(
                     new String[] {"-inMemory", "-port", Integer.toString(port), "-disableTelemetry"});
+            listenOnLoopbackOnly(server);
             server.start();
         }
         catch (Exception ex) {
@@ -95,6 +100,20 @@ public class EmbeddedDynamoDb implements ApplicationListener<ApplicationEvent> {
         environment.getPropertySources().addFirst(new MapPropertySource("embeddedDynamoDb", properties));
         log.info("Started DynamoDB Local (in memory) at {}. A second copy of this app can share it:"
                 + " --{}={} --server.port=8081", endpoint, ENDPOINT, endpoint);
+    }
+
+    /**
+     * DynamoDB Local's command line has no bind address, and its Jetty server listens on every interface: anyone on
+     * the network could read the orders and break or forge entries of the lock table, as it takes any credentials.
+     * Its server is not started yet, so its connectors can still be bound to 127.0.0.1 (a private field of
+     * DynamoDB Local 2.x; if a later version renames it, the start fails here rather than run exposed).
+     */
+    private static void listenOnLoopbackOnly(DynamoDBProxyServer proxy) throws ReflectiveOperationException {
+        Field jetty = DynamoDBProxyServer.class.getDeclaredField("server");
+        jetty.setAccessible(true);
+        for (Connector connector : ((Server) jetty.get(proxy)).getConnectors()) {
+            ((ServerConnector) connector).setHost("127.0.0.1"); // the endpoint the app is given
+        }
     }
 
     private static boolean isLoopback(String endpoint) {

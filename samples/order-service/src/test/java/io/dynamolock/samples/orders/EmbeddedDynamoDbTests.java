@@ -1,12 +1,25 @@
 package io.dynamolock.samples.orders;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assumptions.assumeThat;
 
 import com.amazonaws.services.dynamodbv2.local.main.ServerRunner;
 import com.amazonaws.services.dynamodbv2.local.server.DynamoDBProxyServer;
+import java.net.ConnectException;
+import java.net.Inet4Address;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
 import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.Collections;
 import java.util.Map;
+import java.util.Optional;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.WebApplicationType;
@@ -91,6 +104,38 @@ class EmbeddedDynamoDbTests {
         assertThat(environment.getPropertySources().contains("embeddedDynamoDb")).as("DynamoDB Local started").isFalse();
         assertThat(environment.getProperty(EmbeddedDynamoDb.ENDPOINT)).isNull();
         assertThat(environment.getProperty("dynamolock.dynamodb.access-key-id")).isNull();
+    }
+
+    /**
+     * The server holds the lock table and the orders and takes any credentials: it listens on 127.0.0.1 only, not on
+     * the machine's other addresses (DynamoDB Local's own default is every interface), and it lets no web page's
+     * script read it (DynamoDB Local's own CORS default is any origin).
+     */
+    @Test
+    void theServerIsReachableFromThisMachineOnlyAndByNoWebPage() throws Exception {
+        try (ConfigurableApplicationContext context = startListenerOnly(new StandardEnvironment())) {
+            URI endpoint = URI.create(context.getEnvironment().getProperty(EmbeddedDynamoDb.ENDPOINT));
+            HttpResponse<String> fromAPage = HttpClient.newHttpClient().send(HttpRequest.newBuilder(endpoint)
+                    .POST(HttpRequest.BodyPublishers.ofString("{}"))
+                    .header("Origin", "https://evil.example")
+                    .header("Content-Type", "application/x-amz-json-1.0")
+                    .header("X-Amz-Target", "DynamoDB_20120810.ListTables")
+                    .header("Authorization", "AWS4-HMAC-SHA256 Credential=local/20261124/us-east-1/dynamodb/aws4_request,"
+                            + " SignedHeaders=host, Signature=0")
+                    .build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(fromAPage.headers().firstValue("Access-Control-Allow-Origin"))
+                    .as("the origins whose scripts may read DynamoDB Local's answers").isEmpty();
+            Optional<InetAddress> lan = Collections.list(NetworkInterface.getNetworkInterfaces()).stream()
+                    .flatMap(nic -> Collections.list(nic.getInetAddresses()).stream())
+                    .filter(address -> address instanceof Inet4Address && !address.isLoopbackAddress())
+                    .findFirst();
+            assumeThat(lan).as("an address of this machine other than loopback").isPresent();
+            try (Socket socket = new Socket()) {
+                assertThatExceptionOfType(ConnectException.class)
+                        .as("DynamoDB Local at " + lan.get().getHostAddress() + ":" + endpoint.getPort())
+                        .isThrownBy(() -> socket.connect(new InetSocketAddress(lan.get(), endpoint.getPort()), 2_000));
+            }
+        }
     }
 
     /**
