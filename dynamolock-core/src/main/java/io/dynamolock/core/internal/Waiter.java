@@ -371,7 +371,15 @@ final class Waiter implements WakeUps.Addressee {
             throw ex;
         }
         catch (RuntimeException ex) {
-            log.warn("Waiting for {}: a request failed; trying again after a poll interval", entry, ex);
+            // Once per run of failures: in an outage every waiter fails every poll, and a queue of 100 would log
+            // thousands of stack traces a second.
+            if (lastFailure == null) {
+                log.warn("Waiting for {}: a request failed; trying again after a poll interval (until one succeeds,"
+                        + " further failures are logged at DEBUG)", entry, ex);
+            }
+            else {
+                log.debug("Waiting for {}: a request failed again: {}", entry, ex.toString());
+            }
             failure = ex;
             lastFailure = ex;
             return false;

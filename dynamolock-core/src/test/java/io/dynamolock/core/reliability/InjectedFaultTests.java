@@ -3,6 +3,10 @@ package io.dynamolock.core.reliability;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import io.dynamolock.core.LockEntryNotFoundException;
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockListener;
@@ -30,6 +34,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import software.amazon.awssdk.core.exception.SdkException;
@@ -227,6 +232,32 @@ class InjectedFaultTests extends FaultyTemplateTestSupport {
             assertThat(next.fencingToken()).isGreaterThan(holder.fencingToken());
         }
         assertThat(item().entries()).isEmpty();
+    }
+
+    /**
+     * An outage must not flood the log: a waiter polls every few tens of ms, and a queue of 100 would log thousands
+     * of stack traces a second. The first failure of a run is a WARN with its stack trace, the others DEBUG lines.
+     */
+    @Test
+    void aWaiterWhosePollsKeepFailingWarnsOnceUntilOneSucceeds() throws Exception {
+        LockHandle holder = clean.acquire(entity, LONG);
+        faults.failAlways(Step.READ, Fault.THROTTLE_BEFORE);
+        CountDownLatch polled = faults.awaitAttempts(Step.READ, 3 * ATTEMPTS);
+        Logger waiterLog = (Logger) LoggerFactory.getLogger("io.dynamolock.core.internal.Waiter");
+        ListAppender<ILoggingEvent> logged = new ListAppender<>();
+        logged.start();
+        waiterLog.addAppender(logged);
+        try {
+            CompletableFuture<LockHandle> waiter = faulty.acquireAsync(LockRequest.builder(entity).wait(LONG).build());
+            assertThat(polled.await(30, TimeUnit.SECONDS)).as("three polls failed").isTrue();
+            waiter.cancel(false); // abandons the wait: the entry leaves the queue
+        }
+        finally {
+            waiterLog.detachAppender(logged);
+            holder.release();
+        }
+        assertThat(logged.list).filteredOn(event -> event.getLevel() == Level.WARN)
+                .singleElement().satisfies(event -> assertThat(event.getThrowableProxy()).isNotNull());
     }
 
     /**
