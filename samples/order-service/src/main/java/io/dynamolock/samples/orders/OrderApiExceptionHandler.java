@@ -11,6 +11,7 @@ import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.springframework.context.MessageSourceResolvable;
 import org.springframework.http.HttpHeaders;
@@ -53,6 +54,19 @@ class OrderApiExceptionHandler extends ResponseEntityExceptionHandler {
      * queue, and the updates ahead of it take milliseconds each, so the order is soon free again.
      */
     static final Duration RETRY_AFTER = Duration.ofSeconds(5);
+
+    /** Parts of Jackson's messages that speak of the server (its settings, its Java types), and their JSON terms. */
+    private static final List<Map.Entry<Pattern, String>> SERVER_TERMS = List.of(
+            Map.entry(Pattern.compile("^Unexpected end-of-input.*", Pattern.DOTALL),
+                    "the body ends before its object does"),
+            Map.entry(Pattern.compile("\\s*\\(start marker at \\[Source:[^\\]]*\\]\\)"), ""),
+            Map.entry(Pattern.compile("\\s*\\[Source:[^\\]]*\\]"), ""),
+            Map.entry(Pattern.compile("\\s*\\(but (?:could|might) if [^)]*\\)"), ""),
+            Map.entry(Pattern.compile(":?\\s*enable `[^`]*` to allow"), ""),
+            Map.entry(Pattern.compile(",?\\s*from `[^`]*`"), ""),
+            Map.entry(Pattern.compile("`(?:java\\.lang\\.)?(?:Long|long|Integer|int)`"), "a whole number"),
+            Map.entry(Pattern.compile("`java\\.lang\\.String`"), "a string"),
+            Map.entry(Pattern.compile("`"), "'"));
 
     /** How much of a rejected string an answer quotes: a client that sent megabytes need not get them back. */
     static final int QUOTED_LENGTH = 100;
@@ -221,7 +235,7 @@ class OrderApiExceptionHandler extends ResponseEntityExceptionHandler {
             }
             TokenStreamLocation at = json.getLocation();
             return "Malformed JSON" + (at == null ? "" : " at line " + at.getLineNr() + ", column " + at.getColumnNr())
-                    + ": " + json.getOriginalMessage();
+                    + ": " + inClientTerms(json.getOriginalMessage());
         }
         return "The request body is missing or is not JSON: send a JSON object with Content-Type application/json";
     }
@@ -235,7 +249,15 @@ class OrderApiExceptionHandler extends ResponseEntityExceptionHandler {
                 && (format.getValue() instanceof Double || format.getValue() instanceof BigDecimal)) {
             return format.getValue() + " is not an integer: send a whole number, without a decimal point";
         }
-        return json.getOriginalMessage();
+        return inClientTerms(json.getOriginalMessage());
+    }
+
+    private static String inClientTerms(String message) {
+        String said = String.valueOf(message);
+        for (Map.Entry<Pattern, String> term : SERVER_TERMS) {
+            said = term.getKey().matcher(said).replaceAll(term.getValue());
+        }
+        return said;
     }
 
     private static ProblemDetail problem(HttpStatus status, String detail, String orderId) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockTemplate;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -139,7 +140,7 @@ class OrderApiErrorsTests {
                         + " point\"}");
         assertThat(post("/orders/fractions/items", "{\"name\": \"book\", \"priceCents\": \"12.99\"}"))
                 .hasStatus(HttpStatus.BAD_REQUEST).bodyJson().extractingPath("$.detail").asString()
-                .startsWith("Field 'priceCents': Cannot deserialize value");
+                .isEqualTo("Field 'priceCents': Cannot coerce String value (\"12.99\") to a whole number value");
         assertUnchanged("fractions");
     }
 
@@ -168,10 +169,46 @@ class OrderApiErrorsTests {
         assertThat(result).bodyJson().extractingPath("$.detail").asString()
                 .startsWith("Malformed JSON at line 1, column 35: Unexpected character");
         assertThat(post("/orders/malformed/items", "{\"name\": \"book\", \"priceCents\": \"twelve\"}")).bodyJson()
-                .extractingPath("$.detail").asString().startsWith("Field 'priceCents': Cannot deserialize value");
+                .extractingPath("$.detail").asString()
+                .isEqualTo("Field 'priceCents': Cannot coerce String value (\"twelve\") to a whole number value");
         assertThat(post("/orders/malformed/items", "")).hasStatus(HttpStatus.BAD_REQUEST).bodyJson()
                 .extractingPath("$.detail").asString().startsWith("The request body is missing or is not JSON");
         assertUnchanged("malformed");
+    }
+
+    /**
+     * Jackson's words name its own configuration (features to enable, stream constraints) and an unknown source: the
+     * client is told what is wrong with its JSON, not how the server is configured.
+     */
+    @Test
+    void malformedJsonIsToldWithoutTheParsersInternals() {
+        create("internals");
+        for (String body : List.of("{\"name\": \"book\"", "{\"name\": \"book\", \"priceCents\": NaN}",
+                "{\"name\": \"book\", \"priceCents\": " + "9".repeat(1_200) + "}")) {
+            MvcTestResult result = post("/orders/internals/items", body);
+            assertThat(result).hasStatus(HttpStatus.BAD_REQUEST);
+            assertThat(result).bodyJson().extractingPath("$.detail").asString()
+                    .as(body.substring(0, Math.min(body.length(), 40)))
+                    .doesNotContain("REDACTED", "Source", "Feature", "StreamReadConstraints", "#UNKNOWN", "`");
+        }
+        assertThat(post("/orders/internals/items", "{\"name\": \"book\"")).bodyJson().extractingPath("$.detail")
+                .asString().isEqualTo("Malformed JSON at line 1, column 16: the body ends before its object does");
+        assertUnchanged("internals");
+    }
+
+    /** A number in quotes, a number or a boolean for a text: the wrong type, not silently converted. */
+    @Test
+    void valuesOfTheWrongTypeAreABadRequestNotConverted() {
+        create("typed");
+        assertThat(post("/orders/typed/items", "{\"name\": \"pen\", \"priceCents\": \"300\"}"))
+                .as("a string for priceCents").hasStatus(HttpStatus.BAD_REQUEST).bodyJson()
+                .extractingPath("$.detail").asString().startsWith("Field 'priceCents':");
+        assertThat(post("/orders/typed/items", "{\"name\": 5, \"priceCents\": 300}")).as("a number for name")
+                .hasStatus(HttpStatus.BAD_REQUEST).bodyJson().extractingPath("$.detail").asString()
+                .isEqualTo("Field 'name': Cannot coerce Integer value (5) to a string value");
+        assertThat(post("/orders", "{\"customer\": true}")).as("a boolean for customer")
+                .hasStatus(HttpStatus.BAD_REQUEST);
+        assertUnchanged("typed");
     }
 
     @Test
