@@ -33,9 +33,15 @@ import kotlinx.coroutines.awaitCancellation
 import kotlinx.coroutines.cancelAndJoin
 import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.delay
+import kotlinx.coroutines.CoroutineName
+import kotlinx.coroutines.currentCoroutineContext
 import kotlinx.coroutines.flow.Flow
+import kotlinx.coroutines.flow.emitAll
+import kotlinx.coroutines.flow.first
 import kotlinx.coroutines.flow.flow
+import kotlinx.coroutines.flow.map
 import kotlinx.coroutines.flow.toList
+import kotlinx.coroutines.flow.transform
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withContext
@@ -671,6 +677,267 @@ class SuspendQueueLockedTests {
         collected.forEach { values -> assertThat(values).containsExactly(values[0], values[0] + 1, values[0] + 2) }
         assertThat(counters.read(orderId)).isEqualTo(3 * flows)
         assertThat(counters.maxInside()).isEqualTo(1)
+    }
+
+    private val flowsRunner = contextRunner.withBean(NoWaitFlows::class.java).withBean(Flows::class.java)
+
+    /**
+     * "Locked while the flow is collected": while the collector is still inside its `collect` block for the first
+     * element, nobody else may be granted the lock (a bridge through a Flux buffered the elements and released the
+     * lock once the body had emitted them all).
+     */
+    @Test
+    fun aFlowKeepsItsLockWhileTheCollectorIsStillInsideCollect() {
+        flowsRunner.run { context ->
+            val flows = context.getBean(Flows::class.java)
+            val locks = locks(context)
+            runBlocking(Dispatchers.Default) {
+                val inCollect = CompletableDeferred<Unit>()
+                val mayFinish = CompletableDeferred<Unit>()
+                val collector = launch {
+                    flows.ticks("order-flow-1", 3).collect {
+                        if (it == 0) { inCollect.complete(Unit); mayFinish.await() }
+                    }
+                }
+                withTimeout(30_000) { inCollect.await() }
+                val other = runCatching { locks.withLock("order-flow-1", wait = Duration.ofSeconds(2)) { "granted" } }
+                mayFinish.complete(Unit)
+                collector.join()
+                assertThat(other.exceptionOrNull())
+                    .`as`("granted order-flow-1 while the first collection was still inside collect {}"
+                        + " (got ${other.getOrNull()})")
+                    .isInstanceOf(LockWaitTimeoutException::class.java)
+            }
+        }
+    }
+
+    /** `first()` takes one element: the body runs up to its first emit, as a plain flow's does, not a buffer ahead. */
+    @Test
+    fun firstRunsAFlowsBodyOnlyUpToItsFirstElement() {
+        flowsRunner.run { context ->
+            val flows = context.getBean(Flows::class.java)
+            val got = runBlocking(Dispatchers.Default) {
+                withTimeout(30_000) { flows.ticks("order-flow-2", 1000).first() }
+            }
+            assertThat(got).isEqualTo(0)
+            assertThat(flows.produced.get()).`as`("elements the body produced for first()").isEqualTo(1)
+            assertThat(locks(context).queue("order-flow-2", null).entries()).`as`("released once first() returned")
+                .isEmpty()
+        }
+    }
+
+    /** A flow's body runs in its collector's context (Flow's context preservation): dispatcher and elements. */
+    @Test
+    fun aFlowRunsInItsCollectorsContext() {
+        flowsRunner.run { context ->
+            val flows = context.getBean(Flows::class.java)
+            val seen = runBlocking {
+                withContext(Dispatchers.IO + CoroutineName("collector") + Marker("marked")) {
+                    withTimeout(30_000) { flows.whereItRuns("order-flow-3").first() }
+                }
+            }
+            assertThat(seen).startsWith("collector|marked|").contains("DefaultDispatcher-worker")
+        }
+    }
+
+    /**
+     * A flow that re-emits a locked flow's elements: they reach it in its own context, else its `emit` would fail
+     * ("Flow invariant is violated") since the locked body's context carries the lock's scope.
+     */
+    @Test
+    fun aFlowThatReEmitsALockedFlowsElementsEmitsThemInItsOwnContext() {
+        flowsRunner.run { context ->
+            val flows = context.getBean(Flows::class.java)
+            val got = runBlocking(Dispatchers.Default) {
+                withTimeout(30_000) {
+                    flow { flows.ticks("order-flow-4", 3).collect { emit(it * 10) } }
+                        .transform { emit(it + 1) }
+                        .toList()
+                }
+            }
+            assertThat(got).containsExactly(1, 11, 21)
+        }
+    }
+
+    /** Inside the flow's body, withLock, a suspend function and a flow of the same lock that wait 0 s join it. */
+    @Test
+    fun callsMadeInAFlowsBodyJoinItsLock() {
+        flowsRunner.run { context ->
+            val flows = context.getBean(Flows::class.java)
+            val counters = context.getBean(CounterService::class.java)
+            val got = runBlocking(Dispatchers.Default) { withTimeout(30_000) { flows.joined("order-flow-5").toList() } }
+            assertThat(got[1]).`as`("withLock's fencing token against the flow's").isEqualTo(got[0])
+            assertThat(got.drop(2)).`as`("the nested flow's elements").containsExactly(1L)
+            assertThat(counters.read("order-flow-5")).isEqualTo(1)
+        }
+    }
+
+    /** The flow's body awaits a suspend function it called through a proxy, in its blocking step as it is cancelled. */
+    @Test
+    fun aCancelledFlowKeepsItsLockUntilTheBlockingStepOfAProxiedCallItMadeHasEnded() {
+        flowsRunner.run { context ->
+            val flows = context.getBean(Flows::class.java)
+            keepsItsLockOnceCancelledInABlockingStep(context, "order-flow-6") { call, entered, mayFinish ->
+                flows.writesUnder("order-flow-6", "order-flow-6-b$call", entered, mayFinish).collect {}
+            }
+        }
+    }
+
+    @Test
+    fun cancellingAWaitingFlowLeavesNoEntryAndNeverCallsTheMethod() {
+        flowsRunner.run { context ->
+            val flows = context.getBean(Flows::class.java)
+            val locks = locks(context)
+            val holder = locks.acquire("order-flow-7", Duration.ofSeconds(5))
+            runBlocking(Dispatchers.Default) {
+                val waiting = launch { flows.ticks("order-flow-7", 1).collect {} }
+                Await.until(Duration.ofSeconds(20), "the collector to queue") {
+                    locks.queue("order-flow-7", null).entries().size == 2
+                }
+                waiting.cancelAndJoin()
+            }
+            Await.until(Duration.ofSeconds(20), "the cancelled entry to leave") {
+                locks.queue("order-flow-7", null).entries().size == 1
+            }
+            holder.release()
+            assertThat(flows.calls.get()).`as`("calls of the method").isEqualTo(0)
+        }
+    }
+
+    /** Collected inside a blocking hold of its lock without carrying it: waits for itself, and says so. */
+    @Test
+    fun aFlowWhoseWaitRunsOutFailsWithTheExplainedTimeOutWithoutCallingTheMethod() {
+        flowsRunner.run { context ->
+            val flows = context.getBean(Flows::class.java)
+            val locks = locks(context)
+            val failure = locks.execute<Throwable?, RuntimeException>(LockRequest.builder("order-flow-8").build()) {
+                runBlocking { runCatching { withTimeout(30_000) { flows.ticksWithin200ms("order-flow-8").toList() } } }
+                    .exceptionOrNull()
+            }
+            assertThat(failure).isInstanceOf(LockWaitTimeoutException::class.java)
+                .hasMessageContaining("made on a thread inside a blocking hold of LockHandle[")
+            assertThat(flows.calls.get()).`as`("calls of the method").isEqualTo(0)
+        }
+    }
+
+    @Test
+    fun skipOnWaitTimeoutCompletesAFlowEmptyWithoutCallingTheMethod() {
+        flowsRunner.withBean(Skips::class.java).run { context ->
+            val flows = context.getBean(Flows::class.java)
+            val locks = locks(context)
+            val holder = locks.acquire("order-flow-9", Duration.ofSeconds(5))
+            val skipped = runBlocking(Dispatchers.Default) {
+                withTimeout(30_000) { flows.pingsUnlessBusy("order-flow-9").toList() }
+            }
+            assertThat(skipped).isEmpty()
+            assertThat(flows.calls.get()).`as`("calls of the skipped method").isEqualTo(0)
+            assertThat(context.getBean(Skips::class.java).events.map { it.entity() }).containsExactly("order-flow-9")
+            holder.release()
+            runBlocking(Dispatchers.Default) { withTimeout(30_000) { flows.pingsUnlessBusy("order-flow-9").toList() } }
+            assertThat(flows.calls.get()).`as`("a free lock calls the method").isEqualTo(1)
+        }
+    }
+
+    /** A collector kept for the minimum hold would wait an hour: withTimeout would end the test first. */
+    @Test
+    fun minHoldKeepsTheLockAfterAFlowWasCollectedWithoutKeepingTheCollectorWaiting() {
+        flowsRunner.run { context ->
+            val flows = context.getBean(Flows::class.java)
+            val got = runBlocking(Dispatchers.Default) {
+                withTimeout(30_000) { flows.heldAtLeast1h("order-flow-10").toList() }
+            }
+            assertThat(got).containsExactly(1)
+            assertThat(locks(context).tryAcquire("order-flow-10")).`as`("still held after the collection").isEmpty()
+        }
+    }
+
+    @Test
+    fun aLeaseLostWhileAFlowIsCollectedCancelsItWithLockLostException() {
+        flowsRunner.withPropertyValues("dynamolock.on-lost-lease=fail").run { context ->
+            val flows = context.getBean(Flows::class.java)
+            val got = CopyOnWriteArrayList<Int>()
+            val failure = runBlocking(Dispatchers.Default) {
+                runCatching { withTimeout(30_000) { flows.breaksItsOwnLock("order-flow-11").collect { got.add(it) } } }
+                    .exceptionOrNull()
+            }
+            assertThat(failure).isInstanceOf(LockLostException::class.java).hasMessageContaining("order-flow-11")
+            assertThat(got).containsExactly(1)
+        }
+    }
+
+    /** A thread-local that coroutines carrying this element see, as MDC's or an observation's element does. */
+    class Marker(private val value: String) : AbstractCoroutineContextElement(Key), ThreadContextElement<String?> {
+        companion object Key : CoroutineContext.Key<Marker> {
+            val current = ThreadLocal<String?>()
+        }
+
+        override fun updateThreadContext(context: CoroutineContext): String? = current.get().also { current.set(value) }
+
+        override fun restoreThreadContext(context: CoroutineContext, oldState: String?) = current.set(oldState)
+    }
+
+    @Service
+    class Flows(private val counters: CounterService, private val locks: LockTemplate,
+            private val noWait: NoWaitFlows) {
+        /** Calls of the methods that count them: each makes a flow. */
+        val calls = AtomicInteger()
+        /** Elements [ticks] produced. */
+        val produced = AtomicInteger()
+
+        @QueueLocked(entity = ["#orderId"], maxWait = "10s")
+        fun ticks(orderId: String, count: Int): Flow<Int> {
+            calls.incrementAndGet()
+            return flow { repeat(count) { produced.incrementAndGet(); emit(it) } }
+        }
+
+        @QueueLocked(entity = ["#orderId"], maxWait = "200ms")
+        fun ticksWithin200ms(orderId: String): Flow<Int> {
+            calls.incrementAndGet()
+            return flow { emit(1) }
+        }
+
+        @QueueLocked(entity = ["#orderId"], maxWait = "200ms", onWaitTimeout = WaitTimeoutPolicy.SKIP)
+        fun pingsUnlessBusy(orderId: String): Flow<Void?> {
+            calls.incrementAndGet()
+            return flow { }
+        }
+
+        @QueueLocked(entity = ["#orderId"], minHold = "1h")
+        fun heldAtLeast1h(orderId: String): Flow<Int> = flow { emit(1) }
+
+        /** Where its body runs: its coroutine's name, [Marker]'s value and the thread. */
+        @QueueLocked(entity = ["#orderId"], maxWait = "2s")
+        fun whereItRuns(orderId: String): Flow<String> = flow {
+            val name = currentCoroutineContext()[CoroutineName]?.name
+            emit("$name|${Marker.current.get()}|${Thread.currentThread().name}")
+        }
+
+        /**
+         * Its own lock's fencing token, a nested withLock's, and the elements of a nested flow, after a nested
+         * suspend function: all of the same lock, waiting 0 s.
+         */
+        @QueueLocked(entity = ["#orderId"], maxWait = "2s")
+        fun joined(orderId: String): Flow<Long> = flow {
+            emit(locks.queue(orderId, null).entries().single().ticket())
+            emit(locks.withLock(orderId, wait = Duration.ZERO) { it.fencingToken() })
+            counters.incrementAtOnce(orderId)
+            emitAll(noWait.ones(orderId).map { it.toLong() })
+        }
+
+        /** Calls [CounterService.blockingWrite] through its proxy (a coroutine of its own) while it is collected. */
+        @QueueLocked(entity = ["#orderId"], maxWait = "2s")
+        fun writesUnder(orderId: String, inner: String, entered: CompletableDeferred<Unit>,
+                mayFinish: CountDownLatch): Flow<Int> = flow {
+            counters.blockingWrite(inner, entered, mayFinish)
+            emit(1)
+        }
+
+        @QueueLocked(entity = ["#orderId"], maxWait = "2s")
+        fun breaksItsOwnLock(orderId: String): Flow<Int> = flow {
+            emit(1)
+            locks.breakLock(orderId, null, locks.queue(orderId, null).entries().single().ticket())
+            awaitCancellation()
+        }
     }
 
     @Test

@@ -17,7 +17,6 @@ import kotlin.jvm.functions.Function2;
 import kotlinx.coroutines.Job;
 import kotlinx.coroutines.ThreadContextElement;
 import kotlinx.coroutines.flow.Flow;
-import kotlinx.coroutines.reactor.ReactorFlowKt;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
@@ -27,18 +26,20 @@ import reactor.core.publisher.Mono;
 import reactor.util.context.Context;
 
 /**
- * The coroutine of one call of a {@code @QueueLocked suspend fun}, or of one collection of a {@code @QueueLocked}
- * method's {@code Flow}, so that the caller's cancellation waits for it.
+ * The coroutine of one call of a {@code @QueueLocked suspend fun}, so that the caller's cancellation waits for it,
+ * and the proxied calls made by it or by one collection of a {@code @QueueLocked} method's {@code Flow}
+ * ({@link LockedFlow}), so that the lock waits for them.
  *
  * <p>Spring AOP runs a suspend function as a {@code mono {}} coroutine in the context of the continuation passed as
- * its last argument, and a {@code Flow} is collected by a coroutine of kotlinx-coroutines-reactor's {@code asFlux}.
- * Cancelling that publisher would release the lock at once, but coroutine cancellation is cooperative: a blocking
- * step the body is in ({@code withContext(Dispatchers.IO) { jdbc }}) runs on, beside the next holder. So this
- * element rides in that coroutine's context and sees its {@code Job} (and those of the suspend functions the body
- * calls through proxies) when it runs, and the caller's cancellation cancels that {@code Job} instead: the call
- * then ends with the cancellation only once all those coroutines have ended, and the lock is released then, as
- * after any error of the body. Kotlin classes are touched only here, so the rest of the advice loads without them
- * (also by reflection: no signature names this class).
+ * its last argument. Cancelling that publisher would release the lock at once, but coroutine cancellation is
+ * cooperative: a blocking step the body is in ({@code withContext(Dispatchers.IO) { jdbc }}) runs on, beside the
+ * next holder. So this element rides in that coroutine's context and sees its {@code Job} (and those of the suspend
+ * functions the body calls through proxies) when it runs, and the caller's cancellation cancels that {@code Job}
+ * instead: the call then ends with the cancellation only once all those coroutines have ended, and the lock is
+ * released then, as after any error of the body. A {@code Flow} is collected in its collector's coroutine, whose
+ * cancellation ends the collection only once the flow's code has stopped; the proxied calls it made are waited for
+ * the same way. Kotlin classes are touched only here and in {@link LockedFlow}, so the rest of the advice loads
+ * without them (also by reflection: no signature names these classes).
  */
 final class CoroutineBody implements ThreadContextElement<Object>, ReactiveQueueLockedInvocation.CallShape {
 
@@ -62,9 +63,6 @@ final class CoroutineBody implements ThreadContextElement<Object>, ReactiveQueue
     /** The body's publisher is subscribed: its coroutine may start at any moment, and is waited for once it has. */
     private static final Object SUBSCRIBED = new Object();
 
-    /** Whether this is a suspend function's call (else a {@code Flow}'s collection). */
-    private final boolean suspend;
-
     /**
      * {@code null} until the body's publisher is subscribed, {@link #SUBSCRIBED} until its coroutine runs, then its
      * {@code Job}; or {@link #CANCELLED}.
@@ -82,16 +80,20 @@ final class CoroutineBody implements ThreadContextElement<Object>, ReactiveQueue
     /** The {@code @QueueLocked} calls made in the body that have not ended yet ({@link #track}). */
     private final Set<CompletableFuture<?>> calls = ConcurrentHashMap.newKeySet();
 
-    /** The element of the {@code @QueueLocked} coroutine this call was made in, if any. */
+    /** The element of the {@code @QueueLocked} coroutine this call or collection was made in, if any. */
     private volatile CoroutineBody outer;
 
     /** Whether the caller cancelled after the body's publisher was subscribed. */
     private volatile boolean cancelled;
 
-    /** @param outer the element of the {@code @QueueLocked} coroutine that collects this {@code Flow}, if any */
-    private CoroutineBody(boolean suspend, CoroutineBody outer) {
-        this.suspend = suspend;
+    /** @param outer see {@link #outer}: a suspend function's is known once its arguments are ({@link #arguments}) */
+    private CoroutineBody(CoroutineBody outer) {
         this.outer = outer;
+    }
+
+    /** The element of one collection of a {@code @QueueLocked} {@code Flow}, in the collector's {@code context}. */
+    static CoroutineBody collecting(CoroutineContext context) {
+        return new CoroutineBody(context.get(KEY));
     }
 
     /**
@@ -100,26 +102,8 @@ final class CoroutineBody implements ThreadContextElement<Object>, ReactiveQueue
      * with it, so the lock is released only once the body has ended; the cancelled caller hears nothing more.
      */
     static Mono<Object> suspendCall(Function<ReactiveQueueLockedInvocation.CallShape, Flux<Object>> locked) {
-        return call(true, locked).singleOrEmpty();
-    }
-
-    /**
-     * The collections of a {@code Flow} as a {@code Flux}, each shaped by a new element, cancelled as
-     * {@link #suspendCall} is. A collection by a {@code @QueueLocked} coroutine keeps that coroutine's lock too,
-     * should it be cancelled: kotlinx passes the collector's Reactor context on to the subscription, and the body
-     * of each such coroutine puts its element there ({@link #body}); a coroutine that merely runs on the same thread
-     * does not.
-     */
-    static Flux<Object> flowCall(Function<ReactiveQueueLockedInvocation.CallShape, Flux<Object>> locked) {
-        return call(false, locked);
-    }
-
-    private static Flux<Object> call(boolean suspend,
-            Function<ReactiveQueueLockedInvocation.CallShape, Flux<Object>> locked) {
         return Flux.from(caller -> {
-            CoroutineBody collectedBy = suspend || !(caller instanceof CoreSubscriber<?> core) ? null
-                    : core.currentContext().getOrDefault(CoroutineBody.class, null);
-            CoroutineBody body = new CoroutineBody(suspend, collectedBy);
+            CoroutineBody body = new CoroutineBody(null);
             Consumer<CompletionStage<?>> pending = caller instanceof CoreSubscriber<?> core
                     ? core.currentContext().getOrDefault(PENDING_CALLS, null) : null;
             Flux<Object> call = locked.apply(body);
@@ -129,13 +113,18 @@ final class CoroutineBody implements ThreadContextElement<Object>, ReactiveQueue
                 call = call.doFinally(signal -> ended.complete(null));
             }
             call.subscribe(new CancelThroughBody(caller, body));
-        });
+        }).singleOrEmpty();
+    }
+
+    /** A {@code Flow} whose collections each take the lock ({@link LockedFlow}). */
+    static Flow<Object> flowCall(Function<ReactiveQueueLockedInvocation.CallShape, Flux<Object>> locked) {
+        return LockedFlow.flow(locked);
     }
 
     /**
      * Passes the call's signals to its caller; the caller's cancellation cancels the body's coroutine, not the
-     * call, once the body's publisher is subscribed (and, for a Flow, asked for elements); before that no code of
-     * the body can have run, and the call is cancelled.
+     * call, once the body's publisher is subscribed and asked for its value; before that no code of the body can
+     * have run, and the call is cancelled.
      */
     private static final class CancelThroughBody implements CoreSubscriber<Object>, Subscription {
 
@@ -143,7 +132,7 @@ final class CoroutineBody implements ThreadContextElement<Object>, ReactiveQueue
         private final CoroutineBody body;
         private volatile Subscription call;
         private volatile boolean callerGone;
-        /** A Flow's coroutine starts at the first request: before it, no code of the body can have run. */
+        /** A Mono's coroutine starts at the first request: before it, no code of the body can have run. */
         private volatile boolean requested;
 
         CancelThroughBody(Subscriber<? super Object> caller, CoroutineBody body) {
@@ -198,16 +187,10 @@ final class CoroutineBody implements ThreadContextElement<Object>, ReactiveQueue
         }
     }
 
-    /**
-     * A suspend function's arguments, its continuation replaced by one whose context carries this element; a
-     * {@code Flow} method's as given.
-     */
+    /** A suspend function's arguments, its continuation replaced by one whose context carries this element. */
     @Override
     @SuppressWarnings("unchecked")
     public Object[] arguments(Object[] arguments) {
-        if (!suspend) {
-            return arguments;
-        }
         Object[] copy = arguments.clone();
         Continuation<Object> caller = (Continuation<Object>) copy[copy.length - 1];
         outer = caller.getContext().get(KEY);
@@ -245,21 +228,27 @@ final class CoroutineBody implements ThreadContextElement<Object>, ReactiveQueue
     }
 
     /**
-     * The body's publisher (a suspend function's {@code Mono}, or the {@code Flow} collected in a coroutine that
-     * carries this element): once the caller has cancelled, its end (the cancellation's error) is passed on only
-     * when every coroutine it started has ended, so the lock is released then.
+     * The body's publisher (a suspend function's {@code Mono}), run as {@link #untilEnded}: once the caller has
+     * cancelled, its end (the cancellation's error) is passed on only when every coroutine it started has ended,
+     * so the lock is released then.
      */
     @Override
     @SuppressWarnings("unchecked")
     public Publisher<Object> body(Object returned) {
-        Publisher<Object> body = suspend ? (Publisher<Object>) returned
-                : ReactorFlowKt.asFlux((Flow<Object>) returned, this);
-        return Flux.defer(() -> state.compareAndSet(null, SUBSCRIBED) ? Flux.from(body)
-                        : Flux.error(new CancellationException("The caller cancelled before the body started")))
-                // Seen by the coroutine as its Reactor context, and passed on to the flows it collects; the
-                // @QueueLocked calls it makes report themselves here as they are subscribed.
-                .contextWrite(context -> context.put(CoroutineBody.class, this)
-                        .put(PENDING_CALLS, (Consumer<CompletionStage<?>>) this::track))
+        return untilEnded(Flux.defer(() -> state.compareAndSet(null, SUBSCRIBED)
+                ? Flux.from((Publisher<Object>) returned)
+                : Flux.error(new CancellationException("The caller cancelled before the body started"))));
+    }
+
+    /**
+     * {@code body} (run by coroutines with this element), ending, however it ends, only once every coroutine and
+     * {@code @QueueLocked} call seen has: the lock is released then.
+     */
+    Flux<Object> untilEnded(Publisher<Object> body) {
+        return Flux.from(body)
+                // Seen by the coroutine as its Reactor context: the @QueueLocked calls it makes report themselves
+                // here as they are subscribed.
+                .contextWrite(context -> context.put(PENDING_CALLS, (Consumer<CompletionStage<?>>) this::track))
                 .onErrorResume(failure -> Mono.defer(this::ended).then(Mono.error(failure)))
                 .concatWith(Mono.defer(this::ended).then(Mono.empty()));
     }
@@ -294,9 +283,9 @@ final class CoroutineBody implements ThreadContextElement<Object>, ReactiveQueue
     }
 
     /**
-     * Records a coroutine without a parent (the body's own, one Spring runs for a proxied suspend call, a Flow's
-     * collector): their children end before them, and a coroutine with a parent elsewhere (an application scope,
-     * a {@code Job()} of its own) was detached on purpose and is not waited for. Forgotten once it has ended.
+     * Records a coroutine without a parent (the body's own, one Spring runs for a proxied suspend call): their
+     * children end before them, and a coroutine with a parent elsewhere (an application scope, a {@code Job()} of
+     * its own) was detached on purpose and is not waited for. Forgotten once it has ended.
      */
     private static void record(CoroutineBody element, Job job) {
         if (element.coroutines.add(job)) {

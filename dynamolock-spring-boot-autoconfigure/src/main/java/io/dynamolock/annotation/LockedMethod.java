@@ -44,8 +44,8 @@ record LockedMethod(Method method, String description, List<String> entitySource
         /** {@code Flux}: held while it runs. */
         FLUX,
         /**
-         * A Kotlin {@code Flow} (through kotlinx-coroutines-reactor): held while it is collected, and after a
-         * cancellation until the collecting coroutine has ended.
+         * A Kotlin {@code Flow} (with kotlinx-coroutines-reactor): held while it is collected, in the collecting
+         * coroutine ({@code LockedFlow}), and after a cancellation until the flow has ended.
          */
         FLOW;
 

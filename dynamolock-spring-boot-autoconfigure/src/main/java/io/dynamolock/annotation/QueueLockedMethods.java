@@ -85,7 +85,7 @@ final class QueueLockedMethods {
 
     private static final String KOTLIN_FLOW = "kotlinx.coroutines.flow.Flow";
 
-    /** Spring adapts a Kotlin {@code Flow} to a {@code Publisher} (and back) through kotlinx-coroutines-reactor. */
+    /** A locked Kotlin {@code Flow} carries the lock's scope in its coroutine's {@code ReactorContext}. */
     private static final String COROUTINES_REACTOR = "kotlinx.coroutines.reactor.MonoKt";
 
     private static final String SUPPORTED = "Supported are plain values, CompletableFuture and CompletionStage (the"

@@ -14,16 +14,14 @@ import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInvocation;
 import org.reactivestreams.Publisher;
 import org.springframework.aop.ProxyMethodInvocation;
-import org.springframework.core.ReactiveAdapter;
-import org.springframework.core.ReactiveAdapterRegistry;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
- * The {@link QueueLocked} path of methods returning {@code Mono}, {@code Flux} or a Kotlin {@code Flow} (adapted
- * to and from a {@code Flux} by Spring's {@code ReactiveAdapterRegistry}), and of Kotlin suspend functions
+ * The {@link QueueLocked} path of methods returning {@code Mono}, {@code Flux} or a Kotlin {@code Flow} (whose
+ * collections take the lock in the collecting coroutine, {@code LockedFlow}), and of Kotlin suspend functions
  * (whose {@code proceed()} Spring AOP answers with a lazy {@code Mono}, awaited by the proxy after the advice
- * returns). It returns a publisher that, on each subscription, takes the lock through a
+ * returns). It returns a publisher (or flow) that, on each subscription (or collection), takes the lock through a
  * {@link ReactiveLockTemplate} and only then calls the method (a clone of the invocation, so re-subscribing calls
  * it again through the rest of the advice chain): what the method does at assembly time is inside the lock too.
  * A wait that runs out before the grant fails the publisher with {@link LockWaitTimeoutException}, or with
@@ -59,8 +57,7 @@ final class ReactiveQueueLockedInvocation {
         // Kotlin's classes are touched only in CoroutineBody, and only here: the rest loads without them.
         return switch (locked.returns()) {
             case SUSPEND -> CoroutineBody.suspendCall(shape -> locked(proxied, locked, request, threadScope, shape));
-            case FLOW -> flowAdapter(locked).fromPublisher(
-                    CoroutineBody.flowCall(shape -> locked(proxied, locked, request, threadScope, shape)));
+            case FLOW -> CoroutineBody.flowCall(shape -> locked(proxied, locked, request, threadScope, shape));
             case FLUX -> locked(proxied, locked, request, threadScope, null);
             default -> locked(proxied, locked, request, threadScope, null).singleOrEmpty();
         };
@@ -97,8 +94,9 @@ final class ReactiveQueueLockedInvocation {
     }
 
     /**
-     * How a call's arguments and body are shaped: a suspend function's or a {@code Flow}'s, run as a coroutine
-     * whose cancellation the lock waits for ({@code CoroutineBody}).
+     * How a call's arguments and body are shaped: a suspend function's, run as a coroutine whose cancellation the
+     * lock waits for ({@code CoroutineBody}), or a {@code Flow}'s, collected by the coroutine that waits for the
+     * grant ({@code LockedFlow}).
      */
     interface CallShape {
 
@@ -125,16 +123,6 @@ final class ReactiveQueueLockedInvocation {
                 return Mono.error(timedOut);
             });
         });
-    }
-
-    /** Spring's own adapter between a Kotlin {@code Flow} and a {@code Publisher} (kotlinx-coroutines-reactor). */
-    private static ReactiveAdapter flowAdapter(LockedMethod locked) {
-        ReactiveAdapter adapter = ReactiveAdapterRegistry.getSharedInstance().getAdapter(locked.method().getReturnType());
-        if (adapter == null) {
-            throw new IllegalStateException("@QueueLocked on " + locked.description() + ": no ReactiveAdapter for "
-                    + locked.method().getReturnType().getName() + "; is kotlinx-coroutines-reactor on the class path?");
-        }
-        return adapter;
     }
 
     private ReactiveLockTemplate template() {

@@ -8,8 +8,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The advice's reactive path in an application without Kotlin: Kotlin is an optional dependency, touched only by
- * {@link CoroutineBody} for suspend functions and Flows, so {@link ReactiveQueueLockedInvocation} must load, link and be
- * reflected on (as frameworks do) without it.
+ * {@link CoroutineBody} for suspend functions and {@link LockedFlow} for Flows, so
+ * {@link ReactiveQueueLockedInvocation} must load, link and be reflected on (as frameworks do) without it.
  */
 class WithoutKotlinTests {
 
