@@ -1,6 +1,5 @@
 package io.dynamolock.annotation;
 
-import io.dynamolock.core.LockCallback;
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockLostException;
 import io.dynamolock.core.LockRequest;
@@ -24,7 +23,6 @@ import org.aopalliance.intercept.MethodInvocation;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.aop.support.AopUtils;
-import org.springframework.util.ClassUtils;
 import org.springframework.util.ObjectUtils;
 import org.springframework.expression.EvaluationException;
 
@@ -34,8 +32,7 @@ import org.springframework.expression.EvaluationException;
  * interceptor hands it to a {@code RetryTemplate}: acquire, run the method with the lock in
  * the thread's scope ({@code inScope}: calls made inside it join the lock), release when the
  * method returns or, for a method returning {@code CompletableFuture} / {@code CompletionStage},
- * when its future completes, or for a blocking method called inside a transaction its caller began, when that
- * transaction completes ({@link TransactionBoundHolds}); with a {@code minHold}, no earlier than that after the grant. A
+ * when its future completes; with a {@code minHold}, no earlier than that after the grant. A
  * wait that runs out fails the call or, with {@link WaitTimeoutPolicy#SKIP}, skips it. A lease
  * lost meanwhile is handled as the {@link LostLeasePolicy} says.
  */
@@ -45,12 +42,7 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
 
     static final Duration SKIP_WARNING_INTERVAL = Duration.ofMinutes(1);
 
-    private static final String TRANSACTION_SYNCHRONIZATION =
-            "org.springframework.transaction.support.TransactionSynchronizationManager";
-
     private final QueueLockedMethods methods;
-    /** Whether spring-tx is there: then a caller's transaction keeps the lock until it completes. */
-    private final boolean transactions;
     private final Supplier<? extends LockOperations> lockOperations;
     private final Supplier<LostLeasePolicy> lostLeasePolicy;
     private final Consumer<QueueLockedSkippedEvent> skips;
@@ -64,7 +56,6 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
 
     QueueLockedInterceptor(QueueLockedMethods methods, Supplier<? extends LockOperations> lockOperations,
             Supplier<LostLeasePolicy> lostLeasePolicy, Consumer<QueueLockedSkippedEvent> skips) {
-        this.transactions = ClassUtils.isPresent(TRANSACTION_SYNCHRONIZATION, QueueLockedInterceptor.class.getClassLoader());
         this.methods = methods;
         this.lockOperations = lockOperations;
         this.lostLeasePolicy = lostLeasePolicy;
@@ -84,22 +75,6 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
         if (locked.reactive()) {
             return reactive().invoke(invocation, locked, request);
         }
-        if (!locked.async() && transactions && TransactionBoundHolds.inTransaction()) {
-            // Locks held for the caller's transaction join as an enclosing method's would.
-            return inScopeOf(locks, TransactionBoundHolds.current(), 0,
-                    none -> invokeLocked(locks, locked, request, invocation, true));
-        }
-        return invokeLocked(locks, locked, request, invocation, false);
-    }
-
-    /**
-     * Acquire, run, release; {@code inCallersTransaction}: a transaction the caller began is active, so a lock taken
-     * here (not joined) is released when that transaction completes ({@link TransactionBoundHolds}).
-     */
-    private Object invokeLocked(LockOperations locks, LockedMethod locked, LockRequest request,
-            MethodInvocation invocation, boolean inCallersTransaction) throws Throwable {
-        // What the thread holds already: a request for one of those joins it, and the joined hold ends at the return.
-        List<String> enclosing = inCallersTransaction ? entryIds(locks.currentScope().locks()) : List.of();
         LockHandle lock;
         try {
             lock = locks.acquire(request);
@@ -111,52 +86,19 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
             return skip(locked, busy);
         }
         long grantedAt = System.nanoTime();
-        boolean untilCompletion = inCallersTransaction && entryIds(List.of(lock)).stream().noneMatch(enclosing::contains);
         Object returned;
         try {
             returned = locks.inScope(lock, held -> invocation.proceed());
         }
         catch (Throwable ex) {
-            if (untilCompletion) {
-                holdUntilCompletion(lock, locked, grantedAt, ex); // the caller may catch it and commit
-            }
-            else {
-                finish(lock, locked, grantedAt, ex);
-            }
+            finish(lock, locked, grantedAt, ex);
             throw ex;
         }
         if (locked.async() && returned != null) {
             return releaseOnCompletion((CompletionStage<?>) returned, lock, locked, grantedAt);
         }
-        if (untilCompletion) {
-            holdUntilCompletion(lock, locked, grantedAt, null);
-        }
-        else {
-            finish(lock, locked, grantedAt, null);
-        }
+        finish(lock, locked, grantedAt, null);
         return returned;
-    }
-
-    private static List<String> entryIds(List<LockHandle> locks) {
-        return locks.stream().flatMap(lock -> lock.parts().stream()).map(LockHandle::entryId).toList();
-    }
-
-    private Object inScopeOf(LockOperations locks, List<LockHandle> holds, int from, LockCallback<Object, Throwable> body)
-            throws Throwable {
-        if (from == holds.size()) {
-            return body.doWithLock(null);
-        }
-        return locks.inScope(holds.get(from), held -> inScopeOf(locks, holds, from + 1, body));
-    }
-
-    /**
-     * Keeps the lock until the caller's transaction completes; a lease already lost is reported now, as at a
-     * release, and again before the commit if the caller goes on to commit.
-     */
-    private void holdUntilCompletion(LockHandle lock, LockedMethod locked, long grantedAt, Throwable failure) {
-        TransactionBoundHolds.holdUntilCompletion(new TransactionBoundHolds.Held(lock, locked, grantedAt),
-                held -> reportLoss(held.lock(), held.locked(), null, true));
-        reportLoss(lock, locked, failure, !lock.isValid());
     }
 
     private ReactiveQueueLockedInvocation reactive() {

@@ -2,22 +2,13 @@ package io.dynamolock.annotation;
 
 import static io.dynamolock.autoconfigure.DynamoDbLocalProperties.race;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 import io.dynamolock.annotation.app.AccountService;
 import io.dynamolock.annotation.app.LockTestApplication.AcquireProbe;
-import io.dynamolock.core.LockHandle;
-import io.dynamolock.core.LockLostException;
 import io.dynamolock.core.LockTemplate;
-import io.dynamolock.core.test.Await;
-import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import io.dynamolock.autoconfigure.DynamoDbLocalProperties;
 import io.dynamolock.autoconfigure.DynamoLockAutoConfiguration;
 import org.junit.jupiter.api.Test;
@@ -35,9 +26,7 @@ import org.springframework.jdbc.support.JdbcTransactionManager;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.framework.Advised;
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.interceptor.TransactionInterceptor;
-import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * The lock advisor wraps Boot's {@code @Transactional} advisor (H2 and Spring's
@@ -55,9 +44,6 @@ class QueueLockedTransactionTests extends QueueLockedTestSupport {
 
     @Autowired
     LockTemplate locks;
-
-    @Autowired
-    PlatformTransactionManager transactionManager;
 
     @Test
     void lockAdvisorIsOutsideTransactionAdvisor() {
@@ -105,95 +91,6 @@ class QueueLockedTransactionTests extends QueueLockedTestSupport {
             return null;
         });
         assertThat(accounts.balance("a-3")).isEqualTo(threads * deposits);
-    }
-
-    /**
-     * The usual layering: a service's transaction calls the locked method, whose own @Transactional joins it. The lock
-     * is held until that transaction commits: released at the method's return, the second deposit would read the
-     * balance before the first one's commit, and one deposit would be lost.
-     */
-    @Test
-    void aLockTakenInsideTheCallersTransactionIsHeldUntilItCommits() throws Exception {
-        accounts.open("a-4");
-        TransactionTemplate transaction = new TransactionTemplate(transactionManager);
-        CountDownLatch firstDeposited = new CountDownLatch(1);
-        CountDownLatch secondRead = new CountDownLatch(1);
-        AtomicReference<String> firstAtCommit = new AtomicReference<>();
-        CompletableFuture<Void> first = CompletableFuture.runAsync(() -> transaction.executeWithoutResult(status -> {
-            accounts.deposit("a-4", 1, () -> { });
-            firstDeposited.countDown();
-            // The rest of the caller's transaction, until the second deposit either queues (the lock is still held)
-            // or has read the balance (it was not).
-            Await.until(Duration.ofSeconds(30), "the second deposit queued or read",
-                    () -> secondRead.getCount() == 0 || locks.queue("account-a-4", null).entries().size() == 2);
-            firstAtCommit.set("held=" + locks.activeLocks().stream()
-                    .anyMatch(lock -> lock.entity().equals("account-a-4") && lock.holding())
-                    + " secondRead=" + (secondRead.getCount() == 0));
-        }));
-        CompletableFuture<Void> second = CompletableFuture.runAsync(() -> {
-            await(firstDeposited);
-            transaction.executeWithoutResult(status -> accounts.deposit("a-4", 1, secondRead::countDown));
-        });
-        first.get(60, TimeUnit.SECONDS);
-        second.get(60, TimeUnit.SECONDS);
-        assertThat(firstAtCommit).hasValue("held=true secondRead=false");
-        assertThat(accounts.balance("a-4")).as("two deposits of 1").isEqualTo(2);
-        assertThat(heldAccountLocks()).isZero();
-    }
-
-    /** Later calls in the same transaction join the lock it holds instead of queueing behind it. */
-    @Test
-    void laterCallsInTheCallersTransactionJoinTheLockItHolds() {
-        accounts.open("a-5");
-        TransactionTemplate transaction = new TransactionTemplate(transactionManager);
-        List<Long> tokens = transaction.execute(status -> {
-            accounts.deposit("a-5", 1);
-            accounts.deposit("a-5", 2);
-            return List.of(probe.lastGranted("account-a-5").fencingToken(),
-                    locks.queue("account-a-5", null).entries().get(0).ticket(),
-                    (long) locks.queue("account-a-5", null).entries().size());
-        });
-        assertThat(tokens.get(1)).as("the entry in the queue").isEqualTo(tokens.get(0));
-        assertThat(tokens.get(2)).as("entries in the queue").isOne();
-        assertThat(accounts.balance("a-5")).isEqualTo(3);
-        assertThat(heldAccountLocks()).isZero();
-    }
-
-    @Test
-    void aLockTakenInsideTheCallersTransactionIsReleasedWhenItRollsBack() {
-        accounts.open("a-6");
-        TransactionTemplate transaction = new TransactionTemplate(transactionManager);
-        transaction.executeWithoutResult(status -> {
-            accounts.deposit("a-6", 1);
-            assertThat(heldAccountLocks()).isOne();
-            status.setRollbackOnly();
-        });
-        assertThat(heldAccountLocks()).isZero();
-        assertThat(accounts.balance("a-6")).isZero();
-    }
-
-    /** A lease lost after the method returned but before the caller's commit fails the commit (on-lost-lease: fail). */
-    @Test
-    void aLeaseLostBeforeTheCallersCommitRollsItBack() {
-        accounts.open("a-7");
-        TransactionTemplate transaction = new TransactionTemplate(transactionManager);
-        assertThatExceptionOfType(LockLostException.class).isThrownBy(() -> transaction.executeWithoutResult(status -> {
-            accounts.deposit("a-7", 1);
-            LockHandle lock = probe.lastGranted("account-a-7");
-            locks.breakLock("account-a-7", null, lock.fencingToken());
-            Await.until(Duration.ofSeconds(30), "the holder saw its lease lost", () -> !lock.isValid());
-        })).withMessageContaining("The lease of lock entity='account-a-7'");
-        assertThat(accounts.balance("a-7")).as("rolled back").isZero();
-        assertThat(heldAccountLocks()).isZero();
-    }
-
-    private static void await(CountDownLatch latch) {
-        try {
-            assertThat(latch.await(30, TimeUnit.SECONDS)).isTrue();
-        }
-        catch (InterruptedException ex) {
-            throw new IllegalStateException(ex);
-        }
     }
 
     @Test

@@ -38,15 +38,6 @@ public class AccountService {
         jdbc.update("update account set balance = ? where id = ?", balance + amount, id);
     }
 
-    /** As {@link #deposit}, running {@code afterRead} between its read and its write. */
-    @Transactional
-    @QueueLocked(entity = "'account-' + #id")
-    public void deposit(String id, int amount, Runnable afterRead) {
-        int balance = balance(id);
-        afterRead.run();
-        jdbc.update("update account set balance = ? where id = ?", balance + amount, id);
-    }
-
     /** Records, at each step of the transaction's end, whether this instance still holds the lock. */
     @Transactional
     @QueueLocked(entity = "'account-' + #id")

@@ -66,17 +66,10 @@ public class LockTestApplication {
     public static class AcquireProbe implements LockListener {
 
         private final Map<String, Boolean> transactionActive = new ConcurrentHashMap<>();
-        private final Map<String, LockHandle> granted = new ConcurrentHashMap<>();
 
         @Override
         public void onAcquired(LockAttempt attempt, LockHandle lock, Duration waited) {
             transactionActive.put(lock.entity(), TransactionSynchronizationManager.isActualTransactionActive());
-            granted.put(lock.entity(), lock);
-        }
-
-        /** The lock last granted on {@code entity}. */
-        public LockHandle lastGranted(String entity) {
-            return granted.get(entity);
         }
 
         public Boolean transactionActiveWhenAcquired(String entity) {
