@@ -12,6 +12,7 @@ import java.util.Collection;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
@@ -23,6 +24,8 @@ import org.aopalliance.intercept.MethodInvocation;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.aop.support.AopUtils;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+import org.springframework.util.ClassUtils;
 import org.springframework.util.ObjectUtils;
 import org.springframework.expression.EvaluationException;
 
@@ -46,6 +49,12 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
     private final Supplier<? extends LockOperations> lockOperations;
     private final Supplier<LostLeasePolicy> lostLeasePolicy;
     private final Consumer<QueueLockedSkippedEvent> skips;
+    /** Whether spring-tx is there, to tell a transaction the caller began. */
+    private final boolean transactions = ClassUtils.isPresent(
+            "org.springframework.transaction.support.TransactionSynchronizationManager",
+            QueueLockedInterceptor.class.getClassLoader());
+    /** The methods warned about being called inside their caller's transaction (once each). */
+    private final Set<LockedMethod> warnedInTransaction = ConcurrentHashMap.newKeySet();
     /** When each method last warned of a skip that will recur (one entry per locked method). */
     private final Map<LockedMethod, AtomicLong> skipWarnings = new ConcurrentHashMap<>();
     /**
@@ -75,6 +84,7 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
         if (locked.reactive()) {
             return reactive().invoke(invocation, locked, request);
         }
+        warnIfInCallersTransaction(locked);
         LockHandle lock;
         try {
             lock = locks.acquire(request);
@@ -99,6 +109,24 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
         }
         finish(lock, locked, grantedAt, null);
         return returned;
+    }
+
+    /**
+     * This advisor runs outside the method's own {@code @Transactional}, so a transaction active here is one its
+     * caller began: the lock is released when the method returns, before that transaction commits, and the next
+     * holder may read the state before this method's writes are committed. Holding the lock until the commit instead
+     * was tried and dropped: it makes transactions that lock in different orders wait for each other, and calls in a
+     * suspended transaction's scope wait behind their own hold. So the method is named once, with the fix.
+     */
+    private void warnIfInCallersTransaction(LockedMethod locked) {
+        if (transactions && TransactionSynchronizationManager.isActualTransactionActive()
+                && warnedInTransaction.add(locked)) {
+            log.warn("{} was called inside a transaction its caller began: its lock is released when it returns,"
+                    + " before that transaction commits, so the next holder may read the state before this call's"
+                    + " writes are committed and overwrite them. Lock the method that begins the transaction (put"
+                    + " @QueueLocked on it), or call this one outside any transaction so that its own @Transactional"
+                    + " begins inside the lock", locked.description());
+        }
     }
 
     private ReactiveQueueLockedInvocation reactive() {

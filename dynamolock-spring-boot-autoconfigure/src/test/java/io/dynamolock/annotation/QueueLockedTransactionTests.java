@@ -9,6 +9,7 @@ import io.dynamolock.annotation.app.LockTestApplication.AcquireProbe;
 import io.dynamolock.core.LockTemplate;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.regex.Pattern;
 import io.dynamolock.autoconfigure.DynamoDbLocalProperties;
 import io.dynamolock.autoconfigure.DynamoLockAutoConfiguration;
 import org.junit.jupiter.api.Test;
@@ -26,7 +27,9 @@ import org.springframework.jdbc.support.JdbcTransactionManager;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.framework.Advised;
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.interceptor.TransactionInterceptor;
+import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * The lock advisor wraps Boot's {@code @Transactional} advisor (H2 and Spring's
@@ -44,6 +47,9 @@ class QueueLockedTransactionTests extends QueueLockedTestSupport {
 
     @Autowired
     LockTemplate locks;
+
+    @Autowired
+    PlatformTransactionManager transactionManager;
 
     @Test
     void lockAdvisorIsOutsideTransactionAdvisor() {
@@ -91,6 +97,27 @@ class QueueLockedTransactionTests extends QueueLockedTestSupport {
             return null;
         });
         assertThat(accounts.balance("a-3")).isEqualTo(threads * deposits);
+    }
+
+    /**
+     * Called inside a transaction its caller began, the method's lock is released before that transaction commits:
+     * the application is told once per method, with the fix; a call that begins its own transaction is not named.
+     */
+    @Test
+    void aCallInsideTheCallersTransactionIsNamedOnceWithTheFix(CapturedOutput output) {
+        accounts.open("a-4");
+        accounts.credit("a-4", 1);
+        String warning = AccountService.class.getName() + ".credit(String, int) was called inside a transaction its"
+                + " caller began: its lock is released when it returns, before that transaction commits";
+        assertThat(output.getAll()).doesNotContain(warning);
+        TransactionTemplate transaction = new TransactionTemplate(transactionManager);
+        transaction.executeWithoutResult(status -> {
+            accounts.credit("a-4", 1);
+            accounts.credit("a-4", 1);
+        });
+        assertThat(output.getAll().split(Pattern.quote(warning), -1)).as("times named").hasSize(2);
+        assertThat(output.getAll()).contains("Lock the method that begins the transaction");
+        assertThat(accounts.balance("a-4")).isEqualTo(3);
     }
 
     @Test
