@@ -34,10 +34,20 @@ public class LockLostException extends DynamoLockException {
     }
 
     /**
-     * Whether the lock had been granted when it was lost: {@code false} when the acquisition never got it (thrown
-     * by {@code acquire}, or by {@code execute} or a {@code @QueueLocked} method before the work ran), so the work
-     * can be retried as it is; {@code true} when work may have run under the lock (and may have written) before the
-     * loss, so a caller should check what was done before retrying.
+     * {@code lost}, as the caller of work that ran under a lock must see it: that work ran (and may have written),
+     * so a loss before the grant of some acquisition nested in it ({@code wasGranted()} false there) reaches the
+     * caller as granted, with {@code lost} as its cause; any other is passed on as it is.
+     */
+    public static LockLostException escapingWork(LockLostException lost) {
+        return lost.wasGranted() ? lost
+                : new LockLostException("Work that ran under a lock failed: " + lost.getMessage(), lost);
+    }
+
+    /**
+     * Whether work may have run under the lock before the loss: {@code false} only when the acquisition called never
+     * got the lock and no work of the caller's ran under it (thrown by {@code acquire}, or by {@code execute} or a
+     * {@code @QueueLocked} method before their work began), so the work can be retried as it is; {@code true}
+     * otherwise, and a caller should check what was done before retrying.
      */
     public boolean wasGranted() {
         return granted;

@@ -14,6 +14,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -289,6 +290,94 @@ class LockBreakTests {
         secondHeld.release();
         assertThat(Long.parseLong(fixture.item("two", "default").get("expiresAt").n()))
                 .as("the last one left: the item may expire").isLessThan(NEVER);
+    }
+
+    /**
+     * wasGranted() says whether work may have run: work under a hold ran, so a loss that escapes it is granted to
+     * the caller of execute, whatever nested acquisition threw it. Here the scope's own hold is broken, then joined.
+     */
+    @Test
+    void aLossThatEscapesWorkUnderALockIsGrantedWhenTheScopesHoldWasBrokenAndJoined() {
+        LockTemplate locks = fixture.template();
+        AtomicReference<LockLostException> joined = new AtomicReference<>();
+        assertThatThrownBy(() -> locks.execute(LockRequest.of("nest-1"), outer -> {
+            locks.breakLock("nest-1", null, outer.fencingToken()); // its own entry: the work so far ran unprotected
+            try {
+                locks.acquire(LockRequest.of("nest-1")).release();
+            }
+            catch (LockLostException lost) {
+                joined.set(lost);
+            }
+            return locks.execute(LockRequest.of("nest-1"), inner -> "never runs");
+        })).isInstanceOfSatisfying(LockLostException.class, lost -> assertThat(lost.wasGranted()).isTrue());
+        assertThat(joined.get().wasGranted()).as("the scope's hold was granted and its work ran").isTrue();
+    }
+
+    /** A nested wait for another lock loses its place: not granted itself, yet the enclosing work ran. */
+    @Test
+    void aLossThatEscapesWorkUnderALockIsGrantedWhenANestedWaitLostItsPlace() throws Exception {
+        LockTemplate locks = fixture.template();
+        LockTemplate other = fixture.template();
+        AtomicReference<LockLostException> nested = new AtomicReference<>();
+        try (LockHandle holder = other.acquire("nest-b", Duration.ZERO)) {
+            CompletableFuture<Void> breaker = CompletableFuture.runAsync(() -> {
+                awaitQueueLength("nest-b", 2);
+                other.breakLock("nest-b", null, fixture.queue("nest-b").get(1).ticket());
+            });
+            assertThatThrownBy(() -> locks.execute(LockRequest.of("nest-a"), outer -> {
+                try {
+                    return locks.execute(LockRequest.builder("nest-b").wait(Duration.ofSeconds(30)).build(),
+                            inner -> "never runs");
+                }
+                catch (LockLostException lost) {
+                    nested.set(lost);
+                    throw lost;
+                }
+            })).isInstanceOfSatisfying(LockLostException.class, lost -> {
+                assertThat(lost.wasGranted()).as("execute's work ran").isTrue();
+                assertThat(lost).hasCause(nested.get());
+            });
+            assertThat(nested.get().wasGranted()).as("the nested wait itself was never granted").isFalse();
+            breaker.join();
+        }
+    }
+
+    /** A lock of several entities joins the scope's part, which is broken while another part is waited for. */
+    @Test
+    void aLockOfSeveralWhosePartJoinedFromTheScopeIsLostSaysGranted() throws Exception {
+        LockTemplate locks = fixture.template();
+        LockTemplate other = fixture.template();
+        AtomicReference<LockLostException> several = new AtomicReference<>();
+        try (LockHandle holder = other.acquire("multi-b", Duration.ZERO)) {
+            CompletableFuture<Void> breaker = CompletableFuture.runAsync(() -> {
+                awaitQueueLength("multi-b", 2);
+                locks.breakLock("multi-a", null, fixture.queue("multi-a").get(0).ticket()); // the outer hold
+                holder.release();
+            });
+            assertThatThrownBy(() -> locks.execute(LockRequest.of("multi-a"), outer -> {
+                try {
+                    return locks.execute(LockRequest.builder(List.of("multi-a", "multi-b"))
+                            .wait(Duration.ofSeconds(30)).build(), inner -> "never runs");
+                }
+                catch (LockLostException lost) {
+                    several.set(lost);
+                    throw lost;
+                }
+            })).isInstanceOf(LockLostException.class);
+            breaker.join();
+        }
+        assertThat(several.get().wasGranted()).as("the part joined was the scope's hold, whose work ran").isTrue();
+        assertThat(several.get()).hasMessageContaining("the enclosing scope held multi-a and its work ran");
+        assertThat(fixture.queue("multi-b")).isEmpty();
+    }
+
+    private void awaitQueueLength(String entity, int length) {
+        try {
+            fixture.awaitQueueLength(entity, length);
+        }
+        catch (InterruptedException ex) {
+            throw new IllegalStateException(ex);
+        }
     }
 
     @Test

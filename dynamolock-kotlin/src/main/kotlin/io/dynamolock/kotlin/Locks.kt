@@ -118,7 +118,8 @@ suspend fun <T> LockOperations.withLock(request: LockRequest, block: suspend (Lo
             coroutines.awaitEnd()
             lock.release()
         }
-        throw ex
+        // The block ran: a loss before the grant of a lock it asked for must not reach our caller as "not granted".
+        throw if (ex is LockLostException) LockLostException.escapingWork(ex) else ex
     }
     withContext(NonCancellable + Dispatchers.IO) {
         coroutines.awaitEnd() // a proxied call the block gave up on (a time-out, a cancelled child) may run on

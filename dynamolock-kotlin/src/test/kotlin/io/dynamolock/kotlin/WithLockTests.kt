@@ -17,6 +17,7 @@ import java.util.concurrent.atomic.AtomicInteger
 import java.util.concurrent.atomic.AtomicReference
 import java.util.function.Consumer
 import kotlinx.coroutines.CompletableDeferred
+import kotlinx.coroutines.async
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.awaitCancellation
 import kotlinx.coroutines.launch
@@ -40,6 +41,43 @@ class WithLockTests {
 
     @AfterEach
     fun tearDown() = fixture.close()
+
+    /**
+     * A nested withLock of another lock loses its place while waiting: it was never granted, but the outer block ran
+     * (and may have written), so the outer withLock's caller is told it was granted, the nested loss as the cause.
+     */
+    @Test
+    fun aLossEscapingTheBlockOfAWithLockIsGrantedToItsCaller() {
+        val locks = fixture.template()
+        val other = fixture.template()
+        val nested = AtomicReference<LockLostException>()
+        other.acquire("kt-nest-b", Duration.ZERO).use {
+            val failure = runBlocking {
+                val outer = async {
+                    runCatching {
+                        locks.withLock("kt-nest-a") {
+                            try {
+                                locks.withLock("kt-nest-b", wait = Duration.ofSeconds(30)) { "never runs" }
+                            } catch (lost: LockLostException) {
+                                nested.set(lost)
+                                throw lost
+                            }
+                        }
+                    }.exceptionOrNull()
+                }
+                withContext(Dispatchers.IO) {
+                    fixture.awaitQueueLength("kt-nest-b", 2)
+                    other.breakLock("kt-nest-b", null, fixture.queue("kt-nest-b")[1].ticket())
+                }
+                outer.await()
+            }
+            assertThat(nested.get().wasGranted()).`as`("the nested wait itself").isFalse()
+            assertThat(failure).isInstanceOfSatisfying(LockLostException::class.java) { lost ->
+                assertThat(lost.wasGranted()).`as`("the outer block ran").isTrue()
+                assertThat(lost).hasCause(nested.get())
+            }
+        }
+    }
 
     /**
      * A coroutine on Dispatchers.Unconfined is resumed by whatever completes what it awaits, here inside another

@@ -122,10 +122,11 @@ public class ReactiveLockTemplate implements ReactiveLockOperations {
     }
 
     private <T> Flux<T> guarded(LockHandle lock, Function<? super LockHandle, ? extends Publisher<T>> body) {
+        // The body ran: a loss before the grant of a lock it asked for must not reach our subscriber as "not granted".
         Flux<T> flux = Flux.defer(() -> {
             Publisher<T> publisher = body.apply(lock);
             return publisher == null ? Flux.empty() : Flux.from(publisher);
-        });
+        }).onErrorMap(LockLostException.class, LockLostException::escapingWork);
         Mono<Void> lost = Mono.create(sink -> lock.onLost(ignored -> sink.success()));
         if (failOnLostLease) {
             return flux.takeUntilOther(lost.then(Mono.error(() -> lost(lock))));

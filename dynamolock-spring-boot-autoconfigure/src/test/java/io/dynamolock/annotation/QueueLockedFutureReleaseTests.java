@@ -5,10 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.dynamolock.autoconfigure.DynamoDbLocalProperties;
 import io.dynamolock.autoconfigure.DynamoLockAutoConfiguration;
 import io.dynamolock.core.LockHandle;
+import io.dynamolock.core.LockLostException;
 import io.dynamolock.core.LockListener;
 import io.dynamolock.core.test.DynamoDbLocal;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -44,6 +46,25 @@ class QueueLockedFutureReleaseTests {
             assertThat(releases.thread).as("the release was made").isNotNull();
             assertThat(releases.nonBlocking).as("release request made on non-blocking thread " + releases.thread)
                     .isFalse();
+        });
+    }
+
+    /**
+     * The future's work failed with a loss before the grant of a lock it asked for (a nested wait broken, say): the
+     * work ran, so the caller is not told "never granted", which would invite a blind retry.
+     */
+    @Test
+    void aLossBeforeANestedGrantFailsTheFutureAsGranted() {
+        contextRunner.run(context -> {
+            CompletableFuture<String> gate = new CompletableFuture<>();
+            CompletableFuture<String> result = context.getBean(Async.class).call("cf-lost", gate);
+            LockLostException nested = LockLostException.beforeGrant("the nested wait lost its place");
+            gate.completeExceptionally(nested);
+            assertThat(result).failsWithin(Duration.ofSeconds(20)).withThrowableOfType(ExecutionException.class)
+                    .havingCause().isInstanceOfSatisfying(LockLostException.class, lost -> {
+                        assertThat(lost.wasGranted()).isTrue();
+                        assertThat(lost).hasCause(nested);
+                    });
         });
     }
 

@@ -2,6 +2,7 @@ package io.dynamolock.reactive;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockLostException;
 import io.dynamolock.core.LockOperations;
 import io.dynamolock.core.LockRequest;
@@ -17,6 +18,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
@@ -61,6 +63,34 @@ class ReactiveLockTemplateTests {
         }
         finally {
             slowHeartbeats.close();
+        }
+    }
+
+    /**
+     * A lock the body waits for loses its place (broken while waiting): never granted itself, but the body ran, so the
+     * subscriber is told the loss was granted, with the nested one as its cause.
+     */
+    @Test
+    void aLossEscapingTheBodyIsGrantedToTheSubscriber() throws Exception {
+        String nested = entity + "-nested";
+        LockTemplate other = LockTemplate.builder(client).tableName(TABLE).build();
+        AtomicReference<Throwable> inBody = new AtomicReference<>();
+        try (LockHandle holder = other.acquire(nested, Duration.ZERO)) {
+            Mono<LockHandle> call = new ReactiveLockTemplate(locks).execute(LockRequest.of(entity),
+                    lock -> Mono.fromFuture(locks.acquireAsync(LockRequest.builder(nested)
+                            .wait(Duration.ofSeconds(30)).build())).doOnError(inBody::set));
+            CompletableFuture<Throwable> failure = call.materialize().map(signal -> signal.getThrowable()).toFuture();
+            Await.until(Duration.ofSeconds(30), "the body waits for the nested lock",
+                    () -> other.queue(nested, null).entries().size() == 2);
+            other.breakLock(nested, null, other.queue(nested, null).entries().get(1).ticket());
+            assertThat(failure.get(30, TimeUnit.SECONDS)).isInstanceOfSatisfying(LockLostException.class, lost -> {
+                assertThat(lost.wasGranted()).as("the body ran").isTrue();
+                assertThat(lost).hasCause(inBody.get());
+            });
+            assertThat(((LockLostException) inBody.get()).wasGranted()).as("the nested wait itself").isFalse();
+        }
+        finally {
+            other.close();
         }
     }
 

@@ -501,7 +501,8 @@ public final class LockEngine {
 
     private static void requireNotLost(LockKey key, Acquisition held) {
         if (held.phase() == Acquisition.Phase.LOST || !held.isValid() && held.phase() == Acquisition.Phase.HELD) {
-            throw LockLostException.beforeGrant("This request was made inside a scope holding the lock " + key + ", but its"
+            // Granted: the scope's hold ran work, whatever this request's fate.
+            throw new LockLostException("This request was made inside a scope holding the lock " + key + ", but its"
                     + " lease was lost (" + held.lostReason() + "); end that scope before acquiring again");
         }
     }

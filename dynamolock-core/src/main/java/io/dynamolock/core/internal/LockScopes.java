@@ -2,6 +2,7 @@ package io.dynamolock.core.internal;
 
 import io.dynamolock.core.LockCallback;
 import io.dynamolock.core.LockHandle;
+import io.dynamolock.core.LockLostException;
 import io.dynamolock.core.LockScope;
 
 /**
@@ -27,6 +28,9 @@ final class LockScopes {
         current.set(outer.with(handle));
         try {
             return callback.doWithLock(handle);
+        }
+        catch (LockLostException lost) {
+            throw LockLostException.escapingWork(lost); // the callback ran: never "not granted" to its caller
         }
         finally {
             if (outer.isEmpty()) {

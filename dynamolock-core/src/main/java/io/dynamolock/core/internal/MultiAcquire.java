@@ -37,7 +37,7 @@ final class MultiAcquire {
             for (LockRequest part : parts) {
                 taken.add(engine.acquireOne(part, remaining(wait, deadline)));
             }
-            requireAllValid(taken);
+            requireAllValid(taken, scope);
         }
         catch (RuntimeException | Error ex) {
             releaseQuietly(taken, ex);
@@ -114,14 +114,19 @@ final class MultiAcquire {
 
     /**
      * All or nothing: a part whose lease was lost while a later one was waited for (paused past it, and purged)
-     * fails the whole, as a single lock lost before its grant does; someone else may hold that entity by now.
+     * fails the whole, as a single lock lost before its grant does; someone else may hold that entity by now. A part
+     * joined from {@code scope} was the scope's hold, whose work ran: that loss is a granted one.
      */
-    private static void requireAllValid(List<LockHandle> taken) {
+    private static void requireAllValid(List<LockHandle> taken, LockScope scope) {
         for (LockHandle part : taken) {
             if (!part.isValid()) {
-                throw LockLostException.beforeGrant("The lease of " + part.entity() + " (namespace '" + part.namespace()
-                        + "') was lost while the other entities of the request were waited for; the request"
-                        + " released what it had taken and holds none of them");
+                boolean joined = scope.locks().stream().flatMap(held -> held.parts().stream())
+                        .anyMatch(held -> held.entryId().equals(part.entryId()));
+                String what = "The lease of " + part.entity() + " (namespace '" + part.namespace() + "') was lost"
+                        + " while the other entities of the request were waited for; the request released what it had"
+                        + " taken";
+                throw joined ? new LockLostException(what + ", but the enclosing scope held " + part.entity()
+                        + " and its work ran") : LockLostException.beforeGrant(what + " and holds none of them");
             }
         }
     }
@@ -196,7 +201,7 @@ final class MultiAcquire {
                         all = List.copyOf(taken);
                     }
                     try {
-                        requireAllValid(all);
+                        requireAllValid(all, scope);
                     }
                     catch (LockLostException lost) {
                         result.completeExceptionally(lost);
