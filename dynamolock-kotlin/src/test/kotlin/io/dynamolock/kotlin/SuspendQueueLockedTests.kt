@@ -865,6 +865,24 @@ class SuspendQueueLockedTests {
         }
     }
 
+    /** The flow ran (and emitted): a loss before some nested grant that escapes it reaches the collector as granted. */
+    @Test
+    fun aLossBeforeANestedGrantEscapingAFlowIsGrantedToTheCollector() {
+        flowsRunner.run { context ->
+            val flows = context.getBean(Flows::class.java)
+            val failure = runBlocking(Dispatchers.Default) {
+                runCatching { withTimeout(30_000) { flows.failsWithANestedLoss("order-flow-12").collect { } } }
+                    .exceptionOrNull()
+            }
+            assertThat(failure).isInstanceOfSatisfying(LockLostException::class.java) { lost ->
+                assertThat(lost.wasGranted()).isTrue()
+                assertThat(lost.cause).hasMessage("a nested wait lost its place")
+            }
+            assertThat(locks(context).tryAcquire("order-flow-12")).`as`("released").isPresent.get()
+                .satisfies({ it.release() })
+        }
+    }
+
     /** A thread-local that coroutines carrying this element see, as MDC's or an observation's element does. */
     class Marker(private val value: String) : AbstractCoroutineContextElement(Key), ThreadContextElement<String?> {
         companion object Key : CoroutineContext.Key<Marker> {
@@ -930,6 +948,12 @@ class SuspendQueueLockedTests {
                 mayFinish: CountDownLatch): Flow<Int> = flow {
             counters.blockingWrite(inner, entered, mayFinish)
             emit(1)
+        }
+
+        @QueueLocked(entity = ["#orderId"], maxWait = "2s")
+        fun failsWithANestedLoss(orderId: String): Flow<Int> = flow {
+            emit(1)
+            throw LockLostException.beforeGrant("a nested wait lost its place")
         }
 
         @QueueLocked(entity = ["#orderId"], maxWait = "2s")

@@ -1,5 +1,6 @@
 package io.dynamolock.annotation;
 
+import io.dynamolock.core.LockLostException;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
@@ -231,6 +232,9 @@ final class LockedFlow {
                 else {
                     thrown.addSuppressed(end);
                 }
+            }
+            if (thrown instanceof LockLostException lost) {
+                thrown = LockLostException.escapingWork(lost); // the flow ran: never "not granted" to the collector
             }
             if (thrown != null) {
                 ResultKt.throwOnFailure(ResultKt.createFailure(thrown)); // a checked one too, as Kotlin does
