@@ -312,8 +312,8 @@ final class Waiter implements WakeUps.Addressee {
         entry.grantedWith(state);
         if (!entry.granted()) {
             engine.leave(entry);
-            throw LockLostException.beforeGrant("The lease of " + entry.key() + " ran out before the lock could be handed"
-                    + " over (" + entry.lostReason() + "); it was not granted");
+            throw LockLostException.beforeGrant("The lease of " + entry.key() + " ran out before the lock could be"
+                    + " handed over (" + entry.lostReason() + "); it was not granted");
         }
         settle(entry, null, null);
     }
@@ -425,6 +425,7 @@ final class Waiter implements WakeUps.Addressee {
     }
 
     private LockLostException lost(String reason) {
-        return LockLostException.beforeGrant("Lost the place in the queue of " + entry.key() + " while waiting: " + reason);
+        return LockLostException.beforeGrant("Lost the place in the queue of " + entry.key() + " while waiting: "
+                + reason);
     }
 }
