@@ -1,5 +1,7 @@
 package io.dynamolock.core;
 
+import java.util.concurrent.CancellationException;
+
 /**
  * The caller's lease ended while it held (or waited for) the lock: its entry was
  * purged by another process after the lease expired, broken by an operator
@@ -34,13 +36,23 @@ public class LockLostException extends DynamoLockException {
     }
 
     /**
-     * {@code lost}, as the caller of work that ran under a lock must see it: that work ran (and may have written),
-     * so a loss before the grant of some acquisition nested in it ({@code wasGranted()} false there) reaches the
-     * caller as granted, with {@code lost} as its cause; any other is passed on as it is.
+     * {@code thrown}, as the caller of work that ran under a lock must see it: that work ran (and may have written),
+     * so a loss before the grant of some acquisition nested in it ({@code wasGranted()} false there), thrown as it is
+     * or as the cause of another exception (a {@code CompletionException} of a {@code join()}, say), reaches the
+     * caller as a granted loss, with {@code thrown} as its cause; anything else, and a cancellation, is passed on as
+     * it is.
      */
-    public static LockLostException escapingWork(LockLostException lost) {
-        return lost.wasGranted() ? lost
-                : new LockLostException("Work that ran under a lock failed: " + lost.getMessage(), lost);
+    public static Throwable escapingWork(Throwable thrown) {
+        if (thrown instanceof CancellationException) {
+            return thrown; // a cancelled coroutine or future must end as cancelled
+        }
+        for (Throwable cause = thrown; cause != null; cause = cause.getCause() == cause ? null : cause.getCause()) {
+            if (cause instanceof LockLostException lost) {
+                return lost.wasGranted() ? thrown
+                        : new LockLostException("Work that ran under a lock failed: " + lost.getMessage(), thrown);
+            }
+        }
+        return thrown;
     }
 
     /**

@@ -11,6 +11,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -338,6 +339,27 @@ class LockBreakTests {
                 assertThat(lost).hasCause(nested.get());
             });
             assertThat(nested.get().wasGranted()).as("the nested wait itself was never granted").isFalse();
+            breaker.join();
+        }
+    }
+
+    /** The nested loss comes wrapped, as a join() of an async acquisition throws it: granted all the same. */
+    @Test
+    void aWrappedLossThatEscapesWorkUnderALockIsGranted() throws Exception {
+        LockTemplate locks = fixture.template();
+        LockTemplate other = fixture.template();
+        try (LockHandle holder = other.acquire("wrap-b", Duration.ZERO)) {
+            CompletableFuture<Void> breaker = CompletableFuture.runAsync(() -> {
+                awaitQueueLength("wrap-b", 2);
+                other.breakLock("wrap-b", null, fixture.queue("wrap-b").get(1).ticket());
+            });
+            assertThatThrownBy(() -> locks.execute(LockRequest.of("wrap-a"), outer -> locks.acquireAsync(
+                    LockRequest.builder("wrap-b").wait(Duration.ofSeconds(30)).build()).join()))
+                    .isInstanceOfSatisfying(LockLostException.class, lost -> {
+                        assertThat(lost.wasGranted()).as("execute's work ran").isTrue();
+                        assertThat(lost).cause().isInstanceOf(CompletionException.class)
+                                .cause().isInstanceOf(LockLostException.class);
+                    });
             breaker.join();
         }
     }

@@ -119,7 +119,7 @@ suspend fun <T> LockOperations.withLock(request: LockRequest, block: suspend (Lo
             lock.release()
         }
         // The block ran: a loss before the grant of a lock it asked for must not reach our caller as "not granted".
-        throw if (ex is LockLostException) LockLostException.escapingWork(ex) else ex
+        throw LockLostException.escapingWork(ex)
     }
     withContext(NonCancellable + Dispatchers.IO) {
         coroutines.awaitEnd() // a proxied call the block gave up on (a time-out, a cancelled child) may run on

@@ -233,10 +233,8 @@ final class LockedFlow {
                     thrown.addSuppressed(end);
                 }
             }
-            if (thrown instanceof LockLostException lost) {
-                thrown = LockLostException.escapingWork(lost); // the flow ran: never "not granted" to the collector
-            }
             if (thrown != null) {
+                thrown = LockLostException.escapingWork(thrown); // the flow ran: never "not granted" to the collector
                 ResultKt.throwOnFailure(ResultKt.createFailure(thrown)); // a checked one too, as Kotlin does
             }
             return Unit.INSTANCE;

@@ -14,7 +14,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -192,7 +191,8 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
             LockedMethod locked, long grantedAt) {
         CompletableFuture<Object> result = new CompletableFuture<>();
         returned.whenCompleteAsync((value, completion) -> {
-            Throwable failure = escapingWork(completion);
+            // The future's work ran: a loss before the grant of a lock it asked for must not reach our caller as such.
+            Throwable failure = LockLostException.escapingWork(completion);
             try {
                 finish(lock, locked, grantedAt, failure);
             }
@@ -208,14 +208,6 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
             }
         });
         return result;
-    }
-
-    /** The future's work ran: a loss before the grant of a lock it asked for must not reach our caller as such. */
-    private static Throwable escapingWork(Throwable completion) {
-        Throwable cause = completion instanceof CompletionException && completion.getCause() != null
-                ? completion.getCause() : completion;
-        return cause instanceof LockLostException lost && !lost.wasGranted() ? LockLostException.escapingWork(lost)
-                : completion;
     }
 
     /**

@@ -126,7 +126,7 @@ public class ReactiveLockTemplate implements ReactiveLockOperations {
         Flux<T> flux = Flux.defer(() -> {
             Publisher<T> publisher = body.apply(lock);
             return publisher == null ? Flux.empty() : Flux.from(publisher);
-        }).onErrorMap(LockLostException.class, LockLostException::escapingWork);
+        }).onErrorMap(LockLostException::escapingWork);
         Mono<Void> lost = Mono.create(sink -> lock.onLost(ignored -> sink.success()));
         if (failOnLostLease) {
             return flux.takeUntilOther(lost.then(Mono.error(() -> lost(lock))));

@@ -29,8 +29,12 @@ final class LockScopes {
         try {
             return callback.doWithLock(handle);
         }
-        catch (LockLostException lost) {
-            throw LockLostException.escapingWork(lost); // the callback ran: never "not granted" to its caller
+        catch (Throwable thrown) {
+            Throwable escaping = LockLostException.escapingWork(thrown); // the callback ran: never "not granted"
+            if (escaping != thrown) {
+                throw (LockLostException) escaping;
+            }
+            throw thrown;
         }
         finally {
             if (outer.isEmpty()) {
