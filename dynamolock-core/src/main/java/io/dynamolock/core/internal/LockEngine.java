@@ -33,6 +33,8 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -53,6 +55,12 @@ public final class LockEngine {
     final QueueTable table;
     final Handoff handoff = new Handoff();
     final Workers workers = new Workers();
+    /**
+     * When a waiter last logged a failed request with its stack trace: at most once a minute per template, as in an
+     * outage or under throttling every waiter fails poll after poll ({@link #failedRequestWarningDue}).
+     */
+    private final AtomicLong failedRequestWarnedAt = new AtomicLong(System.nanoTime() - FAILED_REQUEST_WARNINGS);
+    private static final long FAILED_REQUEST_WARNINGS = TimeUnit.MINUTES.toNanos(1);
     final WaitLoop waitLoop;
     /** Wake-up hints, or {@code null} when they are off. */
     final WakeUps wakeUps;
@@ -199,6 +207,13 @@ public final class LockEngine {
         waiter.settled().thenAcceptAsync(outcome -> deliver(waiter, outcome, future), workers.requestsOrCaller());
         waiter.start(workers::step);
         return future;
+    }
+
+    /** Whether a waiter's failed request may be logged with its stack trace now (once a minute per template). */
+    boolean failedRequestWarningDue() {
+        long now = System.nanoTime();
+        long last = failedRequestWarnedAt.get();
+        return now - last >= FAILED_REQUEST_WARNINGS && failedRequestWarnedAt.compareAndSet(last, now);
     }
 
     /** The calling thread's lexical scope. */

@@ -371,11 +371,11 @@ final class Waiter implements WakeUps.Addressee {
             throw ex;
         }
         catch (RuntimeException ex) {
-            // Once per run of failures: in an outage every waiter fails every poll, and a queue of 100 would log
-            // thousands of stack traces a second.
-            if (lastFailure == null) {
-                log.warn("Waiting for {}: a request failed; trying again after a poll interval (until one succeeds,"
-                        + " further failures are logged at DEBUG)", entry, ex);
+            // In an outage, or under throttling, every waiter fails poll after poll: a queue of 100 would log
+            // thousands of stack traces a second. One a minute per template; the rest are DEBUG lines.
+            if (engine.failedRequestWarningDue()) {
+                log.warn("Waiting for {}: a request failed; trying again after a poll interval (further failed"
+                        + " requests of this template's waiters are logged at DEBUG for a minute)", entry, ex);
             }
             else {
                 log.debug("Waiting for {}: a request failed again: {}", entry, ex.toString());

@@ -236,7 +236,7 @@ class InjectedFaultTests extends FaultyTemplateTestSupport {
 
     /**
      * An outage must not flood the log: a waiter polls every few tens of ms, and a queue of 100 would log thousands
-     * of stack traces a second. The first failure of a run is a WARN with its stack trace, the others DEBUG lines.
+     * of stack traces a second. One failure a minute is a WARN with its stack trace, the others DEBUG lines.
      */
     @Test
     void aWaiterWhosePollsKeepFailingWarnsOnceUntilOneSucceeds() throws Exception {
@@ -258,6 +258,35 @@ class InjectedFaultTests extends FaultyTemplateTestSupport {
         }
         assertThat(logged.list).filteredOn(event -> event.getLevel() == Level.WARN)
                 .singleElement().satisfies(event -> assertThat(event.getThrowableProxy()).isNotNull());
+    }
+
+    /** Throttling that fails every other poll, DynamoDB's way with a hot key: no WARN per failure either. */
+    @Test
+    void aWaiterWhosePollsFailEveryOtherTimeWarnsOnce() throws Exception {
+        LockHandle holder = clean.acquire(entity, LONG);
+        AtomicInteger reads = new AtomicInteger();
+        // A poll is ATTEMPTS attempts: the first attempt of every fourth poll arms a rule that fails all of its attempts.
+        faults.onAttempt(Step.READ, request -> {
+            if (reads.getAndIncrement() % (4 * ATTEMPTS) == 0) {
+                faults.fail(Step.READ, Fault.THROTTLE_BEFORE, ATTEMPTS);
+            }
+        });
+        CountDownLatch polled = faults.awaitAttempts(Step.READ, 10 * 4 * ATTEMPTS);
+        Logger waiterLog = (Logger) LoggerFactory.getLogger("io.dynamolock.core.internal.Waiter");
+        ListAppender<ILoggingEvent> logged = new ListAppender<>();
+        logged.start();
+        waiterLog.addAppender(logged);
+        try {
+            CompletableFuture<LockHandle> waiter = faulty.acquireAsync(LockRequest.builder(entity).wait(LONG).build());
+            assertThat(polled.await(60, TimeUnit.SECONDS)).as("forty polls").isTrue();
+            waiter.cancel(false);
+        }
+        finally {
+            waiterLog.detachAppender(logged);
+            holder.release();
+        }
+        assertThat(faults.injected(Step.READ)).as("attempts failed").isGreaterThanOrEqualTo(9 * ATTEMPTS);
+        assertThat(logged.list).filteredOn(event -> event.getLevel() == Level.WARN).hasSize(1);
     }
 
     /**
