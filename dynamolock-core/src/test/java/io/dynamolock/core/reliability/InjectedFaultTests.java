@@ -239,7 +239,7 @@ class InjectedFaultTests extends FaultyTemplateTestSupport {
      * of stack traces a second. One failure a minute is a WARN with its stack trace, the others DEBUG lines.
      */
     @Test
-    void aWaiterWhosePollsKeepFailingWarnsOnceUntilOneSucceeds() throws Exception {
+    void aWaiterWhosePollsKeepFailingWarnsOnce() throws Exception {
         LockHandle holder = clean.acquire(entity, LONG);
         faults.failAlways(Step.READ, Fault.THROTTLE_BEFORE);
         CountDownLatch polled = faults.awaitAttempts(Step.READ, 3 * ATTEMPTS);
