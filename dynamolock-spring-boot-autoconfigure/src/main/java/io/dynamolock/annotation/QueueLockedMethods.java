@@ -34,7 +34,10 @@ import org.springframework.core.KotlinDetector;
 import org.springframework.core.MethodParameter;
 import org.springframework.core.MethodClassKey;
 import org.springframework.core.ReactiveAdapterRegistry;
+import org.springframework.core.ResolvableType;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.core.annotation.MergedAnnotations;
+import org.springframework.core.annotation.MergedAnnotations.SearchStrategy;
 import org.springframework.core.env.PropertyResolver;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
@@ -70,9 +73,14 @@ final class QueueLockedMethods {
 
     /**
      * Asynchronous types named, not referenced, so that neither Reactive Streams nor Spring MVC is needed: a
-     * Publisher, and what a Spring MVC controller may return for work done later (a Callable or WebAsyncTask runs on
-     * MVC's executor, a DeferredResult or an emitter completes whenever its producer says so).
+     * Publisher, and what a Spring MVC controller may return for work done later (a WebAsyncTask runs on MVC's
+     * executor, a DeferredResult or an emitter completes whenever its producer says so), also as the body of a
+     * {@code ResponseEntity}.
      */
+    private static final String HTTP_ENTITY = "org.springframework.http.HttpEntity";
+
+    private static final String CONTROLLER = "org.springframework.stereotype.Controller";
+
     private static final List<String> LATER_WORK = List.of("org.reactivestreams.Publisher",
             "org.springframework.web.context.request.async.DeferredResult",
             "org.springframework.web.context.request.async.WebAsyncTask",
@@ -139,7 +147,7 @@ final class QueueLockedMethods {
             return NOT_LOCKED;
         }
         String description = describe(method, targetClass);
-        LockedMethod.Returns returns = returns(method, description);
+        LockedMethod.Returns returns = returns(method, targetClass, description);
         if (annotation.entity().length == 0) {
             throw invalid(description, "entity is an empty array; give one SpEL expression such as \"#orderId\","
                     + " several such as {\"#from.id\", \"#to.id\"}, or one that yields a collection");
@@ -385,7 +393,7 @@ final class QueueLockedMethods {
      * as a {@code Flux}) while they run; throws for
      * other asynchronous types, whose work would outlast the lock.
      */
-    private static LockedMethod.Returns returns(Method method, String description) {
+    private static LockedMethod.Returns returns(Method method, Class<?> targetClass, String description) {
         Class<?> type = method.getReturnType();
         if (type == CompletableFuture.class || type == CompletionStage.class) {
             return LockedMethod.Returns.FUTURE;
@@ -414,15 +422,31 @@ final class QueueLockedMethods {
             }
             return LockedMethod.Returns.FLOW;
         }
-        if (CompletionStage.class.isAssignableFrom(type) || Future.class.isAssignableFrom(type)
-                || Flow.Publisher.class.isAssignableFrom(type) || Callable.class.isAssignableFrom(type)
-                || LATER_WORK.stream().anyMatch(name -> isA(type, name))
-                || ReactiveAdapterRegistry.getSharedInstance().getAdapter(type) != null) {
-            throw invalid(description, "returns " + type.getName() + ", whose work goes on after the method"
-                    + " returns: the lock would be released before it is done. " + SUPPORTED + ". Return one of"
-                    + " those, or take the lock inside the asynchronous work with LockTemplate");
+        // Spring MVC and WebFlux stream the body of a ResponseEntity as they would the body itself.
+        Class<?> body = isA(type, HTTP_ENTITY)
+                ? ResolvableType.forMethodReturnType(method).as(ClassUtils.resolveClassName(HTTP_ENTITY,
+                        type.getClassLoader())).getGeneric(0).resolve() : null;
+        Class<?> owner = targetClass != null ? targetClass : method.getDeclaringClass();
+        if (isLaterWork(type, owner) || body != null && isLaterWork(body, owner)) {
+            throw invalid(description, "returns " + type.getName() + (body != null ? " of " + body.getName() : "")
+                    + ", whose work goes on after the method returns: the lock would be released before it is done. "
+                    + SUPPORTED + ". Return one of those, or take the lock inside the asynchronous work with"
+                    + " LockTemplate");
         }
         return LockedMethod.Returns.VALUE;
+    }
+
+    /**
+     * Whether a value of {@code type} stands for work done after the method returned. A {@code Callable} does only
+     * as what a controller returns (Spring MVC runs it later); elsewhere it is a value like any other.
+     */
+    private static boolean isLaterWork(Class<?> type, Class<?> owner) {
+        return CompletionStage.class.isAssignableFrom(type) || Future.class.isAssignableFrom(type)
+                || Flow.Publisher.class.isAssignableFrom(type)
+                || Callable.class.isAssignableFrom(type) && MergedAnnotations.from(owner, SearchStrategy.TYPE_HIERARCHY)
+                        .isPresent(CONTROLLER)
+                || LATER_WORK.stream().anyMatch(name -> isA(type, name))
+                || ReactiveAdapterRegistry.getSharedInstance().getAdapter(type) != null;
     }
 
     private static boolean isA(Class<?> type, String className) {

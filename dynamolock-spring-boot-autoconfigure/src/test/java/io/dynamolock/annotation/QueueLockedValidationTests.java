@@ -31,8 +31,11 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.core.env.StandardEnvironment;
+import org.springframework.http.ResponseEntity;
+import org.springframework.stereotype.Controller;
 import org.springframework.web.context.request.async.DeferredResult;
 import org.springframework.web.context.request.async.WebAsyncTask;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /** Each declaration error stops the start with a message naming class, method and value. */
@@ -287,6 +290,25 @@ class QueueLockedValidationTests {
         assertFails(ReturnsWebAsyncTask.class, ReturnsWebAsyncTask.class.getName() + ".run(String): returns"
                 + " org.springframework.web.context.request.async.WebAsyncTask, whose work goes on after the method"
                 + " returns");
+    }
+
+    /** Spring MVC and WebFlux stream a ResponseEntity's body as they would the body itself, after the return. */
+    @Test
+    void failsOnAResponseEntityOfAnAsynchronousBody() {
+        assertFails(ReturnsEntityOfFlux.class, ReturnsEntityOfFlux.class.getName() + ".run(String): returns"
+                + " org.springframework.http.ResponseEntity of reactor.core.publisher.Flux, whose work goes on after"
+                + " the method returns");
+        assertFails(ReturnsEntityOfDeferredResult.class, "returns org.springframework.http.ResponseEntity of"
+                + " org.springframework.web.context.request.async.DeferredResult, whose work goes on");
+    }
+
+    /** Outside a controller a Callable is a value like any other: a job prepared under the lock, say. */
+    @Test
+    void startsWithAServiceReturningAValueThatIsACallable() {
+        contextRunner.withBean(PreparesJobs.class).run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context.getBean(PreparesJobs.class).prepare("job-1").call()).isEqualTo("job-1");
+        });
     }
 
     @Test
@@ -657,11 +679,44 @@ class QueueLockedValidationTests {
         }
     }
 
+    @Controller
     public static class ReturnsCallable {
 
         @QueueLocked(entity = "#id")
         public Callable<String> run(String id) {
             return () -> id;
+        }
+    }
+
+    public static class ReturnsEntityOfFlux {
+
+        @QueueLocked(entity = "#id")
+        public ResponseEntity<Flux<String>> run(String id) {
+            return ResponseEntity.ok(Flux.just(id));
+        }
+    }
+
+    public static class ReturnsEntityOfDeferredResult {
+
+        @QueueLocked(entity = "#id")
+        public ResponseEntity<DeferredResult<String>> run(String id) {
+            return ResponseEntity.ok(new DeferredResult<>());
+        }
+    }
+
+    public record PreparedJob(String id) implements Callable<String> {
+
+        @Override
+        public String call() {
+            return id;
+        }
+    }
+
+    public static class PreparesJobs {
+
+        @QueueLocked(entity = "#id")
+        public PreparedJob prepare(String id) {
+            return new PreparedJob(id);
         }
     }
 
