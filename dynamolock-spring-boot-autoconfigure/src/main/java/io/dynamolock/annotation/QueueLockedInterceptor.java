@@ -5,6 +5,7 @@ import io.dynamolock.core.LockLostException;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockOperations;
 import io.dynamolock.core.LockWaitTimeoutException;
+import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -24,6 +25,10 @@ import org.aopalliance.intercept.MethodInvocation;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.aop.support.AopUtils;
+import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.annotation.AnnotationTransactionAttributeSource;
+import org.springframework.transaction.interceptor.TransactionAttribute;
+import org.springframework.transaction.interceptor.TransactionAttributeSource;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ObjectUtils;
@@ -84,7 +89,7 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
         if (locked.reactive()) {
             return reactive().invoke(invocation, locked, request);
         }
-        warnIfInCallersTransaction(locked);
+        warnIfInCallersTransaction(locks, locked, request, targetClass);
         LockHandle lock;
         try {
             lock = locks.acquire(request);
@@ -118,14 +123,44 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
      * was tried and dropped: it makes transactions that lock in different orders wait for each other, and calls in a
      * suspended transaction's scope wait behind their own hold. So the method is named once, with the fix.
      */
-    private void warnIfInCallersTransaction(LockedMethod locked) {
-        if (transactions && TransactionSynchronizationManager.isActualTransactionActive()
-                && warnedInTransaction.add(locked)) {
+    private void warnIfInCallersTransaction(LockOperations locks, LockedMethod locked, LockRequest request,
+            Class<?> targetClass) {
+        if (!transactions || warnedInTransaction.contains(locked)
+                || !TransactionSynchronizationManager.isActualTransactionActive()
+                || OwnTransaction.apartFromCallers(locked.method(), targetClass) || joins(locks, request)) {
+            return;
+        }
+        if (warnedInTransaction.add(locked)) {
             log.warn("{} was called inside a transaction its caller began: its lock is released when it returns,"
                     + " before that transaction commits, so the next holder may read the state before this call's"
                     + " writes are committed and overwrite them. Lock the method that begins the transaction (put"
                     + " @QueueLocked on it), or call this one outside any transaction so that its own @Transactional"
                     + " begins inside the lock", locked.description());
+        }
+    }
+
+    /** Whether the thread's scope holds every entity of {@code request}: the call joins that hold. */
+    private static boolean joins(LockOperations locks, LockRequest request) {
+        List<LockHandle> parts = locks.currentScope().locks().stream().flatMap(held -> held.parts().stream())
+                .filter(LockHandle::isValid).toList();
+        return request.entities().stream().allMatch(entity -> parts.stream().anyMatch(part ->
+                part.entity().equals(entity) && (request.namespace() == null
+                        || part.namespace().equals(request.namespace()))));
+    }
+
+    /** spring-tx's reading of a method's own {@code @Transactional}; loaded only with spring-tx there. */
+    private static final class OwnTransaction {
+
+        private static final TransactionAttributeSource ATTRIBUTES = new AnnotationTransactionAttributeSource();
+
+        /** Whether the method commits its writes apart from its caller's transaction, inside the lock. */
+        static boolean apartFromCallers(Method method, Class<?> targetClass) {
+            TransactionAttribute attribute = ATTRIBUTES.getTransactionAttribute(method, targetClass);
+            int propagation = attribute == null ? TransactionDefinition.PROPAGATION_REQUIRED
+                    : attribute.getPropagationBehavior();
+            return propagation == TransactionDefinition.PROPAGATION_REQUIRES_NEW
+                    || propagation == TransactionDefinition.PROPAGATION_NOT_SUPPORTED
+                    || propagation == TransactionDefinition.PROPAGATION_NEVER;
         }
     }
 

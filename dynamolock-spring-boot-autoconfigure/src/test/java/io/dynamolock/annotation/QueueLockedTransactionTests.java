@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 import io.dynamolock.annotation.app.AccountService;
 import io.dynamolock.annotation.app.LockTestApplication.AcquireProbe;
+import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTemplate;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -118,6 +119,23 @@ class QueueLockedTransactionTests extends QueueLockedTestSupport {
         assertThat(output.getAll().split(Pattern.quote(warning), -1)).as("times named").hasSize(2);
         assertThat(output.getAll()).contains("Lock the method that begins the transaction");
         assertThat(accounts.balance("a-4")).isEqualTo(3);
+    }
+
+    /**
+     * Not named where the lock does cover the commit: a call that joins a hold the transaction began inside, and a
+     * method whose own transaction (REQUIRES_NEW) commits inside its lock.
+     */
+    @Test
+    void aCallWhoseWritesCommitInsideTheLockIsNotNamed(CapturedOutput output) {
+        accounts.open("a-5");
+        TransactionTemplate transaction = new TransactionTemplate(transactionManager);
+        locks.execute(LockRequest.of("account-a-5"), held -> {
+            transaction.executeWithoutResult(status -> accounts.deposit("a-5", 1));
+            return null;
+        });
+        transaction.executeWithoutResult(status -> accounts.depositApart("a-5", 1));
+        assertThat(output.getAll()).doesNotContain("was called inside a transaction its caller began");
+        assertThat(accounts.balance("a-5")).isEqualTo(2);
     }
 
     @Test

@@ -5,6 +5,7 @@ import io.dynamolock.core.LockTemplate;
 import java.util.List;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.stereotype.Service;
+import org.springframework.transaction.annotation.Propagation;
 import org.springframework.transaction.annotation.Transactional;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
@@ -42,6 +43,13 @@ public class AccountService {
     @Transactional
     @QueueLocked(entity = "'account-' + #id")
     public void credit(String id, int amount) {
+        deposit(id, amount);
+    }
+
+    /** As {@link #deposit}, in a transaction of its own that commits inside the lock, whoever calls it. */
+    @Transactional(propagation = Propagation.REQUIRES_NEW)
+    @QueueLocked(entity = "'account-' + #id")
+    public void depositApart(String id, int amount) {
         deposit(id, amount);
     }
 
