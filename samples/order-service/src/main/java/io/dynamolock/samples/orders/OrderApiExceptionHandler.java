@@ -11,6 +11,7 @@ import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.springframework.context.MessageSourceResolvable;
@@ -22,6 +23,7 @@ import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
 import org.springframework.http.converter.HttpMessageNotReadableException;
 import org.springframework.validation.FieldError;
+import org.springframework.util.ClassUtils;
 import org.springframework.web.HttpMediaTypeNotAcceptableException;
 import org.springframework.validation.method.ParameterValidationResult;
 import org.springframework.web.bind.MethodArgumentNotValidException;
@@ -66,7 +68,12 @@ class OrderApiExceptionHandler extends ResponseEntityExceptionHandler {
             Map.entry(Pattern.compile(",?\\s*from `[^`]*`"), ""),
             Map.entry(Pattern.compile("`(?:java\\.lang\\.)?(?:Long|long|Integer|int)`"), "a whole number"),
             Map.entry(Pattern.compile("`java\\.lang\\.String`"), "a string"),
+            Map.entry(Pattern.compile("\\s*\\(not recognized as one since [^)]*\\)"), ""),
+            Map.entry(Pattern.compile("\\s*\\(token [^)]*\\)"), ""),
             Map.entry(Pattern.compile("`"), "'"));
+
+    /** A value the client sent, as Jackson quotes it in a message. */
+    private static final Pattern QUOTED = Pattern.compile("\"(?:[^\"\\\\]|\\\\.)*\"");
 
     /** How much of a rejected string an answer quotes: a client that sent megabytes need not get them back. */
     static final int QUOTED_LENGTH = 100;
@@ -245,15 +252,33 @@ class OrderApiExceptionHandler extends ResponseEntityExceptionHandler {
      * .accept-float-as-int: false), whose message ends with a hint about the server's Jackson configuration.
      */
     private static String problemOf(JacksonException json) {
-        if (json instanceof InvalidFormatException format
+        if (json instanceof InvalidFormatException format && isWholeNumber(format.getTargetType())
                 && (format.getValue() instanceof Double || format.getValue() instanceof BigDecimal)) {
             return format.getValue() + " is not an integer: send a whole number, without a decimal point";
         }
         return inClientTerms(json.getOriginalMessage());
     }
 
+    private static boolean isWholeNumber(Class<?> type) {
+        Class<?> boxed = type == null ? null : ClassUtils.resolvePrimitiveIfNecessary(type);
+        return boxed == Long.class || boxed == Integer.class || boxed == Short.class || boxed == Byte.class;
+    }
+
+    /** Jackson's message in JSON terms; the client's own values, quoted in it, are left as they were sent. */
     private static String inClientTerms(String message) {
         String said = String.valueOf(message);
+        StringBuilder told = new StringBuilder();
+        Matcher quoted = QUOTED.matcher(said);
+        int from = 0;
+        while (quoted.find()) {
+            told.append(withoutServerTerms(said.substring(from, quoted.start()))).append(quoted.group());
+            from = quoted.end();
+        }
+        return told.append(withoutServerTerms(said.substring(from))).toString();
+    }
+
+    private static String withoutServerTerms(String text) {
+        String said = text;
         for (Map.Entry<Pattern, String> term : SERVER_TERMS) {
             said = term.getKey().matcher(said).replaceAll(term.getValue());
         }

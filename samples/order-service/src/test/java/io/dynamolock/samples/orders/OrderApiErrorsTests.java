@@ -196,6 +196,25 @@ class OrderApiErrorsTests {
         assertUnchanged("internals");
     }
 
+    /** More of Jackson's words that speak of the server, and a client's own value, which is quoted as sent. */
+    @Test
+    void fieldErrorsSpeakJsonAndQuoteTheValueAsSent() {
+        create("terms");
+        assertThat(post("/orders/terms/items", "{\"name\": 1.5, \"priceCents\": 100}")).hasStatus(HttpStatus.BAD_REQUEST)
+                .bodyJson().extractingPath("$.detail").asString().startsWith("Field 'name':")
+                .doesNotContain("whole number");
+        assertThat(post("/orders/terms/items", "{\"name\": \"pen\" /* note */, \"priceCents\": 100}"))
+                .hasStatus(HttpStatus.BAD_REQUEST).bodyJson().extractingPath("$.detail").asString()
+                .doesNotContain("Feature", "ALLOW_COMMENTS", "parser");
+        assertThat(post("/orders/terms/items", "{\"name\": [\"pen\"], \"priceCents\": 100}"))
+                .hasStatus(HttpStatus.BAD_REQUEST).bodyJson().extractingPath("$.detail").asString()
+                .startsWith("Field 'name':").doesNotContain("JsonToken", "token");
+        String odd = "(but could if x) `java.lang.String` [Source: z]";
+        assertThat(post("/orders/terms/items", "{\"name\": \"pen\", \"priceCents\": \"" + odd + "\"}"))
+                .hasStatus(HttpStatus.BAD_REQUEST).bodyJson().extractingPath("$.detail").asString().contains(odd);
+        assertUnchanged("terms");
+    }
+
     /** A number in quotes, a number or a boolean for a text: the wrong type, not silently converted. */
     @Test
     void valuesOfTheWrongTypeAreABadRequestNotConverted() {
