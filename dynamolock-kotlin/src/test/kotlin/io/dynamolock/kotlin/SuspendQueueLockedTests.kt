@@ -28,6 +28,7 @@ import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Deferred
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.async
+import kotlinx.coroutines.asCoroutineDispatcher
 import kotlinx.coroutines.awaitAll
 import kotlinx.coroutines.awaitCancellation
 import kotlinx.coroutines.cancelAndJoin
@@ -46,6 +47,7 @@ import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withContext
 import kotlinx.coroutines.withTimeout
+import kotlinx.coroutines.withTimeoutOrNull
 import org.assertj.core.api.Assertions.assertThat
 import org.assertj.core.api.Assertions.assertThatExceptionOfType
 import org.junit.jupiter.api.Test
@@ -880,6 +882,114 @@ class SuspendQueueLockedTests {
             }
             assertThat(locks(context).tryAcquire("order-flow-12")).`as`("released").isPresent.get()
                 .satisfies({ it.release() })
+        }
+    }
+
+    /**
+     * REVIEW flow17: with on-lost-lease=fail, a lease lost after the grant but before the collector's dispatcher
+     * got to start the collection: LockedFlow marks the collection STOPPED ("the collection must not start"), yet the
+     * method's flow still runs its code up to its first emit, without the lock.
+     */
+    @Test
+    fun aFlowWhoseLeaseIsLostBeforeItsCollectionStartsDoesNotRunItsBody() {
+        flowsRunner.withBean(LossBeforeStart::class.java).withPropertyValues("dynamolock.on-lost-lease=fail")
+            .run { context ->
+                val flows = context.getBean(LossBeforeStart::class.java)
+                val locks = locks(context)
+                val executor = java.util.concurrent.ThreadPoolExecutor(1, 1, 0, TimeUnit.SECONDS,
+                    java.util.concurrent.LinkedBlockingQueue())
+                try {
+                    val holder = locks.acquire("order-flow-r2", Duration.ofSeconds(30))
+                    val failure = runBlocking(Dispatchers.Default) {
+                        val collection = async(executor.asCoroutineDispatcher()) {
+                            runCatching { flows.writes("order-flow-r2").collect {} }.exceptionOrNull()
+                        }
+                        Await.until(Duration.ofSeconds(20), "the collector to queue") {
+                            locks.queue("order-flow-r2", null).entries().size == 2
+                        }
+                        val mayGo = CountDownLatch(1)
+                        executor.execute { mayGo.await() } // the collector's dispatcher is busy
+                        holder.release()
+                        Await.until(Duration.ofSeconds(20), "the grant's resumption to be dispatched") {
+                            executor.queue.size == 1
+                        }
+                        context.getBean(LockTemplate::class.java).breakLock("order-flow-r2", null,
+                            locks.queue("order-flow-r2", null).entries().single().ticket())
+                        assertThat(flows.lossSeen.await(20, TimeUnit.SECONDS)).`as`("loss noticed").isTrue()
+                        mayGo.countDown()
+                        withTimeout(30_000) { collection.await() }
+                    }
+                    assertThat(failure).isInstanceOf(LockLostException::class.java)
+                    assertThat(flows.ranWithoutLease.get())
+                        .`as`("the flow's code ran although its lease was lost before its collection started")
+                        .isFalse()
+                } finally {
+                    executor.shutdownNow()
+                }
+            }
+    }
+
+    @Service
+    class LossBeforeStart(private val locks: LockOperations) {
+        val lossSeen = CountDownLatch(1)
+        val ranWithoutLease = AtomicBoolean()
+
+        @QueueLocked(entity = ["#orderId"], maxWait = "30s")
+        fun writes(orderId: String): Flow<Int> {
+            locks.currentScope().locks().forEach { it.onLost { lossSeen.countDown() } }
+            return flow {
+                ranWithoutLease.set(lossSeen.count == 0L) // e.g. a write to the guarded resource
+                emit(1)
+            }
+        }
+    }
+
+    /**
+     * REVIEW flow17: on-lost-lease=fail promises that a lost lease cancels the collection (README "Lost lease",
+     * LockedFlow.body's javadoc). Once the loss was noticed (a LockListener heard it), the collection should end
+     * with LockLostException promptly, not run on until something else ends it.
+     */
+    @Test
+    fun aLeaseLostWhileAFlowIsCollectedCancelsTheCollectionOnceTheLossIsNoticed() {
+        flowsRunner.withBean(LossListener::class.java).withPropertyValues("dynamolock.on-lost-lease=fail")
+            .run { context ->
+                val flows = context.getBean(Flows::class.java)
+                val listener = context.getBean(LossListener::class.java)
+                runBlocking(Dispatchers.Default) {
+                    val collection = async {
+                        runCatching { flows.breaksItsOwnLock("order-flow-r3").collect { } }.exceptionOrNull()
+                    }
+                    withTimeout(20_000) { listener.lost.await() }
+                    val failure = withTimeoutOrNull(10_000) { collection.await() }
+                    collection.cancel()
+                    assertThat(failure).`as`("how the collection ended within 10 s of the loss being noticed"
+                            + " (null: it was still running)").isInstanceOf(LockLostException::class.java)
+                }
+            }
+    }
+
+    class LossListener : io.dynamolock.core.LockListener {
+        val lost = CompletableDeferred<Unit>()
+        override fun onLost(lock: io.dynamolock.core.LockHandle) {
+            lost.complete(Unit)
+        }
+    }
+
+    /** REVIEW flow17: the root cause, in ReactiveLockTemplate: with failOnLostLease the body is not cancelled. */
+    @Test
+    fun theReactiveTemplateCancelsItsBodyWhenTheLeaseIsLost() {
+        contextRunner.run { context ->
+            val locks = context.getBean(LockTemplate::class.java)
+            val template = io.dynamolock.reactive.ReactiveLockTemplate(locks, true)
+            val cancelled = CompletableFuture<Unit>()
+            val failure = CompletableFuture<Throwable>()
+            template.execute(LockRequest.of("order-r4")) { _ ->
+                locks.breakLock("order-r4", null, locks.queue("order-r4", null).entries().single().ticket())
+                reactor.core.publisher.Mono.never<String>().doOnCancel { cancelled.complete(Unit) }
+            }.subscribe({ }, { failure.complete(it) })
+            assertThat(failure.get(20, TimeUnit.SECONDS)).isInstanceOf(LockLostException::class.java)
+            assertThat(runCatching { cancelled.get(10, TimeUnit.SECONDS) }.isSuccess)
+                .`as`("the body was cancelled within 10 s of the LockLostException").isTrue()
         }
     }
 

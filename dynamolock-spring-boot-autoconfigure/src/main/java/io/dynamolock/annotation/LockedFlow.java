@@ -191,7 +191,7 @@ final class LockedFlow {
         private Object collectHolding(CoroutineScope scope, Continuation<? super Unit> continuation) {
             Job job = scope.getCoroutineContext().get(Job.Key);
             if (!collection.compareAndSet(null, job)) {
-                job.cancel(lost());
+                throw lost(); // the lease was lost before the collection started: none of the flow's code may run
             }
             return FlowKt.emitAll(collector, FlowKt.flowOn(grant.flow(), grant.context()), continuation);
         }

@@ -7,6 +7,7 @@ import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockScope;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import org.reactivestreams.Publisher;
 import org.slf4j.Logger;
@@ -129,7 +130,11 @@ public class ReactiveLockTemplate implements ReactiveLockOperations {
         }).onErrorMap(LockLostException::escapingWork);
         Mono<Void> lost = Mono.create(sink -> lock.onLost(ignored -> sink.success()));
         if (failOnLostLease) {
-            return flux.takeUntilOther(lost.then(Mono.error(() -> lost(lock))));
+            // takeUntilOther cancels the body only when the other publisher completes: an error of it would leave
+            // the body running beside the next holder. So the loss completes it, and the error comes after.
+            AtomicBoolean seen = new AtomicBoolean();
+            return flux.takeUntilOther(lost.doOnSuccess(ignored -> seen.set(true)))
+                    .concatWith(Mono.defer(() -> seen.get() ? Mono.error(lost(lock)) : Mono.empty()));
         }
         lock.onLost(ignored -> log.warn("{} (dynamolock.on-lost-lease=log)", lost(lock).getMessage()));
         return flux;
