@@ -1,6 +1,12 @@
 package io.dynamolock.core;
 
-import java.util.concurrent.CancellationException;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.UndeclaredThrowableException;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.Set;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
 
 /**
  * The caller's lease ended while it held (or waited for) the lock: its entry was
@@ -9,6 +15,11 @@ import java.util.concurrent.CancellationException;
  * should be guarded by the {@linkplain LockHandle#fencingToken() fencing token}.
  */
 public class LockLostException extends DynamoLockException {
+
+    /** Exceptions that only carry another on its way out; Reactor's is named, as the core does not depend on it. */
+    private static final Set<String> WRAPPERS = Set.of(CompletionException.class.getName(),
+            ExecutionException.class.getName(), UndeclaredThrowableException.class.getName(),
+            InvocationTargetException.class.getName(), "reactor.core.Exceptions$ReactiveException");
 
     private final boolean granted;
 
@@ -38,18 +49,20 @@ public class LockLostException extends DynamoLockException {
     /**
      * {@code thrown}, as the caller of work that ran under a lock must see it: that work ran (and may have written),
      * so a loss before the grant of some acquisition nested in it ({@code wasGranted()} false there), thrown as it is
-     * or as the cause of another exception (a {@code CompletionException} of a {@code join()}, say), reaches the
-     * caller as a granted loss, with {@code thrown} as its cause; anything else, and a cancellation, is passed on as
-     * it is.
+     * or wrapped on its way out (a {@code CompletionException} of a {@code join()}, an {@code ExecutionException}, a
+     * reflective call's), reaches the caller as a granted loss, with {@code thrown} as its cause. Anything else is
+     * passed on as it is: a cancellation, and an exception of the work's own that merely has a loss as its cause
+     * (the application chose what to throw).
      */
     public static Throwable escapingWork(Throwable thrown) {
-        if (thrown instanceof CancellationException) {
-            return thrown; // a cancelled coroutine or future must end as cancelled
-        }
-        for (Throwable cause = thrown; cause != null; cause = cause.getCause() == cause ? null : cause.getCause()) {
+        Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        for (Throwable cause = thrown; cause != null && seen.add(cause); cause = cause.getCause()) {
             if (cause instanceof LockLostException lost) {
                 return lost.wasGranted() ? thrown
                         : new LockLostException("Work that ran under a lock failed: " + lost.getMessage(), thrown);
+            }
+            if (!WRAPPERS.contains(cause.getClass().getName())) {
+                return thrown;
             }
         }
         return thrown;

@@ -2,10 +2,12 @@ package io.dynamolock.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import io.dynamolock.core.test.Await;
 import io.dynamolock.core.test.LockFixture;
 import io.dynamolock.core.test.RequestCounter;
+import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -362,6 +364,29 @@ class LockBreakTests {
                     });
             breaker.join();
         }
+    }
+
+    /**
+     * What the work threw itself stays as it was, also a checked exception that has a loss as its cause (the
+     * application chose to translate it); only wrappers on the way out (a join()'s) are looked through, and a cycle
+     * of causes ends the look without a loop.
+     */
+    @Test
+    void anExceptionOfTheWorksOwnReachesTheCallerAsItIsAndACycleOfCausesEnds() {
+        LockTemplate locks = fixture.template();
+        IOException translated = new IOException("translated by the application",
+                LockLostException.beforeGrant("a nested lock lost its place"));
+        assertThatThrownBy(() -> locks.<Void, IOException>execute(LockRequest.of("own-1"), lock -> {
+            throw translated;
+        })).isSameAs(translated);
+        RuntimeException first = new RuntimeException("first");
+        RuntimeException second = new RuntimeException("second", first);
+        first.initCause(second);
+        assertTimeoutPreemptively(Duration.ofSeconds(10), () -> assertThatThrownBy(() ->
+                locks.execute(LockRequest.of("own-2"), lock -> {
+                    throw first;
+                })).isSameAs(first));
+        assertThat(locks.tryAcquire("own-2")).as("released").hasValueSatisfying(LockHandle::release);
     }
 
     /** A lock of several entities joins the scope's part, which is broken while another part is waited for. */
