@@ -125,6 +125,9 @@ public class ReactiveLockTemplate implements ReactiveLockOperations {
     private <T> Flux<T> guarded(LockHandle lock, Function<? super LockHandle, ? extends Publisher<T>> body) {
         // The body ran: a loss before the grant of a lock it asked for must not reach our subscriber as "not granted".
         Flux<T> flux = Flux.defer(() -> {
+            if (failOnLostLease && !lock.isValid()) {
+                return Flux.empty(); // lost before the body was subscribed: none of its code runs; the loss follows
+            }
             Publisher<T> publisher = body.apply(lock);
             return publisher == null ? Flux.empty() : Flux.from(publisher);
         }).onErrorMap(LockLostException::escapingWork);

@@ -119,6 +119,51 @@ class ReactiveLockTemplateTests {
         assertThat(ran).as("the body never ran").isFalse();
     }
 
+    /**
+     * The lease is lost after the grant but before the body was subscribed (every body worker busy):
+     * the loss is known when the body's turn comes, so none of its code may run, as none of a Flow's does.
+     */
+    @Test
+    void aBodyWhoseLeaseWasLostBeforeItsSubscriptionIsNotCalled() throws Exception {
+        AtomicReference<LockHandle> granted = new AtomicReference<>();
+        LockOperations recording = (LockOperations) Proxy.newProxyInstance(LockOperations.class.getClassLoader(),
+                new Class<?>[] {LockOperations.class}, (proxy, method, args) -> {
+                    try {
+                        Object result = method.invoke(locks, args);
+                        if (method.getName().equals("acquireAsync")) {
+                            ((CompletableFuture<?>) result).thenAccept(lock -> granted.set((LockHandle) lock));
+                        }
+                        return result;
+                    }
+                    catch (InvocationTargetException ex) {
+                        throw ex.getCause();
+                    }
+                });
+        LockTemplate other = LockTemplate.builder(client).tableName(TABLE).build();
+        AtomicBoolean called = new AtomicBoolean();
+        CountDownLatch free = new CountDownLatch(1);
+        CompletableFuture<Throwable> failure;
+        try {
+            occupyBodyWorkers(free);
+            failure = new ReactiveLockTemplate(recording).execute(LockRequest.of(entity), lock -> {
+                called.set(true); // e.g. a @QueueLocked method's assembly-time code
+                return Mono.just("done");
+            }).materialize().map(signal -> signal.getThrowable() == null ? new AssertionError("completed")
+                    : signal.getThrowable()).toFuture();
+            Await.until(Duration.ofSeconds(10), "the grant", () -> granted.get() != null);
+            CountDownLatch lost = new CountDownLatch(1);
+            granted.get().onLost(lock -> lost.countDown());
+            other.breakLock(entity, null, other.queue(entity, null).entries().get(0).ticket());
+            assertThat(lost.await(10, TimeUnit.SECONDS)).as("the loss is known").isTrue();
+        }
+        finally {
+            free.countDown();
+            other.close();
+        }
+        assertThat(failure.get(10, TimeUnit.SECONDS)).isInstanceOf(LockLostException.class);
+        assertThat(called).as("the body's function was called after the loss was known").isFalse();
+    }
+
     /** Blocks every worker of {@link Schedulers#parallel()}, where bodies run, until {@code free}. */
     private static void occupyBodyWorkers(CountDownLatch free) throws InterruptedException {
         int workers = Schedulers.DEFAULT_POOL_SIZE;
