@@ -151,7 +151,8 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
     /** spring-tx's reading of a method's own {@code @Transactional}; loaded only with spring-tx there. */
     private static final class OwnTransaction {
 
-        private static final TransactionAttributeSource ATTRIBUTES = new AnnotationTransactionAttributeSource();
+        // Not only public methods: a class-based proxy applies @Transactional to protected and package-private ones too.
+        private static final TransactionAttributeSource ATTRIBUTES = new AnnotationTransactionAttributeSource(false);
 
         /** Whether the method commits its writes apart from its caller's transaction, inside the lock. */
         static boolean apartFromCallers(Method method, Class<?> targetClass) {

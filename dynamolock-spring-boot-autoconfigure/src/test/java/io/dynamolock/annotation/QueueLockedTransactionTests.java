@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 import io.dynamolock.annotation.app.AccountService;
+import io.dynamolock.annotation.app.ProtectedCaller;
 import io.dynamolock.annotation.app.LockTestApplication.AcquireProbe;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTemplate;
@@ -136,6 +137,16 @@ class QueueLockedTransactionTests extends QueueLockedTestSupport {
         transaction.executeWithoutResult(status -> accounts.depositApart("a-5", 1));
         assertThat(output.getAll()).doesNotContain("was called inside a transaction its caller began");
         assertThat(accounts.balance("a-5")).isEqualTo(2);
+    }
+
+    /** A protected REQUIRES_NEW method commits inside its lock as a public one does. */
+    @Test
+    void aProtectedMethodWhoseOwnTransactionCommitsApartIsNotNamed(CapturedOutput output) {
+        accounts.open("a-6");
+        TransactionTemplate transaction = new TransactionTemplate(transactionManager);
+        transaction.executeWithoutResult(status -> new ProtectedCaller().call(accounts, "a-6"));
+        assertThat(accounts.balance("a-6")).as("its own transaction committed").isEqualTo(1);
+        assertThat(output.getAll()).doesNotContain("was called inside a transaction its caller began");
     }
 
     @Test

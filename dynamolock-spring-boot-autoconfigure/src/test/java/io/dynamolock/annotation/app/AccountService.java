@@ -53,6 +53,13 @@ public class AccountService {
         deposit(id, amount);
     }
 
+    /** As depositApart, but protected (Boot's transaction advisor proxies it all the same). */
+    @Transactional(propagation = Propagation.REQUIRES_NEW)
+    @QueueLocked(entity = "'account-' + #id")
+    protected void depositApartProtected(String id, int amount) {
+        deposit(id, amount);
+    }
+
     /** Records, at each step of the transaction's end, whether this instance still holds the lock. */
     @Transactional
     @QueueLocked(entity = "'account-' + #id")
