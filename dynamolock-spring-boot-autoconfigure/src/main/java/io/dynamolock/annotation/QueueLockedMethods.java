@@ -395,11 +395,15 @@ final class QueueLockedMethods {
      */
     private static LockedMethod.Returns returns(Method method, Class<?> targetClass, String description) {
         Class<?> type = method.getReturnType();
+        Class<?> owner = targetClass != null ? targetClass : method.getDeclaringClass();
+        ResolvableType returned = ResolvableType.forMethodReturnType(method);
         if (type == CompletableFuture.class || type == CompletionStage.class) {
+            refuseLaterBody(returned.getGeneric(0), type.getSimpleName() + " of ", owner, description);
             return LockedMethod.Returns.FUTURE;
         }
         boolean reactor = ClassUtils.isPresent(MONO, method.getDeclaringClass().getClassLoader());
         if (reactor && type.getName().equals(MONO)) {
+            refuseLaterBody(returned.getGeneric(0), "Mono of ", owner, description);
             return LockedMethod.Returns.MONO;
         }
         if (reactor && type.getName().equals(FLUX)) {
@@ -422,18 +426,33 @@ final class QueueLockedMethods {
             }
             return LockedMethod.Returns.FLOW;
         }
-        // Spring MVC and WebFlux stream the body of a ResponseEntity as they would the body itself.
-        Class<?> body = isA(type, HTTP_ENTITY)
-                ? ResolvableType.forMethodReturnType(method).as(ClassUtils.resolveClassName(HTTP_ENTITY,
-                        type.getClassLoader())).getGeneric(0).resolve() : null;
-        Class<?> owner = targetClass != null ? targetClass : method.getDeclaringClass();
-        if (isLaterWork(type, owner) || body != null && isLaterWork(body, owner)) {
-            throw invalid(description, "returns " + type.getName() + (body != null ? " of " + body.getName() : "")
-                    + ", whose work goes on after the method returns: the lock would be released before it is done. "
-                    + SUPPORTED + ". Return one of those, or take the lock inside the asynchronous work with"
-                    + " LockTemplate");
+        if (isLaterWork(type, owner)) {
+            throw laterWork(type.getName(), description);
         }
+        refuseLaterBody(returned, "", owner, description);
         return LockedMethod.Returns.VALUE;
+    }
+
+    /**
+     * Spring MVC and WebFlux stream the body of a {@code ResponseEntity} (also one a future or a {@code Mono} gives)
+     * as they would the body itself: after the method's work, and its lock, are done.
+     */
+    private static void refuseLaterBody(ResolvableType entity, String around, Class<?> owner, String description) {
+        Class<?> type = entity.resolve();
+        if (type == null || !isA(type, HTTP_ENTITY)) {
+            return;
+        }
+        Class<?> body = entity.as(ClassUtils.resolveClassName(HTTP_ENTITY, type.getClassLoader())).getGeneric(0)
+                .resolve();
+        if (body != null && isLaterWork(body, owner)) {
+            throw laterWork(around + type.getName() + " of " + body.getName(), description);
+        }
+    }
+
+    private static QueueLockedConfigurationException laterWork(String returned, String description) {
+        return invalid(description, "returns " + returned + ", whose work goes on after the method returns: the lock"
+                + " would be released before it is done. " + SUPPORTED + ". Return one of those, or take the lock"
+                + " inside the asynchronous work with LockTemplate");
     }
 
     /**

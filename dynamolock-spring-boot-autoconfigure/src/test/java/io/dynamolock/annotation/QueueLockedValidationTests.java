@@ -300,6 +300,10 @@ class QueueLockedValidationTests {
                 + " the method returns");
         assertFails(ReturnsEntityOfDeferredResult.class, "returns org.springframework.http.ResponseEntity of"
                 + " org.springframework.web.context.request.async.DeferredResult, whose work goes on");
+        assertFails(ReturnsMonoOfEntityOfFlux.class, "returns Mono of org.springframework.http.ResponseEntity of"
+                + " reactor.core.publisher.Flux, whose work goes on");
+        assertFails(ReturnsFutureOfEntityOfFlux.class, "returns CompletableFuture of"
+                + " org.springframework.http.ResponseEntity of reactor.core.publisher.Flux, whose work goes on");
     }
 
     /** Outside a controller a Callable is a value like any other: a job prepared under the lock, say. */
@@ -693,6 +697,22 @@ class QueueLockedValidationTests {
         @QueueLocked(entity = "#id")
         public ResponseEntity<Flux<String>> run(String id) {
             return ResponseEntity.ok(Flux.just(id));
+        }
+    }
+
+    public static class ReturnsMonoOfEntityOfFlux {
+
+        @QueueLocked(entity = "#id")
+        public Mono<ResponseEntity<Flux<String>>> run(String id) {
+            return Mono.just(ResponseEntity.ok(Flux.just(id)));
+        }
+    }
+
+    public static class ReturnsFutureOfEntityOfFlux {
+
+        @QueueLocked(entity = "#id")
+        public CompletableFuture<ResponseEntity<Flux<String>>> run(String id) {
+            return CompletableFuture.completedFuture(ResponseEntity.ok(Flux.just(id)));
         }
     }
 
