@@ -20,6 +20,9 @@ import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.util.ClassUtils;
+import org.springframework.web.context.request.RequestContextHolder;
+import org.springframework.web.context.request.ServletRequestAttributes;
 import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 
 /**
@@ -58,7 +61,7 @@ public class DynamoLockEndpoint {
             return namespace == null ? locks() : error(WebEndpointResponse.STATUS_BAD_REQUEST, "namespace '"
                     + namespace + "' without an entity: GET /actuator/dynamolock?entity=E&namespace=" + namespace);
         }
-        return queueInNamespace(entity, namespace != null ? namespace : lockTemplate.defaultNamespace());
+        return queueOf(entity, namespace != null ? namespace : lockTemplate.defaultNamespace());
     }
 
     /** This instance's locks. */
@@ -74,6 +77,11 @@ public class DynamoLockEndpoint {
     /** The queue, or 400 naming the value if the entity or namespace cannot be a key of the lock table. */
     @ReadOperation
     public WebEndpointResponse<Object> queueInNamespace(@Selector String entity, @Selector String namespace) {
+        WebEndpointResponse<Object> cut = PathParameters.refusal(entity, "GET /actuator/dynamolock");
+        return cut != null ? cut : queueOf(entity, namespace);
+    }
+
+    private WebEndpointResponse<Object> queueOf(String entity, String namespace) {
         QueueSnapshot queue;
         try {
             queue = lockTemplate.queue(entity, namespace);
@@ -113,8 +121,45 @@ public class DynamoLockEndpoint {
     @DeleteOperation
     public WebEndpointResponse<Object> breakEntryInNamespace(@Selector String entity, @Selector String namespace,
             @Nullable String ticket, SecurityContext security) {
-        return breakEntryAddressedAs(entity, namespace, ticket, security,
+        WebEndpointResponse<Object> cut = PathParameters.refusal(entity, "DELETE /actuator/dynamolock");
+        return cut != null ? cut : breakEntryAddressedAs(entity, namespace, ticket, security,
                 "DELETE /actuator/dynamolock/{entity}?ticket=N", "GET /actuator/dynamolock/{entity}");
+    }
+
+    /**
+     * A path segment's {@code ;...} is a path parameter to the servlet container and Spring MVC, dropped before the
+     * selector is bound: {@code /actuator/dynamolock/tenant;7} would show, and break in, the lock of {@code tenant}.
+     * The raw request URI still has it, so such a request is refused with the query form instead. (Spring MVC only:
+     * under WebFlux no request is bound to the thread; the README's runbook sends such entities to the query form.)
+     */
+    static final class PathParameters {
+
+        private static final boolean SERVLET = ClassUtils.isPresent("jakarta.servlet.http.HttpServletRequest",
+                PathParameters.class.getClassLoader()) && ClassUtils.isPresent(
+                "org.springframework.web.context.request.ServletRequestAttributes", PathParameters.class.getClassLoader());
+
+        private PathParameters() {
+        }
+
+        /** A 400 with the query form if the request's path carried a {@code ;}, else {@code null}. */
+        static WebEndpointResponse<Object> refusal(String entity, String operation) {
+            String path = SERVLET ? Servlet.rawPath() : null;
+            if (path == null || path.indexOf(';') < 0) {
+                return null;
+            }
+            return error(WebEndpointResponse.STATUS_BAD_REQUEST, "The path " + path + " has a ';', which the server"
+                    + " drops with what follows before dynamolock sees it (it read the entity as '" + entity
+                    + "', another lock). Name the entity in the query instead: " + operation + "?entity=E[&namespace=N]"
+                    + (operation.startsWith("DELETE") ? "&ticket=N" : "") + ", with E (and N) URL-encoded");
+        }
+
+        private static final class Servlet {
+
+            static String rawPath() {
+                return RequestContextHolder.getRequestAttributes() instanceof ServletRequestAttributes request
+                        ? request.getRequest().getRequestURI() : null;
+            }
+        }
     }
 
     /** {@code deleting} and {@code reading}: how the caller addresses this lock, for the advice a bad ticket gets. */

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTemplate;
+import io.dynamolock.core.QueueSnapshot;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -51,6 +52,33 @@ class EndpointHttpTests {
         }
         finally {
             held.release();
+        }
+    }
+
+    /**
+     * An entity with a ';': the server drops ";7" from the path as a path parameter, so the path form would show and
+     * break the lock of entity "tenant". It is refused, naming the query form, and "tenant"'s holder is untouched.
+     */
+    @Test
+    void aPathWithASemicolonIsRefusedNeverReadAsAnotherLock() throws Exception {
+        LockHandle other = locks.acquire(LockRequest.builder("tenant").failClosed(true).build());
+        LockHandle stuck = locks.acquire(LockRequest.builder("tenant;7").failClosed(true).build());
+        try {
+            HttpResponse<String> shown = send("GET", "/actuator/dynamolock/tenant;7");
+            assertThat(shown.statusCode()).as(shown.body()).isEqualTo(400);
+            assertThat(shown.body()).contains("GET /actuator/dynamolock?entity=E").doesNotContain("\"entries\"");
+            HttpResponse<String> broken = send("DELETE", "/actuator/dynamolock/tenant;7?ticket="
+                    + other.fencingToken());
+            assertThat(broken.statusCode()).as(broken.body()).isEqualTo(400);
+            assertThat(locks.queue("tenant", null).entries()).extracting(QueueSnapshot.Entry::ticket)
+                    .containsExactly(other.fencingToken());
+            assertThat(other.isValid()).isTrue();
+            HttpResponse<String> viaQuery = send("GET", "/actuator/dynamolock?entity=tenant%3B7");
+            assertThat(viaQuery.body()).contains("\"entity\":\"tenant;7\"", "\"ticket\":" + stuck.fencingToken());
+        }
+        finally {
+            stuck.release();
+            other.release();
         }
     }
 
