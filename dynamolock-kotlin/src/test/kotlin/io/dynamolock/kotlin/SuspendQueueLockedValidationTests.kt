@@ -4,6 +4,8 @@ import io.dynamolock.annotation.QueueLocked
 import io.dynamolock.annotation.QueueLockedConfigurationException
 import org.assertj.core.api.Assertions.assertThat
 import org.junit.jupiter.api.Test
+import org.springframework.http.ResponseEntity
+import reactor.core.publisher.Flux
 
 /** Start-up checks of `@QueueLocked` suspend functions: their Continuation is no parameter an entity can name (Spring drops it from #pN). */
 class SuspendQueueLockedValidationTests {
@@ -31,6 +33,28 @@ class SuspendQueueLockedValidationTests {
         SuspendQueueLockedTests.contextRunner().withBean(FarPastTheLast::class.java).run { context ->
             assertThat(context.startupFailure).isInstanceOf(QueueLockedConfigurationException::class.java)
                 .hasMessageContaining("refers to #p2, but the method has 1 parameter: #p0 (orderId)")
+        }
+    }
+    open class EntityOfFlux {
+        @QueueLocked(entity = ["#id"])
+        open suspend fun run(id: String): ResponseEntity<Flux<String>> = ResponseEntity.ok(Flux.just(id))
+    }
+
+    open class EntityOfText {
+        @QueueLocked(entity = ["#id"])
+        open suspend fun run(id: String): ResponseEntity<String> = ResponseEntity.ok(id)
+    }
+
+    /** Called as a Mono of its result: a ResponseEntity whose body WebFlux streams after the release is refused. */
+    @Test
+    fun aSuspendFunctionReturningAResponseEntityOfAFluxFailsTheStart() {
+        SuspendQueueLockedTests.contextRunner().withBean(EntityOfFlux::class.java).run { context ->
+            assertThat(context.startupFailure).isInstanceOf(QueueLockedConfigurationException::class.java)
+                .hasMessageContaining("returns suspend function's org.springframework.http.ResponseEntity of"
+                    + " reactor.core.publisher.Flux, whose work goes on after the method returns")
+        }
+        SuspendQueueLockedTests.contextRunner().withBean(EntityOfText::class.java).run { context ->
+            assertThat(context).hasNotFailed()
         }
     }
 }

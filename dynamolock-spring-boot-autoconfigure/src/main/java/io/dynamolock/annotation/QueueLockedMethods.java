@@ -415,9 +415,13 @@ final class QueueLockedMethods {
                         + " kotlinx-coroutines-reactor on the class path (Spring AOP calls it through a Mono)");
             }
             // Spring calls a suspend function that returns a Flow as a Flux of its elements, and the proxy turns the
-            // Publisher it gets back into a Flow: many elements, not one.
-            return KOTLIN_FLOW.equals(new MethodParameter(method, -1).getParameterType().getName())
-                    ? LockedMethod.Returns.FLUX : LockedMethod.Returns.SUSPEND;
+            // Publisher it gets back into a Flow: many elements, not one. Any other, as a Mono of its result.
+            MethodParameter result = new MethodParameter(method, -1);
+            if (KOTLIN_FLOW.equals(result.getParameterType().getName())) {
+                return LockedMethod.Returns.FLUX;
+            }
+            refuseLaterBody(ResolvableType.forMethodParameter(result), "suspend function's ", owner, description);
+            return LockedMethod.Returns.SUSPEND;
         }
         if (reactor && type.getName().equals(KOTLIN_FLOW)) {
             if (!ClassUtils.isPresent(COROUTINES_REACTOR, method.getDeclaringClass().getClassLoader())) {

@@ -32,7 +32,8 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  * now (one strongly consistent read), whoever is in it, each entry alive or silent.
  *
  * <p>{@code DELETE /actuator/dynamolock/{entity}[/{namespace}]?ticket=N} breaks the entry with
- * that ticket ({@link LockTemplate#breakLock}). An entity with a {@code /} goes in the query instead:
+ * that ticket ({@link LockTemplate#breakLock}). An entity with a {@code /}, {@code \} or {@code ;} goes in the query
+ * instead:
  * {@code GET /actuator/dynamolock?entity=tenant%2F7}, {@code DELETE /actuator/dynamolock?entity=tenant%2F7&ticket=N}. Off by default: the endpoint's access is
  * read-only unless the application sets {@code management.endpoint.dynamolock.access=unrestricted}
  * (and should then secure it). Answers 200 with what was removed, 404 when no entry has the ticket,
