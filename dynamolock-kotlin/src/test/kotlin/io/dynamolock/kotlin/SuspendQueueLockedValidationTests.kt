@@ -2,6 +2,7 @@ package io.dynamolock.kotlin
 
 import io.dynamolock.annotation.QueueLocked
 import io.dynamolock.annotation.QueueLockedConfigurationException
+import java.util.concurrent.CompletableFuture
 import org.assertj.core.api.Assertions.assertThat
 import org.junit.jupiter.api.Test
 import org.springframework.http.ResponseEntity
@@ -43,6 +44,21 @@ class SuspendQueueLockedValidationTests {
     open class EntityOfText {
         @QueueLocked(entity = ["#id"])
         open suspend fun run(id: String): ResponseEntity<String> = ResponseEntity.ok(id)
+    }
+
+    open class Future {
+        @QueueLocked(entity = ["#id"])
+        open suspend fun run(id: String): CompletableFuture<String> = CompletableFuture.completedFuture(id)
+    }
+
+    /** Called as a Mono of its result, which Spring hands on as it is: a future's work goes on after the release. */
+    @Test
+    fun aSuspendFunctionReturningAFutureFailsTheStart() {
+        SuspendQueueLockedTests.contextRunner().withBean(Future::class.java).run { context ->
+            assertThat(context.startupFailure).isInstanceOf(QueueLockedConfigurationException::class.java)
+                .hasMessageContaining("returns suspend function's java.util.concurrent.CompletableFuture, whose work"
+                    + " goes on after the method returns")
+        }
     }
 
     /** Called as a Mono of its result: a ResponseEntity whose body WebFlux streams after the release is refused. */

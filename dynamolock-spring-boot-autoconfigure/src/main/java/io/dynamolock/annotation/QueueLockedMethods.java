@@ -420,6 +420,10 @@ final class QueueLockedMethods {
             if (KOTLIN_FLOW.equals(result.getParameterType().getName())) {
                 return LockedMethod.Returns.FLUX;
             }
+            if (isLaterWork(result.getParameterType(), owner)) {
+                // Spring hands on a future or a Deferred as the Mono's value: its work goes on after the release.
+                throw laterWork("suspend function's " + result.getParameterType().getName(), description);
+            }
             refuseLaterBody(ResolvableType.forMethodParameter(result), "suspend function's ", owner, description);
             return LockedMethod.Returns.SUSPEND;
         }

@@ -53,8 +53,9 @@ public class DynamoLockEndpoint {
 
     /**
      * {@code GET /actuator/dynamolock}: this instance's locks; with {@code ?entity=...[&namespace=...]}, that lock's
-     * queue, as {@link #queueInNamespace} shows it: the form for an entity with a {@code /} (or a {@code \}), which
-     * no path can carry (servers refuse an encoded one, and a plain one splits the path).
+     * queue, as {@link #queueInNamespace} shows it: the form for an entity with a {@code /}, a {@code \} or a
+     * {@code ;}, which no path can carry (servers refuse an encoded slash, a plain one splits the path, and a
+     * {@code ;} starts a path parameter).
      */
     @ReadOperation
     public Object locks(@Nullable String entity, @Nullable String namespace) {
@@ -98,7 +99,7 @@ public class DynamoLockEndpoint {
 
     /**
      * {@code DELETE /actuator/dynamolock?entity=...[&namespace=...]&ticket=N}: the break for an entity with a
-     * {@code /} (or a {@code \}), as {@link #breakEntryInNamespace} does it.
+     * {@code /}, a {@code \} or a {@code ;}, as {@link #breakEntryInNamespace} does it.
      */
     @DeleteOperation
     public WebEndpointResponse<Object> breakEntryNamedInTheQuery(@Nullable String entity, @Nullable String namespace,
