@@ -21,10 +21,10 @@ import io.dynamolock.core.test.FaultInjector;
 import io.dynamolock.core.test.LockItems;
 import java.lang.reflect.Field;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -240,30 +240,14 @@ class InjectedFaultTests extends FaultyTemplateTestSupport {
      */
     @Test
     void aWaiterWhosePollsKeepFailingWarnsOnce() throws Exception {
-        LockHandle holder = clean.acquire(entity, LONG);
         faults.failAlways(Step.READ, Fault.THROTTLE_BEFORE);
-        CountDownLatch polled = faults.awaitAttempts(Step.READ, 3 * ATTEMPTS);
-        Logger waiterLog = (Logger) LoggerFactory.getLogger("io.dynamolock.core.internal.Waiter");
-        ListAppender<ILoggingEvent> logged = new ListAppender<>();
-        logged.start();
-        waiterLog.addAppender(logged);
-        try {
-            CompletableFuture<LockHandle> waiter = faulty.acquireAsync(LockRequest.builder(entity).wait(LONG).build());
-            assertThat(polled.await(30, TimeUnit.SECONDS)).as("three polls failed").isTrue();
-            waiter.cancel(false); // abandons the wait: the entry leaves the queue
-        }
-        finally {
-            waiterLog.detachAppender(logged);
-            holder.release();
-        }
-        assertThat(logged.list).filteredOn(event -> event.getLevel() == Level.WARN)
+        assertThat(warningsOfAWaiterUntil(faults.awaitAttempts(Step.READ, 3 * ATTEMPTS)))
                 .singleElement().satisfies(event -> assertThat(event.getThrowableProxy()).isNotNull());
     }
 
     /** Throttling that fails every other poll, DynamoDB's way with a hot key: no WARN per failure either. */
     @Test
     void aWaiterWhosePollsFailEveryOtherTimeWarnsOnce() throws Exception {
-        LockHandle holder = clean.acquire(entity, LONG);
         AtomicInteger reads = new AtomicInteger();
         // A poll is ATTEMPTS attempts: the first attempt of every fourth poll arms a rule that fails all of its attempts.
         faults.onAttempt(Step.READ, request -> {
@@ -271,22 +255,28 @@ class InjectedFaultTests extends FaultyTemplateTestSupport {
                 faults.fail(Step.READ, Fault.THROTTLE_BEFORE, ATTEMPTS);
             }
         });
-        CountDownLatch polled = faults.awaitAttempts(Step.READ, 10 * 4 * ATTEMPTS);
+        List<ILoggingEvent> warnings = warningsOfAWaiterUntil(faults.awaitAttempts(Step.READ, 10 * 4 * ATTEMPTS));
+        assertThat(faults.injected(Step.READ)).as("attempts failed").isGreaterThanOrEqualTo(9 * ATTEMPTS);
+        assertThat(warnings).hasSize(1);
+    }
+
+    /** The WARNs of the waiters while one waits behind a holder until {@code polled}; then it gives up its wait. */
+    private List<ILoggingEvent> warningsOfAWaiterUntil(CountDownLatch polled) throws Exception {
+        LockHandle holder = clean.acquire(entity, LONG);
         Logger waiterLog = (Logger) LoggerFactory.getLogger("io.dynamolock.core.internal.Waiter");
         ListAppender<ILoggingEvent> logged = new ListAppender<>();
         logged.start();
         waiterLog.addAppender(logged);
         try {
             CompletableFuture<LockHandle> waiter = faulty.acquireAsync(LockRequest.builder(entity).wait(LONG).build());
-            assertThat(polled.await(60, TimeUnit.SECONDS)).as("forty polls").isTrue();
-            waiter.cancel(false);
+            assertThat(polled.await(60, TimeUnit.SECONDS)).as("the polls failed").isTrue();
+            waiter.cancel(false); // abandons the wait: the entry leaves the queue
         }
         finally {
             waiterLog.detachAppender(logged);
             holder.release();
         }
-        assertThat(faults.injected(Step.READ)).as("attempts failed").isGreaterThanOrEqualTo(9 * ATTEMPTS);
-        assertThat(logged.list).filteredOn(event -> event.getLevel() == Level.WARN).hasSize(1);
+        return logged.list.stream().filter(event -> event.getLevel() == Level.WARN).toList();
     }
 
     /**
