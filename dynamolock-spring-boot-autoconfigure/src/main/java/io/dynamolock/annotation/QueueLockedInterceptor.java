@@ -125,9 +125,9 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
      */
     private void warnIfInCallersTransaction(LockOperations locks, LockedMethod locked, LockRequest request,
             Class<?> targetClass) {
-        if (!transactions || warnedInTransaction.contains(locked)
-                || !TransactionSynchronizationManager.isActualTransactionActive()
-                || OwnTransaction.apartFromCallers(locked.method(), targetClass) || joins(locks, request)) {
+        if (!transactions || !TransactionSynchronizationManager.isActualTransactionActive()
+                || warnedInTransaction.contains(locked) || OwnTransaction.apartFromCallers(locked.method(), targetClass)
+                || joins(locks, request)) {
             return;
         }
         if (warnedInTransaction.add(locked)) {
@@ -151,7 +151,8 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
     /** spring-tx's reading of a method's own {@code @Transactional}; loaded only with spring-tx there. */
     private static final class OwnTransaction {
 
-        // Not only public methods: a class-based proxy applies @Transactional to protected and package-private ones too.
+        // Not only public methods: a class-based proxy applies @Transactional to protected and package-private ones
+        // too.
         private static final TransactionAttributeSource ATTRIBUTES = new AnnotationTransactionAttributeSource(false);
 
         /** Whether the method commits its writes apart from its caller's transaction, inside the lock. */

@@ -138,7 +138,8 @@ public class DynamoLockEndpoint {
 
         private static final boolean SERVLET = ClassUtils.isPresent("jakarta.servlet.http.HttpServletRequest",
                 PathParameters.class.getClassLoader()) && ClassUtils.isPresent(
-                "org.springframework.web.context.request.ServletRequestAttributes", PathParameters.class.getClassLoader());
+                        "org.springframework.web.context.request.ServletRequestAttributes",
+                        PathParameters.class.getClassLoader());
 
         private PathParameters() {
         }

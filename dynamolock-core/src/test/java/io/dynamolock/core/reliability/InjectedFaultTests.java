@@ -249,7 +249,8 @@ class InjectedFaultTests extends FaultyTemplateTestSupport {
     @Test
     void aWaiterWhosePollsFailEveryOtherTimeWarnsOnce() throws Exception {
         AtomicInteger reads = new AtomicInteger();
-        // A poll is ATTEMPTS attempts: the first attempt of every fourth poll arms a rule that fails all of its attempts.
+        // A poll is ATTEMPTS attempts: the first attempt of every fourth poll arms a rule that fails all of its
+        // attempts.
         faults.onAttempt(Step.READ, request -> {
             if (reads.getAndIncrement() % (4 * ATTEMPTS) == 0) {
                 faults.fail(Step.READ, Fault.THROTTLE_BEFORE, ATTEMPTS);

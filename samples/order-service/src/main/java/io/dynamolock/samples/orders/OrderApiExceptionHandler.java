@@ -45,7 +45,8 @@ import tools.jackson.databind.exc.PropertyBindingException;
  * 400 naming each bad field, the value sent and the rule it broke; 404 for an unknown order; 409 for
  * an id that is taken, a write fenced out by a later lock holder, or an update whose lock was lost while it ran
  * (it may have been stored); 503 with {@code Retry-After} when
- * the order's lock stayed taken for the whole wait, or the update lost its place in the queue before it ran. Spring's own errors (wrong method, media type...)
+ * the order's lock stayed taken for the whole wait, or the update lost its place in the queue before it ran.
+ * Spring's own errors (wrong method, media type...)
  * come as problem details from {@link ResponseEntityExceptionHandler}.
  */
 @RestControllerAdvice

@@ -120,7 +120,8 @@ class EmbeddedDynamoDbTests {
                     .header("Origin", "https://evil.example")
                     .header("Content-Type", "application/x-amz-json-1.0")
                     .header("X-Amz-Target", "DynamoDB_20120810.ListTables")
-                    .header("Authorization", "AWS4-HMAC-SHA256 Credential=local/20261124/us-east-1/dynamodb/aws4_request,"
+                    .header("Authorization", "AWS4-HMAC-SHA256"
+                            + " Credential=local/20261124/us-east-1/dynamodb/aws4_request,"
                             + " SignedHeaders=host, Signature=0")
                     .build(), HttpResponse.BodyHandlers.ofString());
             assertThat(fromAPage.headers().firstValue("Access-Control-Allow-Origin"))

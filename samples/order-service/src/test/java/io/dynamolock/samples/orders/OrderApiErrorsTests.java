@@ -200,7 +200,8 @@ class OrderApiErrorsTests {
     @Test
     void fieldErrorsSpeakJsonAndQuoteTheValueAsSent() {
         create("terms");
-        assertThat(post("/orders/terms/items", "{\"name\": 1.5, \"priceCents\": 100}")).hasStatus(HttpStatus.BAD_REQUEST)
+        assertThat(post("/orders/terms/items", "{\"name\": 1.5, \"priceCents\": 100}"))
+                .hasStatus(HttpStatus.BAD_REQUEST)
                 .bodyJson().extractingPath("$.detail").asString().startsWith("Field 'name':")
                 .doesNotContain("whole number");
         assertThat(post("/orders/terms/items", "{\"name\": \"pen\" /* note */, \"priceCents\": 100}"))
