@@ -71,16 +71,16 @@ final class QueueLockedMethods {
         }
     };
 
+    private static final String HTTP_ENTITY = "org.springframework.http.HttpEntity";
+
+    private static final String CONTROLLER = "org.springframework.stereotype.Controller";
+
     /**
      * Asynchronous types named, not referenced, so that neither Reactive Streams nor Spring MVC is needed: a
      * Publisher, and what a Spring MVC controller may return for work done later (a WebAsyncTask runs on MVC's
      * executor, a DeferredResult or an emitter completes whenever its producer says so), also as the body of a
      * {@code ResponseEntity}.
      */
-    private static final String HTTP_ENTITY = "org.springframework.http.HttpEntity";
-
-    private static final String CONTROLLER = "org.springframework.stereotype.Controller";
-
     private static final List<String> LATER_WORK = List.of("org.reactivestreams.Publisher",
             "org.springframework.web.context.request.async.DeferredResult",
             "org.springframework.web.context.request.async.WebAsyncTask",
