@@ -192,6 +192,25 @@ class DynamoLockRegistryTests {
         assertThatThrownBy(lock::unlock).isInstanceOf(IllegalMonitorStateException.class);
     }
 
+    /**
+     * Only the thread that locked may unlock: if it ends holding the lock (a bug, an Error past its finally), nobody
+     * can release it. Its lease is then no longer renewed, so the next waiter gets the lock one lease later, as after
+     * a process death, instead of never.
+     */
+    @Test
+    void theLockOfAThreadThatEndedHoldingItPassesOnAfterItsLease() throws Exception {
+        Thread owner = new Thread(() -> processA.obtain("orphan").lock(), "orphan-owner");
+        owner.start();
+        owner.join(30_000);
+        assertThat(owner.isAlive()).isFalse();
+        assertThatThrownBy(() -> processA.obtain("orphan").unlock()).as("nobody else may unlock it")
+                .isInstanceOf(IllegalMonitorStateException.class);
+        Lock other = processB.obtain("orphan");
+        assertThat(other.tryLock(LockFixture.LEASE.multipliedBy(4).toMillis(), TimeUnit.MILLISECONDS))
+                .as("the next waiter, within a few leases").isTrue();
+        other.unlock();
+    }
+
     @Test
     void tryLockWithoutWaitFailsWhileAnotherHoldsIt() throws Exception {
         Lock held = processB.obtain("no-wait");

@@ -224,6 +224,15 @@ final class Leases {
         if (!entry.isLive() || closed) {
             return;
         }
+        Thread owner = entry.acquiredBy();
+        if (entry.threadBound() && owner != null && !owner.isAlive() && entry.phase() == Acquisition.Phase.HELD) {
+            // Only that thread may release it, and it ended: renewed, the lock would be kept from everyone for as
+            // long as this process lives. Its lease runs out instead, as if the process had died.
+            log.warn("{} is held by thread '{}', which ended without releasing it; its lease is no longer renewed and"
+                    + " ends within {} ms", entry, owner.getName(),
+                    Math.max(0, Duration.ofNanos(entry.confirmedUntilNanos() - System.nanoTime()).toMillis()));
+            return;
+        }
         long sentAt = System.nanoTime();
         if (sentAt - entry.confirmedUntilNanos() >= 0) {
             lose(entry, "the lease ran out before it could be renewed");
