@@ -126,7 +126,10 @@ public final class LockRequest {
      * request of the same thread for the same lock that may wait (a scope's, which cannot join it) is refused with
      * {@link IllegalStateException} rather than risk waiting for itself for ever; a semaphore's next permit is
      * refused only once every permit is the thread's own (before that it waits for other holders only). Without
-     * it a handle may be released from any thread, so such a request waits, and only a warning is logged.
+     * it a handle may be released from any thread, so such a request waits, and only a warning is logged. If that
+     * thread ends without releasing it, nobody may, so its lease is no longer renewed and runs out as after a
+     * process death, unless something else still has to release a hold of it: a {@linkplain
+     * LockHandle#releaseAfter minimum hold}, a join from another thread or a carried scope.
      */
     public boolean threadBound() {
         return threadBound;

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
@@ -41,6 +42,9 @@ final class Acquisition {
     private final AtomicReference<QueueState> offered = new AtomicReference<>();
     private final AtomicReference<QueueState> known = new AtomicReference<>();
     private final AtomicInteger holds = new AtomicInteger();
+    /** Holds of it that something besides {@link #acquiredBy} releases: see {@link #abandonedByItsThread}. */
+    private final AtomicInteger releasedElsewhere = new AtomicInteger();
+    private final AtomicBoolean abandonedWarned = new AtomicBoolean();
     /** In registration order; a set, so that a joined hold's release takes its own out at once. */
     private final Set<Consumer<Acquisition>> lostCallbacks = new LinkedHashSet<>();
     private volatile long ticket;
@@ -147,6 +151,27 @@ final class Acquisition {
     /** Whether only {@link #acquiredBy()} releases it: that thread must never wait for it. */
     boolean threadBound() {
         return threadBound;
+    }
+
+    /** One more (or, {@code -1}, one less) hold of it that something besides {@link #acquiredBy} releases. */
+    void releasedElsewhere(int delta) {
+        releasedElsewhere.addAndGet(delta);
+    }
+
+    /**
+     * Whether it is held for a thread-bound caller whose thread ended without releasing it, and by nothing else:
+     * nobody may release it, so renewed it would keep the lock from everyone for as long as this process lives.
+     * Holds that something else releases keep it alive: a minimum hold (the template's timer), a join from
+     * another thread or a carried scope, a join that is not thread-bound.
+     */
+    boolean abandonedByItsThread() {
+        return threadBound && acquiredBy != null && !acquiredBy.isAlive() && phase.get() == Phase.HELD
+                && releasedElsewhere.get() == 0;
+    }
+
+    /** {@code true} the first time only: an abandoned entry is reported once, however often it is looked at. */
+    boolean warnAbandoned() {
+        return abandonedWarned.compareAndSet(false, true);
     }
 
     Instant since() {

@@ -15,6 +15,8 @@ final class Hold implements LockHandle {
     private final Acquisition entry;
     private final LockEngine engine;
     private final AtomicBoolean released = new AtomicBoolean();
+    /** Counted on the entry as a hold that something besides its acquiring thread releases. */
+    private final AtomicBoolean releasedElsewhere = new AtomicBoolean();
     /**
      * What takes this hold's lost-lease callbacks off its entry: a hold that joined a lock held longer (R10) is
      * released while the entry lives on, and its callbacks must not pile up there.
@@ -103,7 +105,28 @@ final class Hold implements LockHandle {
     @Override
     public void release() {
         if (released.compareAndSet(false, true)) {
+            uncountElsewhere();
             engine.release(this);
+        }
+    }
+
+    /**
+     * Counts this hold on its entry as one that something besides the entry's acquiring thread releases (a
+     * timer, another thread), which keeps a thread-bound entry renewed after that thread ended. Set before
+     * {@code released} is read, as release() sets {@code released} before it reads this: one of them uncounts it.
+     */
+    void releasedElsewhere() {
+        if (releasedElsewhere.compareAndSet(false, true)) {
+            entry.releasedElsewhere(1);
+            if (released.get()) {
+                uncountElsewhere();
+            }
+        }
+    }
+
+    private void uncountElsewhere() {
+        if (releasedElsewhere.compareAndSet(true, false)) {
+            entry.releasedElsewhere(-1);
         }
     }
 

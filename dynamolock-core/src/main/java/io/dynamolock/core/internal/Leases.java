@@ -224,13 +224,15 @@ final class Leases {
         if (!entry.isLive() || closed) {
             return;
         }
-        Thread owner = entry.acquiredBy();
-        if (entry.threadBound() && owner != null && !owner.isAlive() && entry.phase() == Acquisition.Phase.HELD) {
-            // Only that thread may release it, and it ended: renewed, the lock would be kept from everyone for as
-            // long as this process lives. Its lease runs out instead, as if the process had died.
-            log.warn("{} is held by thread '{}', which ended without releasing it; its lease is no longer renewed and"
-                    + " ends within {} ms", entry, owner.getName(),
-                    Math.max(0, Duration.ofNanos(entry.confirmedUntilNanos() - System.nanoTime()).toMillis()));
+        if (entry.abandonedByItsThread()) {
+            // Its lease runs out instead, as if the process had died; looked at again at each renewal's time, in
+            // case a hold that something else releases joins it meanwhile (a scope the thread carried away).
+            if (entry.warnAbandoned()) {
+                log.warn("{} is held by thread '{}', which ended without releasing it; its lease is no longer renewed"
+                        + " and ends within {} ms", entry, entry.acquiredBy().getName(),
+                        Math.max(0, Duration.ofNanos(entry.confirmedUntilNanos() - System.nanoTime()).toMillis()));
+            }
+            scheduleRenewal(entry, nextRenewal(entry));
             return;
         }
         long sentAt = System.nanoTime();

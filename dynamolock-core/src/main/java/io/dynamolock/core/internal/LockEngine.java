@@ -191,7 +191,7 @@ public final class LockEngine {
         LockKey key = keyOf(request);
         LockHandle joined;
         try {
-            joined = join(request, key, scope);
+            joined = join(request, key, scope, null);
         }
         catch (LockLostException scopeLost) {
             return CompletableFuture.failedFuture(scopeLost);
@@ -239,7 +239,7 @@ public final class LockEngine {
     /** One lock, waiting on the calling thread up to {@code wait}; joins what the thread's scope holds. */
     LockHandle acquireOne(LockRequest request, Duration wait) {
         LockKey key = keyOf(request);
-        LockHandle joined = join(request, key, scopes.current());
+        LockHandle joined = join(request, key, scopes.current(), Thread.currentThread());
         if (joined != null) {
             return joined;
         }
@@ -447,14 +447,20 @@ public final class LockEngine {
     /**
      * Joins the lock if {@code scope} holds it (R10); never for a non-reentrant request. {@code null} if the
      * request must queue.
+     *
+     * @param joinedBy the thread that will hold the join, {@code null} for an asynchronous request
      */
-    private LockHandle join(LockRequest request, LockKey key, LockScope scope) {
+    private LockHandle join(LockRequest request, LockKey key, LockScope scope, Thread joinedBy) {
         Acquisition held = joinable(request, key, scope);
         if (held == null) {
             return null;
         }
         if (held.join()) {
-            return new Hold(held, this);
+            Hold hold = new Hold(held, this);
+            if (joinedBy == null || joinedBy != held.acquiredBy() || !request.threadBound()) {
+                hold.releasedElsewhere(); // not necessarily by the entry's thread: it keeps the entry renewed
+            }
+            return hold;
         }
         requireNotLost(key, held);
         return null; // the scope's hold was released meanwhile: queue as anyone would
@@ -706,6 +712,12 @@ public final class LockEngine {
             lock.release();
             return;
         }
+        // The timer releases it: a thread-bound entry stays renewed after its thread ended.
+        lock.parts().forEach(part -> {
+            if (part instanceof Hold hold) {
+                hold.releasedElsewhere();
+            }
+        });
         heldOn.put(lock, failClosed);
         // Checked after the put: a close() that began meanwhile may have passed over this lock.
         if (closing) {
