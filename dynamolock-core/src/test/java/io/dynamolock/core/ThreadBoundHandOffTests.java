@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.dynamolock.core.test.FaultInjector;
 import io.dynamolock.core.test.FaultInjector.Step;
 import io.dynamolock.core.test.LockFixture;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -89,6 +91,31 @@ class ThreadBoundHandOffTests {
         assertThat(lost.await(LockFixture.LEASE.toMillis() * 10, TimeUnit.MILLISECONDS)).isTrue();
 
         assertThat(fixture.template().tryAcquire("left")).as("the next caller gets the lock").isPresent();
+    }
+
+    @Test
+    void aHoldLeftByItsThreadIsNotLookedAtInABusyLoopUntilItsLeaseEnds() throws Exception {
+        LockTemplate locks = fixture.template(b -> b.leaseDuration(Duration.ofSeconds(10)));
+        runToTheEnd(new Thread(() -> locks.acquire(LockRequest.builder("spin").threadBound(true).wait(WAIT).build()),
+                "dies-holding"));
+        long cpuBefore = leaseThreadsCpuNanos();
+
+        // A window, not a synchronisation: it spans several renewal times (every 500 ms) and ends well before the
+        // lease (10 s), so the entry is looked at, found abandoned, and looked at again meanwhile.
+        Thread.sleep(3_000);
+
+        assertThat(Duration.ofNanos(leaseThreadsCpuNanos() - cpuBefore))
+                .as("CPU of the lease timer and request threads while nothing is to be renewed")
+                .isLessThan(Duration.ofMillis(300));
+    }
+
+    private static long leaseThreadsCpuNanos() {
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().startsWith("dynamolock-lease-timer-")
+                        || t.getName().startsWith("dynamolock-request-"))
+                .mapToLong(t -> Math.max(0, threads.getThreadCpuTime(t.getId())))
+                .sum();
     }
 
     private static void runToTheEnd(Thread thread) throws InterruptedException {

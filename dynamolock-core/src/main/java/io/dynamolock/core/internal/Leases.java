@@ -232,7 +232,7 @@ final class Leases {
                         + " and ends within {} ms", entry, entry.acquiredBy().getName(),
                         Math.max(0, Duration.ofNanos(entry.confirmedUntilNanos() - System.nanoTime()).toMillis()));
             }
-            scheduleRenewal(entry, nextRenewal(entry));
+            scheduleRenewal(entry, retryDelay(entry)); // from now: the renewal time it missed has passed
             return;
         }
         long sentAt = System.nanoTime();
