@@ -2,6 +2,7 @@ package io.dynamolock.core.internal;
 
 import io.dynamolock.core.LockMode;
 import io.dynamolock.core.QueueSnapshot;
+import java.math.BigDecimal;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -145,7 +146,8 @@ final class QueueState {
                 AttributeValue expiry = item.get(EXPIRY_PREFIX + id);
                 AttributeValue owner = item.get(OWNER_PREFIX + id);
                 AttributeValue mode = item.get(MODE_PREFIX + id);
-                entries.add(new Entry(id, owner == null ? id : owner.s(), Long.parseLong(value.n()), number(expiry),
+                entries.add(new Entry(id, owner == null || owner.s() == null ? id : owner.s(), number(value),
+                        number(expiry),
                         number(item.get(FAIL_CLOSED_PREFIX + id)), mode != null && SHARED.equals(mode.s())));
             }
         });
@@ -153,8 +155,22 @@ final class QueueState {
                 (int) number(item.get(PERMITS)), entries, item);
     }
 
+    /**
+     * A number attribute as the protocol writes it (an integer); 0 if it is missing or not a number, and a fraction
+     * cut to its integer: an item edited by hand or by another tool must not make every reader of the lock throw.
+     * An entry whose lease end reads as 0 has expired, so the next waiter removes it as a crashed process's.
+     */
     private static long number(AttributeValue value) {
-        return value == null || value.n() == null ? 0 : Long.parseLong(value.n());
+        if (value == null || value.n() == null) {
+            return 0;
+        }
+        try {
+            return Long.parseLong(value.n());
+        }
+        catch (NumberFormatException notALong) {
+            return new BigDecimal(value.n()).max(BigDecimal.valueOf(Long.MIN_VALUE))
+                    .min(BigDecimal.valueOf(Long.MAX_VALUE)).longValue();
+        }
     }
 
     long nextTicket() {

@@ -491,10 +491,11 @@ final class QueueTable {
     private QueueState purgeNeverHeld(LockKey key, String guard, Map<String, String> guardNames,
             Map<String, AttributeValue> guardValues, QueueState.Entry dead, List<QueueState.Entry> keepers,
             long nowMillis) {
-        StringBuilder condition = new StringBuilder(" AND " + guard + " AND #t = :ticket AND #e = :expiry");
         Map<String, String> names = new HashMap<>(guardNames);
         Map<String, AttributeValue> values = new HashMap<>(guardValues);
-        values.putAll(Map.of(":ticket", number(dead.ticket()), ":expiry", number(dead.expiresAtMillis())));
+        values.put(":ticket", number(dead.ticket()));
+        StringBuilder condition = new StringBuilder(" AND " + guard + " AND #t = :ticket AND "
+                + sameLeaseEnd("#e", ":expiry", dead.expiresAtMillis(), values));
         for (int i = 0; i < keepers.size(); i++) {
             condition.append(" AND #keeper").append(i).append(" = :keeper").append(i);
             names.put("#keeper" + i, ticket(keepers.get(i).id()));
@@ -573,16 +574,30 @@ final class QueueTable {
             names.put("#o" + i, owner(entry.id()));
             names.put("#m" + i, mode(entry.id()));
             names.put("#w" + i, address(entry.id()));
-            values.put(":e" + i, number(entry.expiresAtMillis()));
             remove.append(i == 0 ? "" : ", ").append("#t").append(i).append(", #e").append(i).append(", #o").append(i)
                     .append(", #m").append(i).append(", #w").append(i);
-            condition.append(" AND #e").append(i).append(" = :e").append(i);
+            condition.append(" AND ").append(sameLeaseEnd("#e" + i, ":e" + i, entry.expiresAtMillis(), values));
         }
         return update(key, ProtocolStep.PURGE, UpdateItemRequest.builder()
                 .updateExpression(remove.toString())
                 .conditionExpression(condition.toString())
                 .expressionAttributeNames(names)
                 .expressionAttributeValues(values));
+    }
+
+    /**
+     * The condition that the attribute {@code name} still holds the lease end {@code expiry} read from it (bound to
+     * {@code value}), i.e. that the entry was not renewed since. One read as 0 was missing or not a number (an item
+     * edited by hand or by another tool: every entry dynamolock writes has a lease end), and must still be.
+     */
+    private static String sameLeaseEnd(String name, String value, long expiry, Map<String, AttributeValue> values) {
+        values.put(value, number(expiry));
+        if (expiry != 0) {
+            return name + " = " + value;
+        }
+        values.put(":numberType", AttributeValue.fromS("N"));
+        return "(" + name + " = " + value + " OR attribute_not_exists(" + name + ") OR NOT attribute_type(" + name
+                + ", :numberType))";
     }
 
     /**

@@ -2,6 +2,7 @@ package io.dynamolock.core.internal;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The rules of waiting, as a pure function from what a waiter knows to what it does next. {@link Waiter}
@@ -130,7 +131,8 @@ final class WaitLoop {
                 .mapToLong(QueueState.Entry::expiresAtMillis).sorted().toArray();
         if (failure == null && expiries.length >= blockers.mustLeave()) {
             long enoughExpired = expiries[blockers.mustLeave() - 1];
-            delay = Math.min(delay, Duration.ofMillis(Math.max(1, enoughExpired - nowMillis + 1)).toNanos());
+            // Saturated: a lease end centuries ahead (an item edited by hand) must not overflow.
+            delay = Math.min(delay, TimeUnit.MILLISECONDS.toNanos(Math.max(1, enoughExpired - nowMillis + 1)));
         }
         return new Wait(delay);
     }

@@ -346,7 +346,18 @@ final class Waiter implements WakeUps.Addressee {
 
     /** A purge; its state goes to this JVM's other waiters and, with hints on, to the processes it may let in. */
     private void purged(Supplier<QueueState> purge) {
+        QueueState before = state;
         if (attempt(purge)) {
+            if (state.entries().equals(before.entries())) {
+                // Refused with nothing changed: an entry whose stored lease end no purge matches (an item edited by
+                // hand). Purging again at once would loop past the deadline; wait a poll, as after a failure, and
+                // tell nobody (published, the state would come back to this waiter as news and end the pause).
+                failure = new IllegalStateException("DynamoDB refused to remove the expired entries ahead of "
+                        + entry.id() + " though they are unchanged (an item edited by hand?); break them by ticket: "
+                        + state.entries());
+                polled = true;
+                return;
+            }
             engine.published(entry.key(), state);
         }
         else {

@@ -1,0 +1,111 @@
+package io.dynamolock.core.reliability;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.dynamolock.core.LockHandle;
+import io.dynamolock.core.LockTemplate;
+import io.dynamolock.core.LockWaitTimeoutException;
+import io.dynamolock.core.test.FaultInjector;
+import io.dynamolock.core.test.FaultInjector.Step;
+import io.dynamolock.core.test.LockFixture;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+
+/**
+ * Lock items that dynamolock never writes, edited by hand or by another tool: an entry whose lease end or ticket is
+ * missing or of another type, a lease end centuries ahead. Waiters never loop on them, never wait past their wait,
+ * and remove what reads as expired, as they would a crashed process's entry.
+ */
+@Timeout(60)
+class MalformedItemTests {
+
+    private final LockFixture fixture = new LockFixture();
+    private final FaultInjector requests = new FaultInjector();
+
+    @AfterEach
+    void tearDown() throws Exception {
+        fixture.close();
+    }
+
+    @Test
+    void anEntryWithoutALeaseEndIsPurgedByTheNextWaiter() throws Exception {
+        put("no-lease-end", Map.of("t#x", AttributeValue.fromN("5")));
+        LockTemplate locks = fixture.template(b -> { }, requests);
+
+        LockHandle lock = within(() -> locks.acquire("no-lease-end", Duration.ofSeconds(5)));
+
+        assertThat(lock.fencingToken()).isGreaterThan(5);
+        assertThat(requests.attempts(Step.PURGE)).isEqualTo(1);
+        lock.release();
+        assertThat(fixture.queue("no-lease-end")).isEmpty();
+    }
+
+    @Test
+    void anEntryWhoseTicketAndLeaseEndAreStringsIsShownAndPurgedByTheNextWaiter() throws Exception {
+        put("string-ticket", Map.of("t#x", AttributeValue.fromS("5"), "e#x", AttributeValue.fromS("1")));
+        LockTemplate locks = fixture.template(b -> { }, requests);
+        assertThat(fixture.queue("string-ticket")).singleElement()
+                .satisfies(entry -> assertThat(entry.entryId()).isEqualTo("x"));
+
+        LockHandle lock = within(() -> locks.acquire("string-ticket", Duration.ofSeconds(5)));
+
+        assertThat(requests.attempts(Step.PURGE)).isEqualTo(1);
+        lock.release();
+        assertThat(fixture.queue("string-ticket")).isEmpty();
+    }
+
+    @Test
+    void aLeaseEndThatNoPurgeCanMatchCostsAPurgeAPollAndTheWaitEndsOnTime() throws Exception {
+        // DynamoDB keeps 5.5 as written; it reads as the expired 5, which a purge's condition never matches.
+        put("fraction", Map.of("t#x", AttributeValue.fromN("5"), "e#x", AttributeValue.fromN("5.5")));
+        LockTemplate locks = fixture.template(b -> b.pollInterval(Duration.ofMillis(50), Duration.ofMillis(50)),
+                requests);
+        try {
+            assertThatThrownBy(() -> within(() -> locks.acquire("fraction", Duration.ofMillis(500))))
+                    .isInstanceOf(LockWaitTimeoutException.class);
+            assertThat(requests.attempts(Step.PURGE)).as("the enqueue's purge, then one a poll at most")
+                    .isBetween(1, requests.attempts(Step.READ) + 1);
+        }
+        finally {
+            fixture.template().breakLock("fraction", null, 5); // ends a waiter that would loop
+        }
+        assertThat(within(() -> locks.acquire("fraction", Duration.ofSeconds(5))).fencingToken()).isGreaterThan(5);
+    }
+
+    @Test
+    void aLeaseEndCenturiesAheadKeepsWaitersOutUntilTheirWaitEnds() {
+        put("centuries", Map.of("t#x", AttributeValue.fromN("5"), "e#x", AttributeValue.fromN("99999999999999")));
+        LockTemplate locks = fixture.template();
+
+        assertThatThrownBy(() -> within(() -> locks.acquire("centuries", Duration.ofMillis(300))))
+                .isInstanceOf(LockWaitTimeoutException.class);
+        assertThat(fixture.queue("centuries")).extracting(entry -> entry.entryId()).containsExactly("x");
+    }
+
+    private void put(String entity, Map<String, AttributeValue> entry) {
+        Map<String, AttributeValue> item = new HashMap<>(entry);
+        item.put("pk", AttributeValue.fromS(entity));
+        item.put("sk", AttributeValue.fromS("default"));
+        item.put("next", AttributeValue.fromN("10"));
+        fixture.admin().putItem(b -> b.tableName(fixture.table()).item(item));
+    }
+
+    /** The call's outcome, or a failure if it has none within 10 s (a waiter that loops never returns). */
+    private static LockHandle within(java.util.function.Supplier<LockHandle> call) throws Exception {
+        try {
+            return CompletableFuture.supplyAsync(call).get(10, TimeUnit.SECONDS);
+        }
+        catch (ExecutionException ex) {
+            throw ex.getCause() instanceof Exception cause ? cause : ex;
+        }
+    }
+}
