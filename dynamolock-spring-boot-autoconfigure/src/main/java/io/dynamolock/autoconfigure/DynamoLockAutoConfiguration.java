@@ -102,6 +102,8 @@ public class DynamoLockAutoConfiguration {
                 builder.credentialsProvider(StaticCredentialsProvider.create(
                         AwsBasicCredentials.create(settings.getAccessKeyId(), settings.getSecretAccessKey())));
             }
+            builder.overrideConfiguration(c -> c.apiCallAttemptTimeout(settings.getApiCallAttemptTimeout())
+                    .apiCallTimeout(settings.getApiCallTimeout()));
             try {
                 return builder.build();
             }

@@ -59,6 +59,12 @@ public class DynamoLockProperties implements Validator {
      */
     private String ownerName;
 
+    private static void rejectUnlessPositive(Errors errors, String field, Duration value, String example) {
+        if (value == null || value.isNegative() || value.isZero()) {
+            errors.rejectValue(field, "positive", "must be positive, e.g. " + example);
+        }
+    }
+
     /** Pauses between a waiter's reads of the queue. */
     private final PollInterval pollInterval = new PollInterval();
 
@@ -216,9 +222,9 @@ public class DynamoLockProperties implements Validator {
         if (onLostLease == null) {
             errors.rejectValue("onLostLease", "missing", "must be 'fail' or 'log'");
         }
-        if (startupTimeout == null || startupTimeout.isNegative() || startupTimeout.isZero()) {
-            errors.rejectValue("startupTimeout", "positive", "must be positive, e.g. 1m");
-        }
+        rejectUnlessPositive(errors, "startupTimeout", startupTimeout, "1m");
+        rejectUnlessPositive(errors, "dynamodb.apiCallAttemptTimeout", dynamodb.apiCallAttemptTimeout, "5s");
+        rejectUnlessPositive(errors, "dynamodb.apiCallTimeout", dynamodb.apiCallTimeout, "20s");
         URI endpoint = dynamodb.endpoint;
         if (endpoint != null && (endpoint.getHost() == null
                 || !"http".equalsIgnoreCase(endpoint.getScheme()) && !"https".equalsIgnoreCase(endpoint.getScheme()))) {
@@ -361,6 +367,19 @@ public class DynamoLockProperties implements Validator {
         /** Static secret access key. Default: the AWS default credentials chain. Set with access-key-id. */
         private String secretAccessKey;
 
+        /**
+         * How long one attempt of a request may take before the SDK gives it up and retries it. DynamoDB answers
+         * in milliseconds; without a bound, an endpoint that stops answering holds a caller's acquire for 30 s per
+         * attempt (the HTTP client's read timeout), about 5 minutes over the SDK's retries.
+         */
+        private Duration apiCallAttemptTimeout = Duration.ofSeconds(5);
+
+        /**
+         * How long a request may take in all, its retries included. A lock request that runs out is reported as
+         * failed; one that may have landed is removed in the background, as after any failure.
+         */
+        private Duration apiCallTimeout = Duration.ofSeconds(20);
+
         public URI getEndpoint() {
             return endpoint;
         }
@@ -391,6 +410,22 @@ public class DynamoLockProperties implements Validator {
 
         public void setSecretAccessKey(String secretAccessKey) {
             this.secretAccessKey = blankAsUnset(secretAccessKey);
+        }
+
+        public Duration getApiCallAttemptTimeout() {
+            return apiCallAttemptTimeout;
+        }
+
+        public void setApiCallAttemptTimeout(Duration apiCallAttemptTimeout) {
+            this.apiCallAttemptTimeout = apiCallAttemptTimeout;
+        }
+
+        public Duration getApiCallTimeout() {
+            return apiCallTimeout;
+        }
+
+        public void setApiCallTimeout(Duration apiCallTimeout) {
+            this.apiCallTimeout = apiCallTimeout;
         }
 
         /**

@@ -19,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
@@ -84,6 +85,13 @@ class DynamoLockAutoConfigurationTests {
     private static final DynamoDbLocal LOCAL = DynamoDbLocal.shared();
 
     private static final String TABLE = LOCAL.newLockTable();
+    /**
+     * What a closed client throws: its connection pool is shut ({@code IllegalStateException}), or, once it has call
+     * timeouts, its timeout timer first ({@code RejectedExecutionException}).
+     */
+    @SuppressWarnings("unchecked")
+    private static final Class<? extends Throwable>[] CLOSED_CLIENT = new Class[] {IllegalStateException.class,
+            java.util.concurrent.RejectedExecutionException.class};
 
     private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
             .withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, DynamoLockAutoConfiguration.class,
@@ -124,7 +132,7 @@ class DynamoLockAutoConfigurationTests {
                 "sk", AttributeValue.fromS("default"))))
                 .item()).as("the lock's item").noneSatisfy((name, value) -> assertThat(name).startsWith("t#"));
         assertThatThrownBy(() -> client.get().listTables()).as("closed by the template, done with it")
-                .isInstanceOf(IllegalStateException.class);
+                .isInstanceOfAny(CLOSED_CLIENT);
     }
 
     @Test
@@ -209,7 +217,7 @@ class DynamoLockAutoConfigurationTests {
             client.set(context.getBean(DynamoDbClient.class));
         });
         assertThat(client.get()).isNotNull();
-        assertThatThrownBy(() -> client.get().listTables()).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> client.get().listTables()).isInstanceOfAny(CLOSED_CLIENT);
     }
 
     @Test
@@ -228,6 +236,30 @@ class DynamoLockAutoConfigurationTests {
                 assertThat(lock.isValid()).isTrue();
             }
         });
+    }
+
+    @Test
+    void ourClientGivesUpAnAttemptAndACallThatDynamoDbDoesNotAnswer() {
+        contextRunner.run(context -> assertThat(context.getBean(DynamoDbClient.class).serviceClientConfiguration()
+                .overrideConfiguration()).satisfies(client -> {
+                    assertThat(client.apiCallAttemptTimeout()).contains(Duration.ofSeconds(5));
+                    assertThat(client.apiCallTimeout()).contains(Duration.ofSeconds(20));
+                }));
+        contextRunner.withPropertyValues("dynamolock.dynamodb.api-call-attempt-timeout=750ms",
+                "dynamolock.dynamodb.api-call-timeout=3s").run(context -> assertThat(context
+                        .getBean(DynamoDbClient.class).serviceClientConfiguration().overrideConfiguration())
+                        .satisfies(client -> {
+                            assertThat(client.apiCallAttemptTimeout()).contains(Duration.ofMillis(750));
+                            assertThat(client.apiCallTimeout()).contains(Duration.ofSeconds(3));
+                        }));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"api-call-attempt-timeout=0s", "api-call-timeout=-1s"})
+    void refusesClientTimeoutsThatAreNotPositive(String property) {
+        contextRunner.withPropertyValues("dynamolock.dynamodb." + property).run(context -> assertThat(context)
+                .getFailure().hasStackTraceContaining(property.startsWith("api-call-attempt") ? "apiCallAttemptTimeout"
+                        : "apiCallTimeout").hasStackTraceContaining("must be positive"));
     }
 
     @Test
