@@ -84,7 +84,7 @@ public class OrderRepository {
             return table.tableSchema().mapToItem(claimed);
         }
         catch (ConditionalCheckFailedException rejected) {
-            throw refusal(orderId, fencingToken, rejected);
+            throw refusal(orderId, fencingToken, rejected, false); // a claim writes no update: nothing stored
         }
     }
 
@@ -103,7 +103,7 @@ public class OrderRepository {
                     .build());
         }
         catch (ConditionalCheckFailedException rejected) {
-            throw refusal(order.getOrderId(), fencingToken, rejected);
+            throw refusal(order.getOrderId(), fencingToken, rejected, true);
         }
     }
 
@@ -112,12 +112,16 @@ public class OrderRepository {
         table.putItem(order);
     }
 
-    private static RuntimeException refusal(String orderId, long fencingToken, ConditionalCheckFailedException rejected) {
+    private static RuntimeException refusal(String orderId, long fencingToken, ConditionalCheckFailedException rejected,
+            boolean update) {
         Map<String, AttributeValue> stored = rejected.item();
         if (stored == null || stored.isEmpty()) {
             return new OrderNotFoundException(orderId);
         }
-        return new StaleFencingTokenException(orderId, fencingToken, Long.parseLong(stored.get("lastFencingToken").n()));
+        // An earlier attempt may have landed with its answer lost, and the later holder seen it.
+        boolean rejectedOnRetry = update && rejected.numAttempts() != null && rejected.numAttempts() > 1;
+        return new StaleFencingTokenException(orderId, fencingToken, Long.parseLong(stored.get("lastFencingToken").n()),
+                rejectedOnRetry);
     }
 
     private static Key key(String orderId) {
