@@ -277,6 +277,11 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
                     throw badEntity(source, locked, evaluated + (entity == null ? "null" : "'" + entity + "'")
                             + "; a lock needs a non-blank entity", null);
                 }
+                if (!(element instanceof CharSequence) && QueueLockedMethods.isLaterValue(element.getClass())) {
+                    throw badEntity(source, locked, evaluated + "a " + element.getClass().getTypeName() + " ('" + entity
+                            + "'), " + QueueLockedMethods.LATER_VALUE + ". " + QueueLockedMethods.LATER_VALUE_FIX,
+                            null);
+                }
                 if (!(element instanceof CharSequence) && QueueLockedMethods.hasIdentityString(element.getClass())) {
                     throw badEntity(source, locked, evaluated + "a " + element.getClass().getTypeName() + " ('" + entity
                             + "'), whose toString() is Object's: " + QueueLockedMethods.IDENTITY_STRING + ". Name a"

@@ -71,6 +71,27 @@ final class QueueLockedMethods {
         }
     };
 
+    /**
+     * Why a future's or a publisher's {@code toString()} names no entity; shared with the interceptor's message at a
+     * call.
+     */
+    static final String LATER_VALUE = "a value that arrives later, not a key: its string names the instance (a"
+            + " future's identity hash and state) or its operators (MonoJust), not the value, so two calls for one"
+            + " entity would not share a lock, and calls for unrelated ones might";
+
+    /** What to lock on instead of a value that arrives later; shared with the interceptor's message at a call. */
+    static final String LATER_VALUE_FIX = "Name the key inside it, e.g. resolve the order first and lock on its id,"
+            + " or take the lock inside the pipeline with ReactiveLockOperations or LockTemplate";
+
+    /** Asked at every call for each entity value's class: looked up once per class. */
+    private static final ClassValue<Boolean> LATER_VALUE_CLASSES = new ClassValue<>() {
+        @Override
+        protected Boolean computeValue(Class<?> type) {
+            // Kotlin's by name, also without kotlinx-coroutines-reactor, which registers their reactive adapters.
+            return isLaterWork(type) || isA(type, KOTLIN_FLOW) || isA(type, KOTLIN_DEFERRED);
+        }
+    };
+
     private static final String HTTP_ENTITY = "org.springframework.http.HttpEntity";
 
     private static final String CONTROLLER = "org.springframework.stereotype.Controller";
@@ -92,6 +113,8 @@ final class QueueLockedMethods {
     private static final String FLUX = "reactor.core.publisher.Flux";
 
     private static final String KOTLIN_FLOW = "kotlinx.coroutines.flow.Flow";
+
+    private static final String KOTLIN_DEFERRED = "kotlinx.coroutines.Deferred";
 
     /** A locked Kotlin {@code Flow} carries the lock's scope in its coroutine's {@code ReactorContext}. */
     private static final String COROUTINES_REACTOR = "kotlinx.coroutines.reactor.MonoKt";
@@ -291,11 +314,20 @@ final class QueueLockedMethods {
                         + "', which the context does not have");
             }
         }
-        Class<?> type = parameterType(expression, method, parameters);
+        MethodParameter parameter = parameter(expression, method, parameters);
+        // Any type of future or publisher, an interface or an abstract class too: each of its values is one, and its
+        // string is not the value's.
+        Class<?> entityType = parameter == null ? null : entityType(parameter);
+        if (entityType != null && isLaterValue(entityType)) {
+            throw invalid(description, "entity expression '" + source + "' is a " + entityType.getName() + ", "
+                    + LATER_VALUE + ". " + LATER_VALUE_FIX);
+        }
+        Class<?> type = parameter == null ? null : parameter.getParameterType();
+        // A collection's or an array's elements are the entities: their strings are checked at the call.
         // Only a concrete class is refused at start: an Object's, an interface's or an abstract class's values may
         // have a toString() of their own (a call checks each value).
-        if (type != null && type != Object.class && !Modifier.isAbstract(type.getModifiers())
-                && hasIdentityString(type)) {
+        if (type != null && !Collection.class.isAssignableFrom(type) && !type.isArray() && type != Object.class
+                && !Modifier.isAbstract(type.getModifiers()) && hasIdentityString(type)) {
             throw invalid(description, "entity expression '" + source + "' is a " + type.getName() + ", whose"
                     + " toString() is Object's: " + IDENTITY_STRING + ". Name a stable key such as " + source
                     + ".id, or give " + type.getSimpleName() + " a toString() that names the entity");
@@ -308,21 +340,36 @@ final class QueueLockedMethods {
         return IDENTITY_STRING_CLASSES.get(type);
     }
 
+    /**
+     * Whether a value of class {@code type} is a future or a publisher of the entity rather than the entity: its
+     * string is not the value's.
+     */
+    static boolean isLaterValue(Class<?> type) {
+        return LATER_VALUE_CLASSES.get(type);
+    }
 
-    /** The declared type of the parameter an expression is and nothing more ({@code #order}, {@code #p0}), if so. */
-    private static Class<?> parameterType(Expression expression, Method method, List<String> parameters) {
+    /** The parameter an expression is and nothing more ({@code #order}, {@code #p0}), if so. */
+    private static MethodParameter parameter(Expression expression, Method method, List<String> parameters) {
         String variable = LockExpressionEvaluator.soleVariable(expression);
         if (variable == null) {
             return null;
         }
         int index = parameters != null && parameters.contains(variable) ? parameters.indexOf(variable)
                 : position(variable);
-        if (index < 0 || index >= argumentCount(method)) {
-            return null;
+        return index < 0 || index >= argumentCount(method) ? null : new MethodParameter(method, index);
+    }
+
+    /**
+     * The declared type of the entities a parameter gives: its elements' if it is a collection or an array, as a call
+     * locks each of them; {@code null} if not known.
+     */
+    private static Class<?> entityType(MethodParameter parameter) {
+        ResolvableType type = ResolvableType.forMethodParameter(parameter);
+        if (type.isArray()) {
+            return type.getComponentType().resolve();
         }
-        Class<?> type = method.getParameterTypes()[index];
-        // A collection's or an array's elements are the entities: their type is not known here (an array's is).
-        return Collection.class.isAssignableFrom(type) || type.isArray() ? null : type;
+        return Collection.class.isAssignableFrom(parameter.getParameterType())
+                ? type.asCollection().getGeneric(0).resolve() : type.resolve();
     }
 
     /** The index {@code #p3} or {@code #a3} names, {@code -1} for any other variable. */
@@ -468,10 +515,15 @@ final class QueueLockedMethods {
      * as what a controller returns (Spring MVC runs it later); elsewhere it is a value like any other.
      */
     private static boolean isLaterWork(Class<?> type, Class<?> owner) {
+        return isLaterWork(type)
+                || Callable.class.isAssignableFrom(type) && MergedAnnotations.from(owner, SearchStrategy.TYPE_HIERARCHY)
+                        .isPresent(CONTROLLER);
+    }
+
+    /** Whether a value of {@code type} stands for work done later wherever it is: a future, a publisher. */
+    private static boolean isLaterWork(Class<?> type) {
         return CompletionStage.class.isAssignableFrom(type) || Future.class.isAssignableFrom(type)
                 || Flow.Publisher.class.isAssignableFrom(type)
-                || Callable.class.isAssignableFrom(type) && MergedAnnotations.from(owner, SearchStrategy.TYPE_HIERARCHY)
-                        .isPresent(CONTROLLER)
                 || LATER_WORK.stream().anyMatch(name -> isA(type, name))
                 || ReactiveAdapterRegistry.getSharedInstance().getAdapter(type) != null;
     }
