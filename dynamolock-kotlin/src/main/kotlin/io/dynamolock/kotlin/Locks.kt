@@ -98,7 +98,9 @@ suspend fun <T> LockOperations.withLock(
  */
 suspend fun <T> LockOperations.withLock(request: LockRequest, block: suspend (LockHandle) -> T): T {
     val scope = currentLockScope()
-    val acquisition = acquireAsync(request, scope)
+    // Asked for inside the observation of the coroutine's ReactorContext (WebFlux's request), so that the lock's
+    // observations are in its trace; the acquisition's start (onAcquiring) is reported on this thread, in this call.
+    val acquisition = ReactorObservation.around(coroutineContext) { acquireAsync(request, scope) }
     val lock = try {
         acquisition.await()
     } catch (ex: CancellationException) {

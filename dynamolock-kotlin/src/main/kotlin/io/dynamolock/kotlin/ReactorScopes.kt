@@ -27,6 +27,9 @@ internal object ReactorScopes {
     fun scope(context: CoroutineContext): LockScope? =
         context[ReactorContext]?.context?.getOrDefault<LockScope>(LockScope::class.java, null)
 
+    /** What the coroutine's `ReactorContext` holds under [key], if anything. */
+    fun get(context: CoroutineContext, key: Any): Any? = context[ReactorContext]?.context?.getOrDefault<Any>(key, null)
+
     /**
      * Where `@QueueLocked` suspend calls report themselves to the `withLock` block they are made in, as a
      * `Consumer<CompletionStage<*>>` (the same key as dynamolock's `CoroutineBody.PENDING_CALLS`, which this module
