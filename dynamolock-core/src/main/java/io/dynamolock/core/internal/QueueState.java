@@ -146,19 +146,51 @@ final class QueueState {
                 AttributeValue expiry = item.get(EXPIRY_PREFIX + id);
                 AttributeValue owner = item.get(OWNER_PREFIX + id);
                 AttributeValue mode = item.get(MODE_PREFIX + id);
-                entries.add(new Entry(id, owner == null || owner.s() == null ? id : owner.s(), number(value),
-                        number(expiry),
-                        number(item.get(FAIL_CLOSED_PREFIX + id)), mode != null && SHARED.equals(mode.s())));
+                entries.add(new Entry(id, owner == null || owner.s() == null ? id : owner.s(),
+                        exact(value, UNREADABLE_TICKET), number(expiry), failClosedLease(item.get(FAIL_CLOSED_PREFIX + id)),
+                        mode != null && SHARED.equals(mode.s())));
             }
         });
-        return new QueueState(number(item.get(NEXT)), number(item.get(QueueTable.TTL_ATTRIBUTE)),
-                (int) number(item.get(PERMITS)), entries, item);
+        long next = item.get(NEXT) == null ? 0 : exact(item.get(NEXT), UNREADABLE_TICKET);
+        long permits = item.get(PERMITS) == null ? 0 : exact(item.get(PERMITS), UNREADABLE_PERMITS);
+        return new QueueState(next, number(item.get(QueueTable.TTL_ATTRIBUTE)),
+                permits == (int) permits ? (int) permits : UNREADABLE_PERMITS, entries, item);
     }
 
     /**
-     * A number attribute as the protocol writes it (an integer); 0 if it is missing or not a number, and a fraction
-     * cut to its integer: an item edited by hand or by another tool must not make every reader of the lock throw.
-     * An entry whose lease end reads as 0 has expired, so the next waiter removes it as a crashed process's.
+     * What an entry's ticket, or the counter, reads as when it is not an integer of the {@code long} range (an item
+     * edited by hand, a counter pushed past 2^63): below every ticket dynamolock hands out, so such an entry keeps
+     * every other out, and is never granted ({@link #blockers}). Tickets decide the order and are the fencing
+     * tokens: read approximately, two entries could share one and both hold.
+     */
+    static final long UNREADABLE_TICKET = 0;
+
+    /** The permits of an item whose {@code permits} is not an integer: no request's, so every enqueue is refused. */
+    private static final int UNREADABLE_PERMITS = -1;
+
+    /** A number that must be read exactly: {@code unreadable} if it is not an integer of the {@code long} range. */
+    private static long exact(AttributeValue value, long unreadable) {
+        try {
+            return value.n() == null ? unreadable : new BigDecimal(value.n()).longValueExact();
+        }
+        catch (ArithmeticException | NumberFormatException notALong) {
+            return unreadable;
+        }
+    }
+
+    /**
+     * An entry's fail-closed lease, 0 if it is fail-open. Present but unreadable, the entry stays fail-closed: read as
+     * fail-open it would expire, and a holder that must never be replaced blindly could be.
+     */
+    private static long failClosedLease(AttributeValue value) {
+        return value == null ? 0 : Math.max(1, number(value));
+    }
+
+    /**
+     * A time (a lease end, the TTL) as the protocol writes it, an integer; 0 if it is missing or not a number, a
+     * fraction cut to its integer, and bounded to the {@code long} range: an item edited by hand or by another tool
+     * must not make every reader of the lock throw. An entry whose lease end reads as 0 has expired, so the next
+     * waiter removes it as a crashed process's (on condition that it is still so: {@code QueueTable#sameLeaseEnd}).
      */
     private static long number(AttributeValue value) {
         if (value == null || value.n() == null) {
@@ -212,6 +244,10 @@ final class QueueState {
 
     /** The grant rule (see the class comment): what keeps {@code self} from holding. */
     Blockers blockers(Entry self) {
+        if (self.ticket() == UNREADABLE_TICKET) {
+            // Its place in the queue is unknown: it must never hold (the Waiter fails such an entry of its own).
+            return new Blockers(entries.stream().filter(entry -> entry != self).toList(), Integer.MAX_VALUE);
+        }
         List<Entry> ahead = ahead(self.ticket());
         if (self.shared()) {
             List<Entry> exclusive = ahead.stream().filter(entry -> !entry.shared()).toList();

@@ -13,6 +13,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
 /**
  * One acquisition from its enqueue to a grant or a give-up, as a state machine that takes one step per event
@@ -274,6 +275,13 @@ final class Waiter implements WakeUps.Addressee {
             if (engine.isClosed()) {
                 throw new DynamoLockException("The LockTemplate was closed while waiting for " + entry.key());
             }
+            QueueState.Entry own = state.entry(entry.id());
+            if (own != null && own.ticket() == QueueState.UNREADABLE_TICKET) {
+                throw new DynamoLockException("The lock item of " + entry.key() + " gave this acquisition no usable"
+                        + " ticket, i.e. no integer below 2^63 (the item's counter '" + QueueState.NEXT + "' is "
+                        + counter(state) + "; edited by hand?). No acquisition can be granted the"
+                        + " lock until it is fixed: delete the item while nobody holds the lock (it is created again)");
+            }
             long now = System.nanoTime();
             WaitLoop.Next next = engine.waitLoop.decide(state, entry.id(), failure, engine.settings.clock().millis(),
                     now, deadlineNanos);
@@ -303,6 +311,11 @@ final class Waiter implements WakeUps.Addressee {
             sleep(now, ((WaitLoop.Wait) next).delayNanos());
             return;
         }
+    }
+
+    private static String counter(QueueState state) {
+        AttributeValue next = state.item().get(QueueState.NEXT);
+        return next == null ? "unknown" : next.n() != null ? next.n() : next.toString();
     }
 
     private void grant() {

@@ -3,6 +3,7 @@ package io.dynamolock.core.reliability;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.dynamolock.core.DynamoLockException;
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.LockWaitTimeoutException;
@@ -39,28 +40,28 @@ class MalformedItemTests {
     @Test
     void anEntryWithoutALeaseEndIsPurgedByTheNextWaiter() throws Exception {
         put("no-lease-end", Map.of("t#x", AttributeValue.fromN("5")));
-        LockTemplate locks = fixture.template(b -> { }, requests);
 
-        LockHandle lock = within(() -> locks.acquire("no-lease-end", Duration.ofSeconds(5)));
-
-        assertThat(lock.fencingToken()).isGreaterThan(5);
-        assertThat(requests.attempts(Step.PURGE)).isEqualTo(1);
-        lock.release();
-        assertThat(fixture.queue("no-lease-end")).isEmpty();
+        assertTheNextWaiterPurgesItAndHolds("no-lease-end");
     }
 
     @Test
     void anEntryWhoseTicketAndLeaseEndAreStringsIsShownAndPurgedByTheNextWaiter() throws Exception {
         put("string-ticket", Map.of("t#x", AttributeValue.fromS("5"), "e#x", AttributeValue.fromS("1")));
-        LockTemplate locks = fixture.template(b -> { }, requests);
         assertThat(fixture.queue("string-ticket")).singleElement()
                 .satisfies(entry -> assertThat(entry.entryId()).isEqualTo("x"));
 
-        LockHandle lock = within(() -> locks.acquire("string-ticket", Duration.ofSeconds(5)));
+        assertTheNextWaiterPurgesItAndHolds("string-ticket");
+    }
 
+    private void assertTheNextWaiterPurgesItAndHolds(String entity) throws Exception {
+        LockTemplate locks = fixture.template(b -> { }, requests);
+
+        LockHandle lock = within(() -> locks.acquire(entity, Duration.ofSeconds(5)));
+
+        assertThat(lock.fencingToken()).isGreaterThan(5);
         assertThat(requests.attempts(Step.PURGE)).isEqualTo(1);
         lock.release();
-        assertThat(fixture.queue("string-ticket")).isEmpty();
+        assertThat(fixture.queue(entity)).isEmpty();
     }
 
     @Test
@@ -72,8 +73,8 @@ class MalformedItemTests {
         try {
             assertThatThrownBy(() -> within(() -> locks.acquire("fraction", Duration.ofMillis(500))))
                     .isInstanceOf(LockWaitTimeoutException.class);
-            assertThat(requests.attempts(Step.PURGE)).as("the enqueue's purge, then one a poll at most")
-                    .isBetween(1, requests.attempts(Step.READ) + 1);
+            assertThat(requests.attempts(Step.PURGE)).as("after the enqueue's answer and the first one, one a poll")
+                    .isBetween(1, requests.attempts(Step.READ) + 2);
         }
         finally {
             fixture.template().breakLock("fraction", null, 5); // ends a waiter that would loop
@@ -91,11 +92,50 @@ class MalformedItemTests {
         assertThat(fixture.queue("centuries")).extracting(entry -> entry.entryId()).containsExactly("x");
     }
 
+    @Test
+    void aCounterPastTheLongRangeNeverLetsTwoCallersHold() throws Exception {
+        put("counter", Map.of("next", AttributeValue.fromN(Long.toString(Long.MAX_VALUE))));
+        LockTemplate locks = fixture.template();
+        LockHandle first = within(() -> locks.acquire("counter", Duration.ofSeconds(5)));
+
+        // Its ticket, 2^63, is no long: read approximately it would be the first's, and both would hold (the message
+        // shows the counter as its failed enqueue left it).
+        assertThatThrownBy(() -> within(() -> fixture.template().acquire("counter", Duration.ofSeconds(5))))
+                .isInstanceOf(DynamoLockException.class).hasMessageContaining("'next'")
+                .hasMessageContaining("9223372036854775809").hasMessageContaining("delete the item");
+
+        assertThat(first.isValid()).isTrue();
+        assertThat(fixture.queue("counter")).extracting(entry -> entry.ticket()).containsExactly(Long.MAX_VALUE);
+        first.release();
+    }
+
+    @Test
+    void aLiveEntryWithAnUnreadableTicketKeepsEveryoneOut() throws Exception {
+        long leaseEnd = System.currentTimeMillis() + 60_000;
+        put("fraction-ticket", Map.of("t#x", AttributeValue.fromN("5.5"),
+                "e#x", AttributeValue.fromN(Long.toString(leaseEnd))));
+        put("string-ticket-live", Map.of("t#x", AttributeValue.fromS("1"),
+                "e#x", AttributeValue.fromN(Long.toString(leaseEnd))));
+
+        assertThat(fixture.template().tryAcquire("fraction-ticket")).isEmpty();
+        assertThat(fixture.template().tryAcquire("string-ticket-live")).isEmpty();
+    }
+
+    @Test
+    void anEntryWithAnUnreadableFailClosedLeaseStaysFailClosed() throws Exception {
+        put("fail-closed", Map.of("t#x", AttributeValue.fromN("5"), "e#x", AttributeValue.fromN("1"),
+                "k#x", AttributeValue.fromS("60000"), "fc", AttributeValue.fromN("1")));
+
+        assertThat(fixture.template().tryAcquire("fail-closed")).as("not purged as a fail-open entry").isEmpty();
+        assertThat(fixture.queue("fail-closed")).singleElement().satisfies(entry ->
+                assertThat(entry.failClosed()).isTrue());
+    }
+
     private void put(String entity, Map<String, AttributeValue> entry) {
         Map<String, AttributeValue> item = new HashMap<>(entry);
         item.put("pk", AttributeValue.fromS(entity));
         item.put("sk", AttributeValue.fromS("default"));
-        item.put("next", AttributeValue.fromN("10"));
+        item.putIfAbsent("next", AttributeValue.fromN("10"));
         fixture.admin().putItem(b -> b.tableName(fixture.table()).item(item));
     }
 
