@@ -361,6 +361,10 @@ public final class LockEngine {
                 + "\", " + (one ? silent.get(0).ticket() + ")" : "ticket) for each,") + " or the actuator endpoint's"
                 + " DELETE (README: Runbook)" + (gaveUp.silentEnough() ? "" : "; live entries keep it out as well")
                 + "; if " + (one ? "it is" : "they are") + " alive, raise the wait.";
+        if (silent.stream().anyMatch(e -> e.ticket() == QueueState.UNREADABLE_TICKET)) {
+            hint += " Ticket 0 stands for one that is not an integer below 2^63 (an item edited by hand?): no break"
+                    + " can name it; remove its attributes with the AWS CLI (README: Runbook).";
+        }
         return otherHint == null ? hint : hint + " " + otherHint;
     }
 

@@ -214,8 +214,10 @@ final class QueueTable {
             }
             if (!state.entries().isEmpty() || attempt == 3) {
                 throw new LockOptionException("permits", entry.permits(), "The lock of entity='"
-                        + key.entity() + "' namespace='" + key.namespace() + "' in table '" + tableName + "' admits "
-                        + state.permits() + " holder(s) at once, and its queue holds " + state.entries().size()
+                        + key.entity() + "' namespace='" + key.namespace() + "' in table '" + tableName + "' "
+                        + (state.permits() > 0 ? "admits " + state.permits() + " holder(s) at once"
+                                : "has permits that are not a positive integer (an item edited by hand?)")
+                        + ", and its queue holds " + state.entries().size()
                         + " entries; this request asks for permits " + entry.permits() + ". Every request for one"
                         + " lock must ask for the same permits: fix the one that differs" + silent(state, nowMillis));
             }

@@ -141,7 +141,8 @@ final class WaitLoop {
      * The first fail-closed entry ahead of {@code self} whose lease has run out while the entries ahead of it keep it
      * out, with the fewest of those that keep it out by themselves: the last ones, which leave last. A fail-closed
      * entry that may have held (none ahead keeps it out) is never chosen, whatever its lease; nor one that needs
-     * more keepers than one condition may name ({@link QueueTable#MAX_PURGE}, a semaphore of that many permits).
+     * more keepers than one condition may name ({@link QueueTable#MAX_PURGE}, a semaphore of that many permits); nor
+     * one of an item edited by hand that the rule can never let in.
      */
     static PurgeNeverHeld neverHeld(QueueState state, QueueState.Entry self, long nowMillis) {
         for (QueueState.Entry entry : state.ahead(self.ticket())) {
@@ -149,7 +150,9 @@ final class WaitLoop {
                 continue;
             }
             QueueState.Blockers blockers = state.blockers(entry);
-            if (!blockers.hold() && blockers.entries().size() - blockers.mustLeave() < QueueTable.MAX_PURGE) {
+            // Not one that no number of leavers lets in (an unreadable ticket or permits): nothing proves it never held.
+            if (!blockers.hold() && blockers.mustLeave() <= blockers.entries().size()
+                    && blockers.entries().size() - blockers.mustLeave() < QueueTable.MAX_PURGE) {
                 // It holds once mustLeave of its blockers have left: while any size - mustLeave + 1 remain, it cannot.
                 List<QueueState.Entry> keep = blockers.entries();
                 return new PurgeNeverHeld(entry, keep.subList(blockers.mustLeave() - 1, keep.size()));

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.dynamolock.core.DynamoLockException;
 import io.dynamolock.core.LockHandle;
+import io.dynamolock.core.LockOptionException;
 import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.LockWaitTimeoutException;
 import io.dynamolock.core.test.FaultInjector;
@@ -129,6 +130,29 @@ class MalformedItemTests {
         assertThat(fixture.template().tryAcquire("fail-closed")).as("not purged as a fail-open entry").isEmpty();
         assertThat(fixture.queue("fail-closed")).singleElement().satisfies(entry ->
                 assertThat(entry.failClosed()).isTrue());
+    }
+
+    @Test
+    void aSilentFailClosedEntryWithAnUnreadableTicketMakesWaitersTimeOutNamingTheFix() {
+        put("fc-fraction", Map.of("t#x", AttributeValue.fromN("5.5"), "e#x", AttributeValue.fromN("1"),
+                "k#x", AttributeValue.fromN("60000"), "fc", AttributeValue.fromN("1")));
+        LockTemplate locks = fixture.template();
+
+        assertThatThrownBy(() -> within(() -> locks.acquire("fc-fraction", Duration.ofMillis(300))))
+                .isInstanceOf(LockWaitTimeoutException.class).hasMessageContaining("AWS CLI");
+        assertThat(fixture.queue("fc-fraction")).extracting(entry -> entry.entryId()).containsExactly("x");
+    }
+
+    @Test
+    void unreadablePermitsBesideASilentFailClosedEntryAreRefusedAndRemoveNothing() {
+        put("fc-permits", Map.of("t#x", AttributeValue.fromN("5"), "e#x", AttributeValue.fromN("1"),
+                "k#x", AttributeValue.fromN("60000"), "fc", AttributeValue.fromN("1"),
+                "permits", AttributeValue.fromN("1.5")));
+        LockTemplate locks = fixture.template();
+
+        assertThatThrownBy(() -> within(() -> locks.acquire("fc-permits", Duration.ofMillis(300))))
+                .isInstanceOf(LockOptionException.class).hasMessageContaining("not a positive integer");
+        assertThat(fixture.queue("fc-permits")).extracting(entry -> entry.entryId()).containsExactly("x");
     }
 
     private void put(String entity, Map<String, AttributeValue> entry) {
