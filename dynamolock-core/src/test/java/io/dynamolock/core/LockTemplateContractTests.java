@@ -979,6 +979,9 @@ class LockTemplateContractTests {
         assertThat(lastConfirmedSend.get()).isLessThan(cutAt);
         assertThat(lostAt.get()).as("not before the lease as last confirmed ended (its start read just before)")
                 .isGreaterThan(leaseEnd - Duration.ofMillis(50).toNanos());
+        // R11: when it ends, not at the next renewal's end or a lease later; half a lease spares a loaded machine.
+        assertThat(Duration.ofNanos(lostAt.get() - leaseEnd)).as("reported after the lease as last confirmed ended")
+                .isLessThan(LockFixture.LEASE.dividedBy(2));
         assertThat(lock.isValid()).isFalse();
     }
 

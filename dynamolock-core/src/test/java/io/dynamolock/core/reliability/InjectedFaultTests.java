@@ -728,6 +728,8 @@ class InjectedFaultTests extends FaultyTemplateTestSupport {
 
         Await.until(Duration.ofSeconds(10), "the fail-closed entry removed by a background retry",
                 () -> item().entries().isEmpty());
+        assertThat(faults.injected(Step.REMOVE)).as("the failed attempts").isEqualTo(ATTEMPTS);
+        assertThat(faults.attempts(Step.REMOVE)).isEqualTo(ATTEMPTS + 1);
         clean.tryAcquire(entity).orElseThrow().release();
     }
 

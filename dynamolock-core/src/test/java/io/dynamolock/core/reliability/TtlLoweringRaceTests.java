@@ -89,6 +89,10 @@ class TtlLoweringRaceTests extends LockTableTestSupport {
             release.join(20_000);
             Await.until(Duration.ofSeconds(20), "long lease held", () -> longLease.get() != null);
 
+            // The forced interleaving happened: A's lowering waited for B's to be sent, and B's for A's answer.
+            assertThat(lowerings.get()).as("A's lowerings").isPositive();
+            assertThat(longLeaseLowering.getCount()).as("B's lowering sent while A's waited").isZero();
+            assertThat(firstLoweringAnswered.getCount()).as("A's lowering answered before B's was sent").isZero();
             LockItems.Item item = items.read(entity, "default");
             LockItems.Entry entry = item.entries().values().iterator().next();
             assertThat(item.entries()).hasSize(1);
