@@ -27,6 +27,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
 /**
@@ -313,6 +315,56 @@ class LockPrimitivesContractTests {
                 .satisfies(entry -> assertThat(entry.ticket()).isEqualTo(other.fencingToken()));
         assertThat(locks.tryAcquire(LockRequest.builder(List.of("n-a", "n-b")).build())).isEmpty();
         assertThat(fixture.queue("n-a")).isEmpty();
+    }
+
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void aTimedOutRequestOfSeveralEntitiesReportsTheWholeWait(boolean async) throws Exception {
+        String a = "tw-a-" + async;
+        String b = "tw-b-" + async;
+        LockHandle holderOfA = fixture.template().acquire(a, WAIT);
+        LockHandle holderOfB = fixture.template().acquire(b, WAIT);
+        Duration wait = Duration.ofSeconds(2);
+        Future<LockHandle> caller = call(fixture.template(), LockRequest.builder(List.of(a, b)).wait(wait).build(),
+                async);
+        fixture.awaitQueueLength(a, 2);
+        Thread.sleep(1_000); // the holder of the first works for half of the caller's wait (the scenario, not a sync)
+        holderOfA.release();
+
+        assertThatThrownBy(() -> caller.get(WAIT.toSeconds(), TimeUnit.SECONDS)).cause()
+                .isInstanceOfSatisfying(LockWaitTimeoutException.class, timeout -> {
+                    assertThat(timeout.entity()).isEqualTo(b);
+                    assertThat(timeout.waited()).as("for the first, then the second").isGreaterThanOrEqualTo(wait);
+                });
+        awaitQueue(a, 0); // an asynchronous request releases what it took after it failed, on a request thread
+        holderOfB.release();
+    }
+
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void aPartLostWhileALaterOneIsWaitedForEndsTheWaitAtOnce(boolean async) throws Exception {
+        String a = "lp-a-" + async;
+        String b = "lp-b-" + async;
+        LockHandle holderOfB = fixture.template().acquire(b, WAIT);
+        Future<LockHandle> caller = call(fixture.template(), LockRequest.builder(List.of(a, b)).wait(WAIT).build(),
+                async);
+        fixture.awaitQueueLength(b, 2);
+
+        fixture.purge(a, fixture.queue(a).get(0).entryId()); // broken by an operator, or purged after a pause
+
+        assertThatThrownBy(() -> caller.get(WAIT.toSeconds() / 3, TimeUnit.SECONDS)).as("long before its wait ends")
+                .cause().isInstanceOfSatisfying(LockLostException.class, lost -> {
+                    assertThat(lost).hasMessageContaining(a);
+                    assertThat(lost.wasGranted()).isFalse();
+                });
+        awaitQueue(b, 1);
+        assertThat(fixture.queue(b)).singleElement()
+                .satisfies(entry -> assertThat(entry.ticket()).isEqualTo(holderOfB.fencingToken()));
+        holderOfB.release();
+    }
+
+    private Future<LockHandle> call(LockTemplate locks, LockRequest request, boolean async) {
+        return async ? locks.acquireAsync(request, LockScope.empty()) : threads.submit(() -> locks.acquire(request));
     }
 
     @Test

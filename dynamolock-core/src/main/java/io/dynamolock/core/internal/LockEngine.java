@@ -238,12 +238,23 @@ public final class LockEngine {
 
     /** One lock, waiting on the calling thread up to {@code wait}; joins what the thread's scope holds. */
     LockHandle acquireOne(LockRequest request, Duration wait) {
+        return acquireOne(request, wait, null);
+    }
+
+    /**
+     * {@link #acquireOne(LockRequest, Duration)}, whose wait also ends, with {@code abandonedBy}'s reason, once that
+     * completes (a part of a lock of several entities whose earlier part was lost meanwhile); {@code null} for none.
+     */
+    LockHandle acquireOne(LockRequest request, Duration wait, CompletableFuture<RuntimeException> abandonedBy) {
         LockKey key = keyOf(request);
         LockHandle joined = join(request, key, scopes.current(), Thread.currentThread());
         if (joined != null) {
             return joined;
         }
         Waiter waiter = begin(request, key, wait, Thread.currentThread());
+        if (abandonedBy != null) {
+            abandonedBy.thenAccept(waiter::abandon);
+        }
         if (Thread.currentThread().isInterrupted()) {
             waiter.abandon(interrupted(key, new InterruptedException()));
         }

@@ -5,6 +5,7 @@ import io.dynamolock.core.LockLostException;
 import io.dynamolock.core.LockOptionException;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockScope;
+import io.dynamolock.core.LockWaitTimeoutException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,19 +32,42 @@ final class MultiAcquire {
         List<LockRequest> parts = parts(request);
         parts.forEach(part -> engine.refuseBeforeSending(part, wait, scope, Thread.currentThread()));
         refuseOutOfOrder(request, parts, wait, scope);
-        long deadline = Waits.deadline(System.nanoTime(), wait);
+        long start = System.nanoTime();
+        long deadline = Waits.deadline(start, wait);
         List<LockHandle> taken = new ArrayList<>();
+        // A part lost while a later one is waited for ends that wait: someone else may hold it by now.
+        CompletableFuture<RuntimeException> partLost = new CompletableFuture<>();
         try {
             for (LockRequest part : parts) {
-                taken.add(engine.acquireOne(part, remaining(wait, deadline)));
+                LockHandle lock = engine.acquireOne(part, remaining(wait, deadline), partLost);
+                taken.add(lock);
+                lock.onLost(lost -> partLost.complete(lostPart(lost, scope)));
             }
             requireAllValid(taken, scope);
+        }
+        catch (LockWaitTimeoutException timeout) {
+            releaseQuietly(taken, timeout);
+            throw waitedInAll(timeout, start);
         }
         catch (RuntimeException | Error ex) {
             releaseQuietly(taken, ex);
             throw ex;
         }
         return new MultiHold(taken);
+    }
+
+    /**
+     * A part's time-out, as the caller's: it waited since the request began, for the parts before as well. The part's
+     * own is its cause.
+     */
+    private static LockWaitTimeoutException waitedInAll(LockWaitTimeoutException part, long startNanos) {
+        LockWaitTimeoutException whole = new LockWaitTimeoutException(part.entity(), part.namespace(),
+                Duration.ofNanos(System.nanoTime() - startNanos), part.position(), part.ownersAhead(), part.hint());
+        whole.initCause(part);
+        for (Throwable suppressed : part.getSuppressed()) {
+            whole.addSuppressed(suppressed);
+        }
+        return whole;
     }
 
     /**
@@ -59,8 +83,7 @@ final class MultiAcquire {
             return CompletableFuture.failedFuture(scopeLost); // as for one entity; a broken rule throws
         }
         refuseOutOfOrder(request, parts, wait, scope);
-        long deadline = Waits.deadline(System.nanoTime(), wait);
-        Chain chain = new Chain(parts, wait, deadline, scope);
+        Chain chain = new Chain(parts, wait, System.nanoTime(), scope);
         chain.next(0);
         return chain.result;
     }
@@ -120,15 +143,20 @@ final class MultiAcquire {
     private static void requireAllValid(List<LockHandle> taken, LockScope scope) {
         for (LockHandle part : taken) {
             if (!part.isValid()) {
-                boolean joined = scope.locks().stream().flatMap(held -> held.parts().stream())
-                        .anyMatch(held -> held.entryId().equals(part.entryId()));
-                String what = "The lease of " + part.entity() + " (namespace '" + part.namespace() + "') was lost"
-                        + " while the other entities of the request were waited for; the request released what it had"
-                        + " taken";
-                throw joined ? new LockLostException(what + ", but the enclosing scope held " + part.entity()
-                        + " and its work ran") : LockLostException.beforeGrant(what + " and holds none of them");
+                throw lostPart(part, scope);
             }
         }
+    }
+
+    /** Why the request fails when {@code part} was lost before the others were taken. */
+    private static LockLostException lostPart(LockHandle part, LockScope scope) {
+        boolean joined = scope.locks().stream().flatMap(held -> held.parts().stream())
+                .anyMatch(held -> held.entryId().equals(part.entryId()));
+        String what = "The lease of " + part.entity() + " (namespace '" + part.namespace() + "') was lost"
+                + " while the other entities of the request were waited for; the request released what it had"
+                + " taken";
+        return joined ? new LockLostException(what + ", but the enclosing scope held " + part.entity()
+                + " and its work ran") : LockLostException.beforeGrant(what + " and holds none of them");
     }
 
     private static void releaseQuietly(List<LockHandle> taken, Throwable cause) {
@@ -146,6 +174,7 @@ final class MultiAcquire {
         final CompletableFuture<LockHandle> result = new CompletableFuture<>();
         private final List<LockRequest> parts;
         private final Duration wait;
+        private final long start;
         private final long deadline;
         private final LockScope scope;
         private final List<LockHandle> taken = new ArrayList<>();
@@ -153,10 +182,11 @@ final class MultiAcquire {
         /** The lock this chain completed {@link #result} with; any other completion is the caller's. */
         private volatile LockHandle built;
 
-        Chain(List<LockRequest> parts, Duration wait, long deadline, LockScope scope) {
+        Chain(List<LockRequest> parts, Duration wait, long start, LockScope scope) {
             this.parts = parts;
             this.wait = wait;
-            this.deadline = deadline;
+            this.start = start;
+            this.deadline = Waits.deadline(start, wait);
             this.scope = scope;
             result.whenComplete((lock, ex) -> {
                 if (ex != null || lock == null || lock != built) {
@@ -184,8 +214,9 @@ final class MultiAcquire {
             }
             part.whenComplete((lock, ex) -> {
                 if (ex != null) {
-                    result.completeExceptionally(ex instanceof CompletionException && ex.getCause() != null
-                            ? ex.getCause() : ex);
+                    Throwable failure = ex instanceof CompletionException && ex.getCause() != null ? ex.getCause() : ex;
+                    result.completeExceptionally(failure instanceof LockWaitTimeoutException timeout
+                            ? waitedInAll(timeout, start) : failure);
                 }
                 else if (!add(lock)) {
                     // Granted after the caller gave up. Release is a blocking request: not on this thread, which
@@ -193,6 +224,8 @@ final class MultiAcquire {
                     engine.workers.requestsOrCaller().execute(lock::release);
                 }
                 else if (index + 1 < parts.size()) {
+                    // Lost while a later part is waited for: that wait ends (abandon()), someone may hold it by now.
+                    lock.onLost(lost -> result.completeExceptionally(lostPart(lost, scope)));
                     next(index + 1);
                 }
                 else {
