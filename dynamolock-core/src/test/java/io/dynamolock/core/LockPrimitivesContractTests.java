@@ -363,6 +363,29 @@ class LockPrimitivesContractTests {
         holderOfB.release();
     }
 
+    /** The waiting part ends because of a lost lease, not a caller's cancel: onFailed (metrics' outcome) says so. */
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void theWaitingPartOfARequestWhosePartWasLostFailsAsLostNotCancelled(boolean async) throws Exception {
+        String a = "lw-a-" + async;
+        String b = "lw-b-" + async;
+        RecordingListener recorder = new RecordingListener();
+        LockTemplate locks = fixture.template(t -> t.listener(recorder));
+        LockHandle holderOfB = fixture.template().acquire(b, WAIT);
+        Future<LockHandle> caller = call(locks, LockRequest.builder(List.of(a, b)).wait(WAIT).build(), async);
+        fixture.awaitQueueLength(b, 2);
+
+        fixture.purge(a, fixture.queue(a).get(0).entryId());
+
+        assertThatThrownBy(() -> caller.get(WAIT.toSeconds() / 3, TimeUnit.SECONDS)).cause()
+                .isInstanceOf(LockLostException.class);
+        Await.until(Duration.ofSeconds(10), "the waiting part's outcome",
+                () -> recorder.events().stream().anyMatch(e -> e.startsWith("failed " + b)));
+        assertThat(recorder.events()).filteredOn(e -> e.startsWith("failed " + b))
+                .containsExactly("failed " + b + " LockLostException");
+        holderOfB.release();
+    }
+
     private Future<LockHandle> call(LockTemplate locks, LockRequest request, boolean async) {
         return async ? locks.acquireAsync(request, LockScope.empty()) : threads.submit(() -> locks.acquire(request));
     }

@@ -9,6 +9,7 @@ import io.dynamolock.core.LockWaitTimeoutException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
@@ -57,13 +58,15 @@ final class MultiAcquire {
     }
 
     /**
-     * A part's time-out, as the caller's: it waited since the request began, for the parts before as well. The part's
-     * own is its cause.
+     * A part's time-out, as the caller's: it waited since the request began, for the parts before as well. Its cause
+     * stays the last failure of the part's wait, if any (README: faults).
      */
     private static LockWaitTimeoutException waitedInAll(LockWaitTimeoutException part, long startNanos) {
         LockWaitTimeoutException whole = new LockWaitTimeoutException(part.entity(), part.namespace(),
                 Duration.ofNanos(System.nanoTime() - startNanos), part.position(), part.ownersAhead(), part.hint());
-        whole.initCause(part);
+        if (part.getCause() != null) {
+            whole.initCause(part.getCause()); // README: the last failure is a time-out's cause
+        }
         for (Throwable suppressed : part.getSuppressed()) {
             whole.addSuppressed(suppressed);
         }
@@ -190,7 +193,7 @@ final class MultiAcquire {
             this.scope = scope;
             result.whenComplete((lock, ex) -> {
                 if (ex != null || lock == null || lock != built) {
-                    abandon(); // failed, cancelled, or completed by the caller (complete, completeOnTimeout)
+                    abandon(ex); // failed, cancelled, or completed by the caller (complete, completeOnTimeout)
                 }
             });
         }
@@ -255,7 +258,7 @@ final class MultiAcquire {
         }
 
         /** The caller gave up or a part failed: stop waiting, and release what was taken. */
-        private void abandon() {
+        private void abandon(Throwable why) {
             List<LockHandle> release;
             CompletableFuture<LockHandle> waiting;
             synchronized (this) {
@@ -264,7 +267,13 @@ final class MultiAcquire {
                 waiting = current;
             }
             if (waiting != null) {
-                waiting.cancel(false);
+                Throwable cause = why instanceof CompletionException && why.getCause() != null ? why.getCause() : why;
+                if (cause instanceof RuntimeException && !(cause instanceof CancellationException)) {
+                    waiting.completeExceptionally(cause); // the chain's own failure (a part lost): onFailed names it
+                }
+                else {
+                    waiting.cancel(false);
+                }
             }
             if (release.isEmpty()) {
                 return;

@@ -234,6 +234,23 @@ class InjectedFaultTests extends FaultyTemplateTestSupport {
         assertThat(item().entries()).isEmpty();
     }
 
+    /** README (faults table): a time-out after failing polls has the last failure as its cause; several entities too. */
+    @Test
+    void aTimeOutOfSeveralEntitiesWhosePollsKeepFailingHasTheLastFailureAsItsCause() throws Exception {
+        String later = entity + "-z"; // sorts after entity: the second part
+        LockHandle holder = clean.acquire(later, LONG);
+        faults.failAlways(Step.READ, Fault.SERVER_ERROR_BEFORE);
+        CountDownLatch retried = faults.awaitAttempts(Step.READ, 2 * ATTEMPTS);
+        CompletableFuture<LockHandle> waiter = CompletableFuture.supplyAsync(
+                () -> faulty.acquire(LockRequest.builder(List.of(entity, later)).wait(SHORT).build()));
+
+        assertThat(retried.await(30, TimeUnit.SECONDS)).isTrue();
+        assertThatThrownBy(() -> waiter.get(30, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
+                .cause().isInstanceOf(LockWaitTimeoutException.class)
+                .cause().isInstanceOf(SdkException.class);
+        holder.release();
+    }
+
     /**
      * An outage must not flood the log: a waiter polls every few tens of ms, and a queue of 100 would log thousands
      * of stack traces a second. One failure a minute is a WARN with its stack trace, the others DEBUG lines.
