@@ -340,14 +340,16 @@ class LockPrimitivesContractTests {
         holderOfB.release();
     }
 
+    /** Its listeners (the meters' outcome) hear that the waiting part ended for a lost lease, not a caller's cancel. */
     @ParameterizedTest
     @ValueSource(booleans = {false, true})
     void aPartLostWhileALaterOneIsWaitedForEndsTheWaitAtOnce(boolean async) throws Exception {
         String a = "lp-a-" + async;
         String b = "lp-b-" + async;
+        RecordingListener recorder = new RecordingListener();
         LockHandle holderOfB = fixture.template().acquire(b, WAIT);
-        Future<LockHandle> caller = call(fixture.template(), LockRequest.builder(List.of(a, b)).wait(WAIT).build(),
-                async);
+        Future<LockHandle> caller = call(fixture.template(t -> t.listener(recorder)),
+                LockRequest.builder(List.of(a, b)).wait(WAIT).build(), async);
         fixture.awaitQueueLength(b, 2);
 
         fixture.purge(a, fixture.queue(a).get(0).entryId()); // broken by an operator, or purged after a pause
@@ -360,25 +362,6 @@ class LockPrimitivesContractTests {
         awaitQueue(b, 1);
         assertThat(fixture.queue(b)).singleElement()
                 .satisfies(entry -> assertThat(entry.ticket()).isEqualTo(holderOfB.fencingToken()));
-        holderOfB.release();
-    }
-
-    /** The waiting part ends because of a lost lease, not a caller's cancel: onFailed (metrics' outcome) says so. */
-    @ParameterizedTest
-    @ValueSource(booleans = {false, true})
-    void theWaitingPartOfARequestWhosePartWasLostFailsAsLostNotCancelled(boolean async) throws Exception {
-        String a = "lw-a-" + async;
-        String b = "lw-b-" + async;
-        RecordingListener recorder = new RecordingListener();
-        LockTemplate locks = fixture.template(t -> t.listener(recorder));
-        LockHandle holderOfB = fixture.template().acquire(b, WAIT);
-        Future<LockHandle> caller = call(locks, LockRequest.builder(List.of(a, b)).wait(WAIT).build(), async);
-        fixture.awaitQueueLength(b, 2);
-
-        fixture.purge(a, fixture.queue(a).get(0).entryId());
-
-        assertThatThrownBy(() -> caller.get(WAIT.toSeconds() / 3, TimeUnit.SECONDS)).cause()
-                .isInstanceOf(LockLostException.class);
         Await.until(Duration.ofSeconds(10), "the waiting part's outcome",
                 () -> recorder.events().stream().anyMatch(e -> e.startsWith("failed " + b)));
         assertThat(recorder.events()).filteredOn(e -> e.startsWith("failed " + b))
