@@ -147,8 +147,8 @@ final class QueueState {
                 AttributeValue owner = item.get(OWNER_PREFIX + id);
                 AttributeValue mode = item.get(MODE_PREFIX + id);
                 entries.add(new Entry(id, owner == null || owner.s() == null ? id : owner.s(),
-                        exact(value, UNREADABLE_TICKET), number(expiry), failClosedLease(item.get(FAIL_CLOSED_PREFIX + id)),
-                        mode != null && SHARED.equals(mode.s())));
+                        exact(value, UNREADABLE_TICKET), number(expiry),
+                        failClosedLease(item.get(FAIL_CLOSED_PREFIX + id)), mode != null && SHARED.equals(mode.s())));
             }
         });
         long next = item.get(NEXT) == null ? 0 : exact(item.get(NEXT), UNREADABLE_TICKET);

@@ -150,7 +150,8 @@ final class WaitLoop {
                 continue;
             }
             QueueState.Blockers blockers = state.blockers(entry);
-            // Not one that no number of leavers lets in (an unreadable ticket or permits): nothing proves it never held.
+            // Not one that no number of leavers lets in (an unreadable ticket or permits): nothing proves it never
+            // held.
             if (!blockers.hold() && blockers.mustLeave() <= blockers.entries().size()
                     && blockers.entries().size() - blockers.mustLeave() < QueueTable.MAX_PURGE) {
                 // It holds once mustLeave of its blockers have left: while any size - mustLeave + 1 remain, it cannot.
