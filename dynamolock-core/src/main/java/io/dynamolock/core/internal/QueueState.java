@@ -170,11 +170,19 @@ final class QueueState {
 
     /** A number that must be read exactly: {@code unreadable} if it is not an integer of the {@code long} range. */
     private static long exact(AttributeValue value, long unreadable) {
-        try {
-            return value.n() == null ? unreadable : new BigDecimal(value.n()).longValueExact();
-        }
-        catch (ArithmeticException | NumberFormatException notALong) {
+        if (value.n() == null) {
             return unreadable;
+        }
+        try {
+            return Long.parseLong(value.n()); // what dynamolock writes: every state of every event is parsed
+        }
+        catch (NumberFormatException notPlain) {
+            try {
+                return new BigDecimal(value.n()).longValueExact(); // "1E+3", "5.0"
+            }
+            catch (ArithmeticException | NumberFormatException notALong) {
+                return unreadable;
+            }
         }
     }
 
