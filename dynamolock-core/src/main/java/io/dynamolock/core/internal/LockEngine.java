@@ -355,26 +355,35 @@ public final class LockEngine {
      * processes resume, a break otherwise; followed by {@code otherHint}, if any.
      */
     private static String silentHint(LockKey key, WaitLoop.GaveUp gaveUp, String otherHint) {
-        List<QueueState.Entry> silent = gaveUp.silent();
-        if (silent.isEmpty()) {
-            return otherHint;
+        // An unreadable ticket (an item edited by hand) reads as 0, which no break can name.
+        List<QueueState.Entry> silent = gaveUp.silent().stream()
+                .filter(e -> e.ticket() != QueueState.UNREADABLE_TICKET).toList();
+        long unreadable = gaveUp.silent().size() - silent.size();
+        String hint = null;
+        if (!silent.isEmpty()) {
+            boolean one = silent.size() == 1;
+            List<String> each = silent.stream().map(e -> e.ticket() + " of " + e.owner()).toList();
+            String named = one ? each.get(0) : String.join(", ", each.subList(0, each.size() - 1)) + " and "
+                    + each.get(each.size() - 1);
+            Instant since = Instant.ofEpochMilli(silent.stream()
+                    .mapToLong(e -> e.expiresAtMillis() - e.failClosedLeaseMillis()).max().orElseThrow());
+            hint = "The fail-closed " + (one ? "entry with ticket " : "entries with tickets ") + named
+                    + (one ? " has" : " have") + " not been renewed since " + since + ": " + (one ? "it never expires"
+                    : "they never expire") + ". If " + (one ? "its process is" : "their processes are") + " dead, break "
+                    + (one ? "it" : "them") + ": LockTemplate.breakLock(\"" + key.entity() + "\", \"" + key.namespace()
+                    + "\", " + (one ? silent.get(0).ticket() + ")" : "ticket) for each,") + " or the actuator endpoint's"
+                    + " DELETE (README: Runbook)" + (gaveUp.silentEnough() ? "" : "; live entries keep it out as well")
+                    + "; if " + (one ? "it is" : "they are") + " alive, raise the wait.";
         }
-        boolean one = silent.size() == 1;
-        List<String> each = silent.stream().map(e -> e.ticket() + " of " + e.owner()).toList();
-        String named = one ? each.get(0) : String.join(", ", each.subList(0, each.size() - 1)) + " and "
-                + each.get(each.size() - 1);
-        Instant since = Instant.ofEpochMilli(silent.stream()
-                .mapToLong(e -> e.expiresAtMillis() - e.failClosedLeaseMillis()).max().orElseThrow());
-        String hint = "The fail-closed " + (one ? "entry with ticket " : "entries with tickets ") + named
-                + (one ? " has" : " have") + " not been renewed since " + since + ": " + (one ? "it never expires"
-                : "they never expire") + ". If " + (one ? "its process is" : "their processes are") + " dead, break "
-                + (one ? "it" : "them") + ": LockTemplate.breakLock(\"" + key.entity() + "\", \"" + key.namespace()
-                + "\", " + (one ? silent.get(0).ticket() + ")" : "ticket) for each,") + " or the actuator endpoint's"
-                + " DELETE (README: Runbook)" + (gaveUp.silentEnough() ? "" : "; live entries keep it out as well")
-                + "; if " + (one ? "it is" : "they are") + " alive, raise the wait.";
-        if (silent.stream().anyMatch(e -> e.ticket() == QueueState.UNREADABLE_TICKET)) {
-            hint += " Ticket 0 stands for one that is not an integer below 2^63 (an item edited by hand?): no break"
-                    + " can name it; remove its attributes with the AWS CLI (README: Runbook).";
+        if (unreadable > 0) {
+            String byHand = unreadable + " silent fail-closed " + (unreadable == 1 ? "entry has" : "entries have")
+                    + " a ticket that is not an integer below 2^63 (an item edited by hand?), shown as ticket 0: no"
+                    + " break can name " + (unreadable == 1 ? "it" : "them") + "; if the process is dead, remove it"
+                    + " with the AWS CLI (README: Runbook).";
+            hint = hint == null ? byHand : hint + " " + byHand;
+        }
+        if (hint == null) {
+            return otherHint;
         }
         return otherHint == null ? hint : hint + " " + otherHint;
     }

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.dynamolock.core.DynamoLockException;
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockOptionException;
+import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.LockWaitTimeoutException;
 import io.dynamolock.core.test.FaultInjector;
@@ -29,6 +30,9 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  */
 @Timeout(60)
 class MalformedItemTests {
+
+    /** The TTL of an item that holds a fail-closed entry: 9999-12-31, never. */
+    private static final long NEVER_TTL_SECONDS = 253_402_300_799L;
 
     private final LockFixture fixture = new LockFixture();
     private final FaultInjector requests = new FaultInjector();
@@ -139,8 +143,21 @@ class MalformedItemTests {
         LockTemplate locks = fixture.template();
 
         assertThatThrownBy(() -> within(() -> locks.acquire("fc-fraction", Duration.ofMillis(300))))
-                .isInstanceOf(LockWaitTimeoutException.class).hasMessageContaining("AWS CLI");
+                .isInstanceOf(LockWaitTimeoutException.class).hasMessageContaining("AWS CLI")
+                .message().doesNotContain("breakLock(").doesNotContain("renewed since");
         assertThat(fixture.queue("fc-fraction")).extracting(entry -> entry.entryId()).containsExactly("x");
+
+        // The README's removal, which counts it out of fc: the item expires again once unused.
+        fixture.admin().updateItem(b -> b.tableName(fixture.table())
+                .key(Map.of("pk", AttributeValue.fromS("fc-fraction"), "sk", AttributeValue.fromS("default")))
+                .updateExpression("REMOVE #t, #e, #o, #k, #m, #w ADD #fc :minusOne")
+                .conditionExpression("attribute_exists(#k)")
+                .expressionAttributeNames(Map.of("#t", "t#x", "#e", "e#x", "#o", "o#x", "#k", "k#x", "#m", "m#x",
+                        "#w", "w#x", "#fc", "fc"))
+                .expressionAttributeValues(Map.of(":minusOne", AttributeValue.fromN("-1"))));
+        locks.acquire(LockRequest.builder("fc-fraction").failClosed(true).build()).release();
+        assertThat(Long.parseLong(fixture.item("fc-fraction", "default").get("expiresAt").n()))
+                .as("the TTL after the last fail-closed entry left").isLessThan(NEVER_TTL_SECONDS);
     }
 
     @Test
