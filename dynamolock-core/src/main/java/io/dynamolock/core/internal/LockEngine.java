@@ -368,18 +368,21 @@ public final class LockEngine {
             Instant since = Instant.ofEpochMilli(silent.stream()
                     .mapToLong(e -> e.expiresAtMillis() - e.failClosedLeaseMillis()).max().orElseThrow());
             hint = "The fail-closed " + (one ? "entry with ticket " : "entries with tickets ") + named
-                    + (one ? " has" : " have") + " not been renewed since " + since + ": " + (one ? "it never expires"
-                    : "they never expire") + ". If " + (one ? "its process is" : "their processes are") + " dead, break "
-                    + (one ? "it" : "them") + ": LockTemplate.breakLock(\"" + key.entity() + "\", \"" + key.namespace()
-                    + "\", " + (one ? silent.get(0).ticket() + ")" : "ticket) for each,") + " or the actuator endpoint's"
+                    + (one ? " has" : " have") + " not been renewed since " + since + ": "
+                    + (one ? "it never expires" : "they never expire") + ". If "
+                    + (one ? "its process is" : "their processes are") + " dead, break " + (one ? "it" : "them")
+                    + ": LockTemplate.breakLock(\"" + key.entity() + "\", \"" + key.namespace() + "\", "
+                    + (one ? silent.get(0).ticket() + ")" : "ticket) for each,") + " or the actuator endpoint's"
                     + " DELETE (README: Runbook)" + (gaveUp.silentEnough() ? "" : "; live entries keep it out as well")
                     + "; if " + (one ? "it is" : "they are") + " alive, raise the wait.";
         }
         if (unreadable > 0) {
-            String byHand = unreadable + " silent fail-closed " + (unreadable == 1 ? "entry has" : "entries have")
+            boolean one = unreadable == 1;
+            String byHand = unreadable + " silent fail-closed " + (one ? "entry has" : "entries have")
                     + " a ticket that is not an integer below 2^63 (an item edited by hand?), shown as ticket 0: no"
-                    + " break can name " + (unreadable == 1 ? "it" : "them") + "; if the process is dead, remove it"
-                    + " with the AWS CLI (README: Runbook).";
+                    + " break can name " + (one ? "it" : "them") + "; if " + (one ? "its process is" : "their processes"
+                    + " are") + " dead, remove " + (one ? "it" : "them") + " with the AWS CLI (README: Runbook)"
+                    + (silent.isEmpty() && !gaveUp.silentEnough() ? "; live entries keep it out as well" : "") + ".";
             hint = hint == null ? byHand : hint + " " + byHand;
         }
         if (hint == null) {

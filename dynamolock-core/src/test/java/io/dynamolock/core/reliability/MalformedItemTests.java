@@ -7,6 +7,7 @@ import io.dynamolock.core.DynamoLockException;
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockOptionException;
 import io.dynamolock.core.LockRequest;
+import io.dynamolock.core.LockScope;
 import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.LockWaitTimeoutException;
 import io.dynamolock.core.test.FaultInjector;
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.ConditionalCheckFailedException;
 
 /**
  * Lock items that dynamolock never writes, edited by hand or by another tool: an entry whose lease end or ticket is
@@ -151,13 +153,60 @@ class MalformedItemTests {
         fixture.admin().updateItem(b -> b.tableName(fixture.table())
                 .key(Map.of("pk", AttributeValue.fromS("fc-fraction"), "sk", AttributeValue.fromS("default")))
                 .updateExpression("REMOVE #t, #e, #o, #k, #m, #w ADD #fc :minusOne")
-                .conditionExpression("attribute_exists(#k)")
+                .conditionExpression("attribute_exists(#k) AND #fc > :zero")
                 .expressionAttributeNames(Map.of("#t", "t#x", "#e", "e#x", "#o", "o#x", "#k", "k#x", "#m", "m#x",
                         "#w", "w#x", "#fc", "fc"))
-                .expressionAttributeValues(Map.of(":minusOne", AttributeValue.fromN("-1"))));
+                .expressionAttributeValues(Map.of(":minusOne", AttributeValue.fromN("-1"),
+                        ":zero", AttributeValue.fromN("0"))));
         locks.acquire(LockRequest.builder("fc-fraction").failClosed(true).build()).release();
         assertThat(Long.parseLong(fixture.item("fc-fraction", "default").get("expiresAt").n()))
                 .as("the TTL after the last fail-closed entry left").isLessThan(NEVER_TTL_SECONDS);
+    }
+
+    @Test
+    void aTimeOutBehindAnUnreadableSilentEntryAndALiveOneSaysTheLiveOneKeepsItOutToo() throws Exception {
+        put("fc-and-live", Map.of("t#x", AttributeValue.fromN("5.5"), "e#x", AttributeValue.fromN("1"),
+                "k#x", AttributeValue.fromN("60000"), "fc", AttributeValue.fromN("1")));
+        CompletableFuture<LockHandle> live = fixture.template().acquireAsync(
+                LockRequest.builder("fc-and-live").wait(Duration.ofSeconds(30)).build(), LockScope.empty());
+        fixture.awaitQueueLength("fc-and-live", 2);
+
+        assertThatThrownBy(() -> within(() -> fixture.template().acquire("fc-and-live", Duration.ofMillis(300))))
+                .isInstanceOf(LockWaitTimeoutException.class).hasMessageContaining("AWS CLI")
+                .hasMessageContaining("live entries keep it out as well");
+        live.cancel(false);
+    }
+
+    @Test
+    void aFailClosedEntryTheCounterDoesNotCountIsRemovedAsTheReadmeSaysAndTheItemExpiresAgain() throws Exception {
+        put("uncounted", Map.of("t#x", AttributeValue.fromN("5.5"), "e#x", AttributeValue.fromN("1"),
+                "k#x", AttributeValue.fromN("60000"),
+                "expiresAt", AttributeValue.fromN(Long.toString(NEVER_TTL_SECONDS))));
+        Map<String, AttributeValue> key = Map.of("pk", AttributeValue.fromS("uncounted"),
+                "sk", AttributeValue.fromS("default"));
+        Map<String, String> names = Map.of("#t", "t#x", "#e", "e#x", "#o", "o#x", "#k", "k#x", "#m", "m#x",
+                "#w", "w#x");
+
+        // The README's command first: refused, as fc does not count the entry; then the entry alone.
+        assertThatThrownBy(() -> fixture.admin().updateItem(b -> b.tableName(fixture.table()).key(key)
+                .updateExpression("REMOVE #t, #e, #o, #k, #m, #w ADD #fc :minusOne")
+                .conditionExpression("attribute_exists(#k) AND #fc > :zero")
+                .expressionAttributeNames(with(names, "#fc", "fc"))
+                .expressionAttributeValues(Map.of(":minusOne", AttributeValue.fromN("-1"),
+                        ":zero", AttributeValue.fromN("0")))))
+                .isInstanceOf(ConditionalCheckFailedException.class);
+        fixture.admin().updateItem(b -> b.tableName(fixture.table()).key(key)
+                .updateExpression("REMOVE #t, #e, #o, #k, #m, #w").expressionAttributeNames(names));
+
+        fixture.template().acquire("uncounted", Duration.ofSeconds(5)).release();
+        assertThat(Long.parseLong(fixture.item("uncounted", "default").get("expiresAt").n()))
+                .as("the TTL at the next release").isLessThan(NEVER_TTL_SECONDS);
+    }
+
+    private static Map<String, String> with(Map<String, String> names, String name, String attribute) {
+        Map<String, String> more = new HashMap<>(names);
+        more.put(name, attribute);
+        return more;
     }
 
     @Test
