@@ -21,14 +21,8 @@ internal object ReactorObservation {
     /** `ObservationThreadLocalAccessor.KEY`, spelled out: that class needs context-propagation, not a dependency. */
     private const val KEY = "micrometer.observation"
 
-    private val present: Boolean = ReactorScopes.present && try {
-        Class.forName("io.micrometer.observation.Observation", false, ReactorObservation::class.java.classLoader)
-        true
-    } catch (absent: ClassNotFoundException) {
-        false
-    } catch (absent: LinkageError) {
-        false
-    }
+    private val present: Boolean =
+        ReactorScopes.present && ReactorScopes.classesPresent("io.micrometer.observation.Observation")
 
     /**
      * [call]'s answer, got with the observation in [context]'s `ReactorContext` current if the thread has none. Not

@@ -14,9 +14,11 @@ import reactor.util.context.Context
  */
 internal object ReactorScopes {
 
-    val present: Boolean = try {
-        Class.forName("kotlinx.coroutines.reactor.ReactorContext", false, ReactorScopes::class.java.classLoader)
-        Class.forName("reactor.util.context.Context", false, ReactorScopes::class.java.classLoader)
+    val present: Boolean = classesPresent("kotlinx.coroutines.reactor.ReactorContext", "reactor.util.context.Context")
+
+    /** Whether every one of [names] can be loaded here, without initialising any: optional dependencies. */
+    fun classesPresent(vararg names: String): Boolean = try {
+        names.forEach { Class.forName(it, false, ReactorScopes::class.java.classLoader) }
         true
     } catch (absent: ClassNotFoundException) {
         false
