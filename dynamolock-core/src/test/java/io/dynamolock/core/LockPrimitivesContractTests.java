@@ -29,7 +29,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import software.amazon.awssdk.core.interceptor.Context;
+import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
+import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
 
 /**
  * The guarantees of read/write locks, semaphores and locks of several entities, on DynamoDB Local through the
@@ -337,6 +341,43 @@ class LockPrimitivesContractTests {
                     assertThat(timeout.waited()).as("for the first, then the second").isGreaterThanOrEqualTo(wait);
                 });
         awaitQueue(a, 0); // an asynchronous request releases what it took after it failed, on a request thread
+        holderOfB.release();
+    }
+
+    /** The release of what was taken is not waiting: a slow one does not lengthen the wait the time-out reports. */
+    @Test
+    void aTimedOutRequestOfSeveralEntitiesDoesNotCountTheReleaseOfWhatItTookAsWaiting() throws Exception {
+        Duration slowRelease = Duration.ofSeconds(3);
+        AtomicBoolean armed = new AtomicBoolean();
+        ExecutionInterceptor slowReleaseOfA = new ExecutionInterceptor() {
+            @Override
+            public void beforeExecution(Context.BeforeExecution context, ExecutionAttributes attributes) {
+                if (context.request() instanceof UpdateItemRequest update
+                        && update.key().values().stream().anyMatch(key -> "sr-a".equals(key.s()))
+                        && update.updateExpression().contains("REMOVE") // not a renewal
+                        && armed.compareAndSet(true, false)) {
+                    try {
+                        Thread.sleep(slowRelease.toMillis()); // the scenario: a release DynamoDB answers late
+                    }
+                    catch (InterruptedException ex) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            }
+        };
+        LockTemplate caller = fixture.template(builder -> { }, slowReleaseOfA);
+        LockHandle holderOfB = fixture.template().acquire("sr-b", WAIT);
+        Duration wait = Duration.ofSeconds(1);
+        Future<LockHandle> request = call(caller, LockRequest.builder(List.of("sr-a", "sr-b")).wait(wait).build(),
+                false);
+        fixture.awaitQueueLength("sr-b", 2); // "sr-a" is taken: its next write is the release
+        armed.set(true);
+
+        assertThatThrownBy(() -> request.get(WAIT.toSeconds(), TimeUnit.SECONDS)).cause()
+                .isInstanceOfSatisfying(LockWaitTimeoutException.class, timeout -> assertThat(timeout.waited())
+                        .isGreaterThanOrEqualTo(wait).isLessThan(wait.plus(slowRelease)));
+        assertThat(armed).as("the release of sr-a was slowed").isFalse();
+        assertThat(fixture.queue("sr-a")).isEmpty();
         holderOfB.release();
     }
 

@@ -47,8 +47,9 @@ final class MultiAcquire {
             requireAllValid(taken, scope);
         }
         catch (LockWaitTimeoutException timeout) {
-            releaseQuietly(taken, timeout);
-            throw waitedInAll(timeout, start);
+            LockWaitTimeoutException whole = waitedInAll(timeout, start); // before the release, which is not waiting
+            releaseQuietly(taken, whole);
+            throw whole;
         }
         catch (RuntimeException | Error ex) {
             releaseQuietly(taken, ex);
