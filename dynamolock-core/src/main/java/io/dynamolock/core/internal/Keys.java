@@ -3,6 +3,8 @@ package io.dynamolock.core.internal;
 import io.dynamolock.core.LockOptionException;
 import java.nio.charset.CharsetEncoder;
 import java.nio.charset.StandardCharsets;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /** Checks the names that become DynamoDB keys, so bad ones fail before any request. */
 final class Keys {
@@ -10,6 +12,9 @@ final class Keys {
     /** DynamoDB's limits on a partition key and a sort key value, in UTF-8 bytes. */
     static final int MAX_ENTITY_BYTES = 2048;
     static final int MAX_NAMESPACE_BYTES = 1024;
+
+    /** C0 and C1 control characters (line feed, carriage return, next line...) and the Unicode line separators. */
+    private static final Pattern UNPRINTABLE = Pattern.compile("[\\x00-\\x1F\\x7F-\\x9F\\u2028\\u2029]");
 
     private Keys() {
     }
@@ -47,6 +52,16 @@ final class Keys {
                     + ". Lock on a shorter identifier, e.g. a hash of it");
         }
         return value;
+    }
+
+    /**
+     * The text with control characters and line separators as {@code \\uXXXX}, for log lines: entities, namespaces
+     * and owner names are callers' text and table data, and a line break in one would let it forge a log line, such
+     * as an operator's break, which is an audit record.
+     */
+    static String printable(String text) {
+        return text == null ? null : UNPRINTABLE.matcher(text).replaceAll(
+                c -> Matcher.quoteReplacement(String.format("\\u%04x", (int) c.group().charAt(0))));
     }
 
     static String abbreviate(String value) {

@@ -438,7 +438,8 @@ public final class LockEngine {
         });
         BrokenLock result = new BrokenLock(key.entity(), key.namespace(), QueueState.toSnapshotEntry(entry));
         log.warn("Broke the queue entry with ticket {} of {}: owner '{}', {}, lease ending {}", ticket, key,
-                entry.owner(), entry.failClosed() ? "fail-closed" : "fail-open", result.entry().leaseExpiresAt());
+                Keys.printable(entry.owner()), entry.failClosed() ? "fail-closed" : "fail-open",
+                result.entry().leaseExpiresAt());
         notify(listener -> listener.onBroken(result));
         return result;
     }

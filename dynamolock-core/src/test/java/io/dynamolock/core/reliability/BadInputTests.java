@@ -3,6 +3,7 @@ package io.dynamolock.core.reliability;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
@@ -175,6 +176,31 @@ class BadInputTests extends LockTableTestSupport {
             assertThat(next.entity()).isEqualTo(entity);
         }
         assertThat(items.read(entity, "default").entries()).isEmpty();
+    }
+
+    /**
+     * Entities, namespaces and owner names are the callers' text and table data: a line break in one must not
+     * split a WARN into a second, forged line (an operator's break is an audit record).
+     */
+    @Test
+    void lineBreaksInNamesDoNotSplitWarnings() {
+        Logger logger = (Logger) LoggerFactory.getLogger("io.dynamolock");
+        ListAppender<ILoggingEvent> appender = new ListAppender<>();
+        appender.start();
+        logger.addAppender(appender);
+        String entity = "order-1\n12:00:00.000 WARN forged\r";
+        try (LockTemplate forger = builder().ownerName("owner\nforged").build()) {
+            LockHandle lock = forger.acquire(LockRequest.builder(entity).namespace("ns\u2028x").wait(Duration.ZERO)
+                    .build());
+            other.breakLock(entity, "ns\u2028x", lock.fencingToken());
+        }
+        finally {
+            logger.detachAppender(appender);
+        }
+        assertThat(appender.list).filteredOn(event -> event.getLevel() == Level.WARN)
+                .extracting(ILoggingEvent::getFormattedMessage)
+                .anyMatch(line -> line.contains("Broke") && line.contains("order-1\\u000a12:00:00.000 WARN forged"))
+                .allSatisfy(line -> assertThat(line).doesNotContain("\n", "\r", "\u2028"));
     }
 
     @ParameterizedTest
