@@ -36,6 +36,7 @@ import org.springframework.web.servlet.HandlerMapping;
 import org.springframework.web.servlet.mvc.method.annotation.ResponseEntityExceptionHandler;
 import tools.jackson.core.JacksonException;
 import tools.jackson.core.TokenStreamLocation;
+import tools.jackson.core.exc.StreamReadException;
 import tools.jackson.databind.exc.InvalidFormatException;
 import tools.jackson.databind.exc.MismatchedInputException;
 import tools.jackson.databind.exc.PropertyBindingException;
@@ -75,6 +76,9 @@ class OrderApiExceptionHandler extends ResponseEntityExceptionHandler {
 
     /** A value the client sent, as Jackson quotes it in a message. */
     private static final Pattern QUOTED = Pattern.compile("\"(?:[^\"\\\\]|\\\\.)*\"");
+
+    /** The parser's words for a field sent twice (spring.jackson.read.strict-duplicate-detection); its name as sent. */
+    private static final Pattern DUPLICATE_FIELD = Pattern.compile("Duplicate Object property \"(.*)\"", Pattern.DOTALL);
 
     /** How much of a rejected string an answer quotes: a client that sent megabytes need not get them back. */
     static final int QUOTED_LENGTH = 100;
@@ -132,7 +136,10 @@ class OrderApiExceptionHandler extends ResponseEntityExceptionHandler {
         return new ResponseEntity<>(answer.getBody(), problemHeaders, answer.getStatusCode());
     }
 
-    /** Malformed JSON, unknown fields, values of the wrong type (a fraction for a whole number too), no body. */
+    /**
+     * Malformed JSON, unknown fields, a field sent twice, values of the wrong type (a fraction for a whole number too),
+     * no body.
+     */
     @Override
     protected ResponseEntity<Object> handleHttpMessageNotReadable(HttpMessageNotReadableException ex,
             HttpHeaders headers, HttpStatusCode status, WebRequest request) {
@@ -224,14 +231,18 @@ class OrderApiExceptionHandler extends ResponseEntityExceptionHandler {
         }
         if (cause instanceof MismatchedInputException mismatched && mismatched.getPath().isEmpty()) {
             if (String.valueOf(mismatched.getOriginalMessage()).startsWith("Trailing token")) {
-                TokenStreamLocation at = mismatched.getLocation();
-                return "More JSON after the body's object" + (at == null ? "" : " at line " + at.getLineNr()
-                        + ", column " + at.getColumnNr()) + ": send one JSON object";
+                return "More JSON after the body's object" + where(mismatched) + ": send one JSON object";
             }
             if (mismatched.getTargetType() != null && mismatched.getTargetType().isRecord()) {
                 // Well-formed JSON, but no object ([], "book", 1250): say what to send, not a Java type.
                 return "The request body must be a JSON object with the fields " + Arrays.stream(
                         mismatched.getTargetType().getRecordComponents()).map(RecordComponent::getName).toList();
+            }
+        }
+        if (cause instanceof StreamReadException read) {
+            Matcher duplicate = DUPLICATE_FIELD.matcher(String.valueOf(read.getOriginalMessage()));
+            if (duplicate.matches()) {
+                return "Field '" + duplicate.group(1) + "' appears again" + where(read) + ": send each field once";
             }
         }
         if (cause instanceof JacksonException json) {
@@ -241,11 +252,15 @@ class OrderApiExceptionHandler extends ResponseEntityExceptionHandler {
                         .collect(Collectors.joining("."));
                 return "Field '" + field + "': " + problemOf(json);
             }
-            TokenStreamLocation at = json.getLocation();
-            return "Malformed JSON" + (at == null ? "" : " at line " + at.getLineNr() + ", column " + at.getColumnNr())
-                    + ": " + inClientTerms(json.getOriginalMessage());
+            return "Malformed JSON" + where(json) + ": " + inClientTerms(json.getOriginalMessage());
         }
         return "The request body is missing or is not JSON: send a JSON object with Content-Type application/json";
+    }
+
+    /** Where in the body the parser stopped, as " at line 1, column 44", or nothing if it does not say. */
+    private static String where(JacksonException json) {
+        TokenStreamLocation at = json.getLocation();
+        return at == null ? "" : " at line " + at.getLineNr() + ", column " + at.getColumnNr();
     }
 
     /**

@@ -10,7 +10,8 @@ import tools.jackson.databind.type.LogicalType;
 /**
  * Request bodies are taken as typed: a number in quotes for a price, or a number or {@code true} for a name, is a
  * 400 naming the field, not converted (Jackson converts such scalars by default). With application.yml's
- * {@code fail-on-unknown-properties} and {@code accept-float-as-int: false}, what is stored is what was sent.
+ * {@code fail-on-unknown-properties}, {@code accept-float-as-int: false} and {@code strict-duplicate-detection} (a
+ * field sent twice), what is stored is what was sent.
  */
 @Configuration(proxyBeanMethods = false)
 class StrictJson {

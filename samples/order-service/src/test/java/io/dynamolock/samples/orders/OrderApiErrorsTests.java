@@ -216,6 +216,21 @@ class OrderApiErrorsTests {
         assertUnchanged("terms");
     }
 
+    /** A field sent twice is refused, not taken with its last value: which one the client meant is unknown. */
+    @Test
+    void aFieldSentTwiceIsABadRequestNamingIt() {
+        create("twice");
+        assertProblem(post("/orders/twice/items", "{\"name\": \"book\", \"priceCents\": 1250, \"name\": \"pen\"}"),
+                HttpStatus.BAD_REQUEST, "{\"title\": \"Bad Request\", \"detail\": \"Field 'name' appears again at line 1,"
+                        + " column 44: send each field once\"}");
+        assertProblem(post("/orders", "{\"orderId\": \"twice-a\", \"customer\": \"ann\", \"orderId\": \"twice-b\"}"),
+                HttpStatus.BAD_REQUEST, "{\"detail\": \"Field 'orderId' appears again at line 1, column 52: send each"
+                        + " field once\"}");
+        assertThat(mvc.get().uri("/orders/twice-a")).hasStatus(HttpStatus.NOT_FOUND);
+        assertThat(mvc.get().uri("/orders/twice-b")).hasStatus(HttpStatus.NOT_FOUND);
+        assertUnchanged("twice");
+    }
+
     /** A number in quotes, a number or a boolean for a text: the wrong type, not silently converted. */
     @Test
     void valuesOfTheWrongTypeAreABadRequestNotConverted() {
