@@ -46,7 +46,8 @@ import tools.jackson.databind.exc.PropertyBindingException;
  * 400 naming each bad field, the value sent and the rule it broke; 404 for an unknown order; 409 for
  * an id that is taken, a write fenced out by a later lock holder, or an update whose lock was lost while it ran
  * (it may have been stored); 503 with {@code Retry-After} when
- * the order's lock stayed taken for the whole wait, or the update lost its place in the queue before it ran.
+ * the order's lock stayed taken for the whole wait, its queue was full, or the update lost its place in the queue
+ * before it ran. Every answer about an order names it in an {@code orderId} property.
  * Spring's own errors (wrong method, media type...)
  * come as problem details from {@link ResponseEntityExceptionHandler}.
  */
@@ -180,10 +181,7 @@ class OrderApiExceptionHandler extends ResponseEntityExceptionHandler {
     @ExceptionHandler
     ResponseEntity<ProblemDetail> lockLost(LockLostException ex, WebRequest request) {
         logger.warn("Lock lost during " + request.getDescription(false) + ": " + ex.getMessage());
-        // Every request that locks an order has it in its path: /orders/{orderId}/...
-        @SuppressWarnings("unchecked")
-        String orderId = ((Map<String, String>) request.getAttribute(HandlerMapping.URI_TEMPLATE_VARIABLES_ATTRIBUTE,
-                RequestAttributes.SCOPE_REQUEST)).get("orderId");
+        String orderId = lockedOrderId(request);
         if (!ex.wasGranted()) {
             return retryLater(problem(HttpStatus.SERVICE_UNAVAILABLE, "The update of order '" + orderId + "' lost its"
                     + " place in the lock's queue before it ran; nothing was stored. Retry after "
@@ -203,9 +201,10 @@ class OrderApiExceptionHandler extends ResponseEntityExceptionHandler {
     }
 
     @ExceptionHandler
-    ResponseEntity<ProblemDetail> lockQueueFull(LockQueueFullException ex) {
-        return retryLater(ProblemDetail.forStatusAndDetail(HttpStatus.SERVICE_UNAVAILABLE, "Too many updates of this"
-                + " order are queued already. Retry after " + RETRY_AFTER.toSeconds() + " s"));
+    ResponseEntity<ProblemDetail> lockQueueFull(LockQueueFullException ex, WebRequest request) {
+        String orderId = lockedOrderId(request);
+        return retryLater(problem(HttpStatus.SERVICE_UNAVAILABLE, "Too many updates of order '" + orderId + "' are"
+                + " queued already. Retry after " + RETRY_AFTER.toSeconds() + " s", orderId));
     }
 
     /** Anything else: logged here, answered without internals (a DynamoDB message means nothing to the client). */
@@ -214,6 +213,16 @@ class OrderApiExceptionHandler extends ResponseEntityExceptionHandler {
         logger.error("Request failed", ex);
         return ProblemDetail.forStatusAndDetail(HttpStatus.INTERNAL_SERVER_ERROR,
                 "The request failed unexpectedly; the service's log has the details");
+    }
+
+    /**
+     * The order whose lock failed, for exceptions that do not carry the lock's entity: every request that locks an
+     * order has it in its path, /orders/{orderId}/...
+     */
+    @SuppressWarnings("unchecked")
+    private static String lockedOrderId(WebRequest request) {
+        return ((Map<String, String>) request.getAttribute(HandlerMapping.URI_TEMPLATE_VARIABLES_ATTRIBUTE,
+                RequestAttributes.SCOPE_REQUEST)).get("orderId");
     }
 
     private static ProblemDetail invalid(HttpStatusCode status, List<FieldProblem> errors) {
