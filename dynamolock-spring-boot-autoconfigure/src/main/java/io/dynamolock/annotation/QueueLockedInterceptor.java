@@ -85,7 +85,17 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
             return invocation.proceed();
         }
         LockOperations locks = lockOperations.get();
-        LockRequest request = request(locked, invocation, targetClass);
+        LockRequest request;
+        try {
+            request = request(locked, invocation, targetClass);
+        }
+        catch (RuntimeException refused) {
+            // A Mono, Flux or Flow reports it as its error; the others throw it, as they throw a wait time-out.
+            if (locked.reactive()) {
+                return reactive().refused(locked, refused);
+            }
+            throw refused;
+        }
         if (locked.reactive()) {
             return reactive().invoke(invocation, locked, request);
         }

@@ -64,6 +64,21 @@ final class ReactiveQueueLockedInvocation {
     }
 
     /**
+     * What a call returns whose lock could not be asked for ({@code refused}: an entity null, blank or a value that
+     * arrives later, or an expression that threw), the method not called: a publisher, or a flow, that fails with it,
+     * as a reactive caller expects an error, as it does a wait time-out. A suspend function throws it, which is how
+     * its caller sees a suspend function fail.
+     */
+    Object refused(LockedMethod locked, RuntimeException refused) {
+        return switch (locked.returns()) {
+            case SUSPEND -> throw refused;
+            case FLOW -> CoroutineBody.flowCall(shape -> Flux.error(refused));
+            case FLUX -> Flux.error(refused);
+            default -> Mono.error(refused);
+        };
+    }
+
+    /**
      * {@code timedOut}, saying that the caller may have waited for a hold of its calling thread ({@code scope}),
      * and the way out, after what it said already and with its cause; as it is if the thread held no live hold of
      * the lock that timed out.

@@ -24,8 +24,10 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.reactivestreams.Publisher;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -186,6 +188,43 @@ class ReactiveQueueLockedTests {
             assertThat(ran).isFalse();
             holder.dispose();
         });
+    }
+
+    /**
+     * A lock that cannot be asked for (the entity null, blank, a value that arrives later, or an expression that
+     * throws) fails the publisher, as a reactive caller expects, with the error the call threw before: no lock is
+     * taken and the method does not run.
+     */
+    @Test
+    void aLockThatCannotBeAskedForFailsThePublisherWithoutCallingTheMethod() {
+        contextRunner.run(context -> {
+            Locked locked = context.getBean(Locked.class);
+            LockTemplate locks = context.getBean(LockTemplate.class);
+            String of = "@QueueLocked entity expression '#key' of " + Locked.class.getName();
+            failsAsASignal(() -> locked.monoOf(null), IllegalArgumentException.class,
+                    of + ".monoOf(Object) evaluated to null; a lock needs a non-blank entity");
+            failsAsASignal(() -> locked.monoOf("  "), IllegalArgumentException.class, "evaluated to '  '");
+            failsAsASignal(() -> locked.monoOf(CompletableFuture.completedFuture("order-1")),
+                    IllegalArgumentException.class, "evaluated to a java.util.concurrent.CompletableFuture");
+            failsAsASignal(() -> locked.fluxOf(null), IllegalArgumentException.class,
+                    of + ".fluxOf(Object) evaluated to null");
+            failsAsASignal(() -> locked.fluxOf(Mono.just("order-1")), IllegalArgumentException.class,
+                    "evaluated to a reactor.core.publisher.MonoJust");
+            failsAsASignal(() -> locked.monoOfTail(null), IllegalArgumentException.class,
+                    "@QueueLocked entity expression '#key.substring(3)' of " + Locked.class.getName()
+                            + ".monoOfTail(String) could not be evaluated");
+            // SpEL passes on what a method it calls throws.
+            failsAsASignal(() -> locked.fluxOfTail("ab"), StringIndexOutOfBoundsException.class, "begin 3, end 2");
+            assertThat(locked.calls()).as("calls of the methods").isZero();
+            assertThat(locks.activeLocks()).isEmpty();
+        });
+    }
+
+    /** The call returns (it used to throw) a publisher that fails with {@code type} and {@code message}. */
+    private static void failsAsASignal(Supplier<Publisher<?>> call, Class<? extends Throwable> type, String message) {
+        Publisher<?> returned = call.get();
+        StepVerifier.create(returned).expectErrorSatisfies(failure -> assertThat(failure).isInstanceOf(type)
+                .hasMessageContaining(message)).verify(TIMEOUT);
     }
 
     /** A signal held back for the minimum hold would take an hour: verify's timeout would end the test first. */
@@ -394,6 +433,8 @@ class ReactiveQueueLockedTests {
         final AtomicInteger counter = new AtomicInteger();
         final AtomicInteger inside = new AtomicInteger();
         final AtomicInteger maxInside = new AtomicInteger();
+        /** Calls of the methods that count them. */
+        final AtomicInteger calls = new AtomicInteger();
         private final Inner inner;
         private final LockTemplate locks;
 
@@ -431,6 +472,35 @@ class ReactiveQueueLockedTests {
         @QueueLocked(entity = "#id")
         public Flux<Integer> many(String id, Flux<Integer> body) {
             return body;
+        }
+
+        /** Read through the proxy, whose own fields are empty. */
+        public int calls() {
+            return calls.get();
+        }
+
+        @QueueLocked(entity = "#key")
+        public Mono<String> monoOf(Object key) {
+            calls.incrementAndGet();
+            return Mono.just("ran");
+        }
+
+        @QueueLocked(entity = "#key")
+        public Flux<String> fluxOf(Object key) {
+            calls.incrementAndGet();
+            return Flux.just("ran");
+        }
+
+        @QueueLocked(entity = "#key.substring(3)")
+        public Mono<String> monoOfTail(String key) {
+            calls.incrementAndGet();
+            return Mono.just("ran");
+        }
+
+        @QueueLocked(entity = "#key.substring(3)")
+        public Flux<String> fluxOfTail(String key) {
+            calls.incrementAndGet();
+            return Flux.just("ran");
         }
 
         @QueueLocked(entity = "#id", maxWait = "0")
