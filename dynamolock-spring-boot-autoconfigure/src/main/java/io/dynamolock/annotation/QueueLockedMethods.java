@@ -87,8 +87,7 @@ final class QueueLockedMethods {
     private static final ClassValue<Boolean> LATER_VALUE_CLASSES = new ClassValue<>() {
         @Override
         protected Boolean computeValue(Class<?> type) {
-            // Kotlin's by name, also without kotlinx-coroutines-reactor, which registers their reactive adapters.
-            return isLaterWork(type) || isA(type, KOTLIN_FLOW) || isA(type, KOTLIN_DEFERRED);
+            return isLaterWork(type);
         }
     };
 
@@ -120,9 +119,13 @@ final class QueueLockedMethods {
     private static final String COROUTINES_REACTOR = "kotlinx.coroutines.reactor.MonoKt";
 
     private static final String SUPPORTED = "Supported are plain values, CompletableFuture and CompletionStage (the"
-            + " lock is held until it completes), and with reactor-core Mono, Flux, Kotlin suspend functions and Kotlin"
-            + " Flow (held while the publisher, coroutine or flow runs, released when it completes, errors or is"
-            + " cancelled)";
+            + " lock is held until it completes), with reactor-core Mono and Flux, and with kotlinx-coroutines-reactor"
+            + " Kotlin suspend functions and Kotlin Flow (held while the publisher, coroutine or flow runs, released"
+            + " when it completes, errors or is cancelled)";
+
+    /** What to do instead of returning a Kotlin {@code Deferred}, or a Flow without kotlinx-coroutines-reactor. */
+    private static final String KOTLIN_FIX = "In Kotlin, make it a suspend function, with kotlinx-coroutines-reactor"
+            + " on the class path, or take the lock inside the coroutine with withLock (io.dynamolock:dynamolock-kotlin)";
 
     private static final LockedMethod NOT_LOCKED = new LockedMethod(null, null, null, null, null, 1, null, null,
             null, LockedMethod.Returns.VALUE, WaitTimeoutPolicy.FAIL, null, false);
@@ -436,9 +439,9 @@ final class QueueLockedMethods {
 
     /**
      * How the lock follows the method: {@code CompletableFuture} / {@code CompletionStage} until they complete,
-     * {@code Mono} / {@code Flux} and Kotlin suspend functions (with reactor-core; one returning a {@code Flow}
-     * as a {@code Flux}) while they run; throws for
-     * other asynchronous types, whose work would outlast the lock.
+     * {@code Mono} / {@code Flux} (with reactor-core), Kotlin suspend functions (one returning a {@code Flow} as a
+     * {@code Flux}) and Kotlin {@code Flow} (with kotlinx-coroutines-reactor) while they run; throws for other
+     * asynchronous types, whose work would outlast the lock, and for Kotlin's without kotlinx-coroutines-reactor.
      */
     private static LockedMethod.Returns returns(Method method, Class<?> targetClass, String description) {
         Class<?> type = method.getReturnType();
@@ -456,10 +459,14 @@ final class QueueLockedMethods {
         if (reactor && type.getName().equals(FLUX)) {
             return LockedMethod.Returns.FLUX;
         }
+        // Without it Spring calls a suspend function as a plain method, and knows no Flow or Deferred as reactive.
+        boolean coroutinesReactor = reactor
+                && ClassUtils.isPresent(COROUTINES_REACTOR, method.getDeclaringClass().getClassLoader());
         if (KotlinDetector.isSuspendingFunction(method)) {
-            if (!reactor) {
+            if (!coroutinesReactor) {
                 throw invalid(description, "is a Kotlin suspend function, which needs reactor-core and"
-                        + " kotlinx-coroutines-reactor on the class path (Spring AOP calls it through a Mono)");
+                        + " kotlinx-coroutines-reactor on the class path (Spring AOP calls it through a Mono only with"
+                        + " them): add org.jetbrains.kotlinx:kotlinx-coroutines-reactor (it brings reactor-core)");
             }
             // Spring calls a suspend function that returns a Flow as a Flux of its elements, and the proxy turns the
             // Publisher it gets back into a Flow: many elements, not one. Any other, as a Mono of its result.
@@ -469,20 +476,24 @@ final class QueueLockedMethods {
             }
             if (isLaterWork(result.getParameterType(), owner)) {
                 // Spring hands on a future or a Deferred as the Mono's value: its work goes on after the release.
-                throw laterWork("suspend function's " + result.getParameterType().getName(), description);
+                throw laterWork("suspend function's " + result.getParameterType().getName(),
+                        result.getParameterType(), description);
             }
             refuseLaterBody(ResolvableType.forMethodParameter(result), "suspend function's ", owner, description);
             return LockedMethod.Returns.SUSPEND;
         }
-        if (reactor && type.getName().equals(KOTLIN_FLOW)) {
-            if (!ClassUtils.isPresent(COROUTINES_REACTOR, method.getDeclaringClass().getClassLoader())) {
-                throw invalid(description, "returns a Kotlin Flow, which needs kotlinx-coroutines-reactor on the"
-                        + " class path: add org.jetbrains.kotlinx:kotlinx-coroutines-reactor");
+        if (type.getName().equals(KOTLIN_FLOW)) {
+            if (!coroutinesReactor) {
+                throw invalid(description, "returns a Kotlin Flow (" + KOTLIN_FLOW + "), which @QueueLocked holds"
+                        + " while it is collected only with kotlinx-coroutines-reactor on the class path; without it"
+                        + " the lock would be held only while the method creates the flow, not while the flow runs."
+                        + " Add org.jetbrains.kotlinx:kotlinx-coroutines-reactor (it brings reactor-core). "
+                        + KOTLIN_FIX);
             }
             return LockedMethod.Returns.FLOW;
         }
         if (isLaterWork(type, owner)) {
-            throw laterWork(type.getName(), description);
+            throw laterWork(type.getName(), type, description);
         }
         refuseLaterBody(returned, "", owner, description);
         return LockedMethod.Returns.VALUE;
@@ -500,14 +511,16 @@ final class QueueLockedMethods {
         Class<?> body = entity.as(ClassUtils.resolveClassName(HTTP_ENTITY, type.getClassLoader())).getGeneric(0)
                 .resolve();
         if (body != null && isLaterWork(body, owner)) {
-            throw laterWork(around + type.getName() + " of " + body.getName(), description);
+            throw laterWork(around + type.getName() + " of " + body.getName(), body, description);
         }
     }
 
-    private static QueueLockedConfigurationException laterWork(String returned, String description) {
+    /** {@code returned} describes the return type, {@code type} the one refused in it. */
+    private static QueueLockedConfigurationException laterWork(String returned, Class<?> type, String description) {
         return invalid(description, "returns " + returned + ", whose work goes on after the method returns: the lock"
                 + " would be released before it is done. " + SUPPORTED + ". Return one of those, or take the lock"
-                + " inside the asynchronous work with LockTemplate");
+                + " inside the asynchronous work with LockTemplate" + (isKotlinLaterWork(type) ? ". " + KOTLIN_FIX
+                : ""));
     }
 
     /**
@@ -520,12 +533,20 @@ final class QueueLockedMethods {
                         .isPresent(CONTROLLER);
     }
 
-    /** Whether a value of {@code type} stands for work done later wherever it is: a future, a publisher. */
+    /**
+     * Whether a value of {@code type} stands for work done later wherever it is: a future, a publisher, a Kotlin
+     * {@code Flow} or {@code Deferred} (by name: also without kotlinx-coroutines-reactor, which registers their
+     * reactive adapters).
+     */
     private static boolean isLaterWork(Class<?> type) {
         return CompletionStage.class.isAssignableFrom(type) || Future.class.isAssignableFrom(type)
                 || Flow.Publisher.class.isAssignableFrom(type)
                 || LATER_WORK.stream().anyMatch(name -> isA(type, name))
-                || ReactiveAdapterRegistry.getSharedInstance().getAdapter(type) != null;
+                || isKotlinLaterWork(type) || ReactiveAdapterRegistry.getSharedInstance().getAdapter(type) != null;
+    }
+
+    private static boolean isKotlinLaterWork(Class<?> type) {
+        return isA(type, KOTLIN_FLOW) || isA(type, KOTLIN_DEFERRED);
     }
 
     private static boolean isA(Class<?> type, String className) {

@@ -264,8 +264,8 @@ class QueueLockedValidationTests {
         assertFails(ReturnsFuture.class, ReturnsFuture.class.getName() + ".run(String): returns"
                 + " java.util.concurrent.Future, whose work goes on after the method returns: the lock would be"
                 + " released before it is done. Supported are plain values, CompletableFuture and CompletionStage"
-                + " (the lock is held until it completes), and with reactor-core Mono, Flux, Kotlin suspend"
-                + " functions and Kotlin Flow");
+                + " (the lock is held until it completes), with reactor-core Mono and Flux, and with"
+                + " kotlinx-coroutines-reactor Kotlin suspend functions and Kotlin Flow");
     }
 
     @Test
