@@ -83,6 +83,13 @@ class ConfigurationMetadataTests {
         }
     }
 
+    /** The names a misspelt one is matched with are the properties users can set, no more and no fewer. */
+    @Test
+    void theUnboundPropertyAnalyzerSuggestsFromEveryProperty() {
+        assertThat(UnboundPropertyFailureAnalyzer.PROPERTIES).containsExactlyInAnyOrderElementsOf(
+                properties().stream().map(property -> property.get("name").toString()).toList());
+    }
+
     private static List<Map<String, Object>> properties() {
         return METADATA.read("$.properties[?(@.name =~ /dynamolock\\..*/)]");
     }
