@@ -1,5 +1,6 @@
 package io.dynamolock.core;
 
+import io.dynamolock.core.internal.Printable;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.UndeclaredThrowableException;
 import java.util.Collections;
@@ -83,8 +84,9 @@ public class LockLostException extends DynamoLockException {
      * entity and fencing token of the lock, since a lost part of a lock of several entities is a lost whole.
      */
     public static LockLostException whileRunning(LockHandle lock, String work) {
-        return new LockLostException("The lease of lock entity='" + String.join("', '", lock.fencingTokens().keySet())
-                + "' namespace='" + lock.namespace() + "' (fencing token" + (lock.parts().size() == 1 ? " "
+        return new LockLostException("The lease of lock entity='" + String.join("', '",
+                Printable.escapeAll(lock.fencingTokens().keySet())) + "' namespace='" + Printable.escape(lock.namespace())
+                + "' (fencing token" + (lock.parts().size() == 1 ? " "
                 + lock.fencingToken() : "s " + lock.fencingTokens()) + ") was lost while " + work + " ran: its work"
                 + " was not protected by the lock from then on");
     }

@@ -1,5 +1,6 @@
 package io.dynamolock.core;
 
+import io.dynamolock.core.internal.Printable;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.Collection;
@@ -77,7 +78,8 @@ public final class LockRequest {
      */
     public static Builder builder(Collection<String> entities) {
         if (entities == null || entities.isEmpty() || entities.stream().anyMatch(Objects::isNull)) {
-            throw new LockOptionException("entities", entities, "entities " + entities + " must hold at least one"
+            throw new LockOptionException("entities", entities, "entities " + (entities == null ? null
+                    : entities.stream().map(Printable::escape).toList()) + " must hold at least one"
                     + " entity and no null; pass the entities to lock, e.g. List.of(\"account-1\", \"account-2\")");
         }
         return new Builder(entities.stream().distinct().sorted().toList());
@@ -173,8 +175,8 @@ public final class LockRequest {
 
     @Override
     public String toString() {
-        return "LockRequest[entit" + (entities.size() == 1 ? "y=" + entity() : "ies=" + entities) + ", namespace="
-                + namespace + ", wait=" + wait + ", lease=" + lease + ", reentrant=" + reentrant + ", threadBound="
+        return "LockRequest[entit" + (entities.size() == 1 ? "y=" + Printable.escape(entity())
+                : "ies=" + Printable.escapeAll(entities)) + ", namespace=" + Printable.escape(namespace) + ", wait=" + wait + ", lease=" + lease + ", reentrant=" + reentrant + ", threadBound="
                 + threadBound + ", failClosed="
                 + failClosed + ", mode=" + mode + ", permits=" + permits + "]";
     }

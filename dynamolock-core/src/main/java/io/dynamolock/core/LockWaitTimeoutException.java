@@ -1,5 +1,6 @@
 package io.dynamolock.core;
 
+import io.dynamolock.core.internal.Printable;
 import java.time.Duration;
 import java.util.List;
 
@@ -24,9 +25,9 @@ public class LockWaitTimeoutException extends DynamoLockException {
     /** @param hint what else the caller should know, e.g. that it waited behind its own thread; may be null */
     public LockWaitTimeoutException(String entity, String namespace, Duration waited, int position,
             List<String> ownersAhead, String hint) {
-        super("Timed out after " + waited.toMillis() + " ms waiting for lock entity='" + entity + "' namespace='"
-                + namespace + "': " + position + " " + (position == 1 ? "entry" : "entries")
-                + " still ahead in the queue " + ownersAhead
+        super("Timed out after " + waited.toMillis() + " ms waiting for lock entity='" + Printable.escape(entity)
+                + "' namespace='" + Printable.escape(namespace) + "': " + position + " "
+                + (position == 1 ? "entry" : "entries") + " still ahead in the queue " + Printable.escapeAll(ownersAhead)
                 + ". " + (hint != null ? hint : "Raise the wait, or shorten the work done under the lock."));
         this.entity = entity;
         this.namespace = namespace;

@@ -5,6 +5,7 @@ import io.dynamolock.core.LockLostException;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockOperations;
 import io.dynamolock.core.LockWaitTimeoutException;
+import io.dynamolock.core.internal.Printable;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -199,7 +200,8 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
         }
         else {
             log.debug("Skipped {}: lock entity='{}' namespace='{}' is busy ({} ahead after {} ms)",
-                    locked.description(), busy.entity(), busy.namespace(), busy.position(), busy.waited().toMillis());
+                    locked.description(), Printable.escape(busy.entity()), Printable.escape(busy.namespace()),
+                    busy.position(), busy.waited().toMillis());
         }
         skips.accept(new QueueLockedSkippedEvent(this, locked.description(), busy.entity(), busy.namespace(),
                 busy.waited()));
@@ -284,12 +286,12 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
             for (Object element : values) {
                 String entity = element == null ? null : element.toString();
                 if (entity == null || entity.isBlank()) {
-                    throw badEntity(source, locked, evaluated + (entity == null ? "null" : "'" + entity + "'")
+                    throw badEntity(source, locked, evaluated + (entity == null ? "null" : "'" + Printable.escape(entity) + "'")
                             + "; a lock needs a non-blank entity", null);
                 }
                 if (!(element instanceof CharSequence) && QueueLockedMethods.isLaterValue(element.getClass())) {
-                    throw badEntity(source, locked, evaluated + "a " + element.getClass().getTypeName() + " ('" + entity
-                            + "'), " + QueueLockedMethods.LATER_VALUE + ". " + QueueLockedMethods.LATER_VALUE_FIX,
+                    throw badEntity(source, locked, evaluated + "a " + element.getClass().getTypeName() + " ('"
+                            + Printable.escape(entity) + "'), " + QueueLockedMethods.LATER_VALUE + ". " + QueueLockedMethods.LATER_VALUE_FIX,
                             null);
                 }
                 if (!(element instanceof CharSequence) && QueueLockedMethods.hasIdentityString(element.getClass())) {

@@ -5,13 +5,12 @@ import io.dynamolock.core.LockEntryNotFoundException;
 import io.dynamolock.core.LockInfo;
 import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.QueueSnapshot;
+import io.dynamolock.core.internal.Printable;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.security.Principal;
 import java.time.Instant;
 import java.util.List;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -46,9 +45,6 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 public class DynamoLockEndpoint {
 
     private static final Logger log = LoggerFactory.getLogger(DynamoLockEndpoint.class);
-
-    /** C0 and C1 control characters (line feed, carriage return, next line...) and the Unicode line separators. */
-    private static final Pattern UNPRINTABLE = Pattern.compile("[\\x00-\\x1F\\x7F-\\x9F\\u2028\\u2029]");
 
     private final LockTemplate lockTemplate;
 
@@ -188,7 +184,7 @@ public class DynamoLockEndpoint {
                     + " ticket of the entry to remove from " + reading);
         }
         log.warn("{} asks to break the entry with ticket {} of the lock entity='{}' namespace='{}' at {}",
-                printable(who), number, printable(entity), printable(namespace), Instant.now());
+                Printable.escape(who), number, Printable.escape(entity), Printable.escape(namespace), Instant.now());
         try {
             BrokenLock broken = lockTemplate.breakLock(entity, namespace, number);
             return new WebEndpointResponse<>(new BreakDescriptor(lockTemplate.tableName(), broken.entity(),
@@ -200,16 +196,6 @@ public class DynamoLockEndpoint {
         catch (LockEntryNotFoundException ex) {
             return error(WebEndpointResponse.STATUS_NOT_FOUND, ex.getMessage());
         }
-    }
-
-    /**
-     * The text with control characters and line separators as {@code \\uXXXX}: the audit line's names come from the
-     * request, and a line break in one would write a second, forged audit line (the core escapes its own log lines
-     * the same way).
-     */
-    private static String printable(@Nullable String text) {
-        return text == null ? null : UNPRINTABLE.matcher(text).replaceAll(
-                c -> Matcher.quoteReplacement(String.format("\\u%04x", (int) c.group().charAt(0))));
     }
 
     private static WebEndpointResponse<Object> error(int status, String message) {

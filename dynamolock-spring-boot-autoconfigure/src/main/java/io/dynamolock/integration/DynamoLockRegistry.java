@@ -4,6 +4,7 @@ import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.LockWaitTimeoutException;
+import io.dynamolock.core.internal.Printable;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
@@ -180,7 +181,7 @@ public final class DynamoLockRegistry
     }
 
     String describe() {
-        return "namespace '" + namespace() + "' of table '" + locks.tableName() + "'";
+        return "namespace '" + Printable.escape(namespace()) + "' of table '" + locks.tableName() + "'";
     }
 
     String namespace() {
@@ -207,8 +208,8 @@ public final class DynamoLockRegistry
         }
         if (!wait.isZero() && heldThroughScope(key)) {
             // Lock#lock() allows an implementation to refuse a call that would deadlock: this one would.
-            throw new IllegalStateException("The calling thread holds lock entity='" + key + "' namespace='"
-                    + namespace() + "' already, through its scope (@QueueLocked or LockTemplate), so a registry lock"
+            throw new IllegalStateException("The calling thread holds lock entity='" + Printable.escape(key)
+                    + "' namespace='" + Printable.escape(namespace()) + "' already, through its scope (@QueueLocked or LockTemplate), so a registry lock"
                     + " on the same key would wait for itself for ever. Use the lock the scope holds, or take the"
                     + " registry lock outside that scope");
         }

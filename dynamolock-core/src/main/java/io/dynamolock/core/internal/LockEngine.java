@@ -362,7 +362,7 @@ public final class LockEngine {
         String hint = null;
         if (!silent.isEmpty()) {
             boolean one = silent.size() == 1;
-            List<String> each = silent.stream().map(e -> e.ticket() + " of " + e.owner()).toList();
+            List<String> each = silent.stream().map(e -> e.ticket() + " of " + Printable.escape(e.owner())).toList();
             String named = one ? each.get(0) : String.join(", ", each.subList(0, each.size() - 1)) + " and "
                     + each.get(each.size() - 1);
             Instant since = Instant.ofEpochMilli(silent.stream()
@@ -371,7 +371,8 @@ public final class LockEngine {
                     + (one ? " has" : " have") + " not been renewed since " + since + ": "
                     + (one ? "it never expires" : "they never expire") + ". If "
                     + (one ? "its process is" : "their processes are") + " dead, break " + (one ? "it" : "them")
-                    + ": LockTemplate.breakLock(\"" + key.entity() + "\", \"" + key.namespace() + "\", "
+                    + ": LockTemplate.breakLock(\"" + Printable.escape(key.entity()) + "\", \""
+                    + Printable.escape(key.namespace()) + "\", "
                     + (one ? silent.get(0).ticket() + ")" : "ticket) for each,") + " or the actuator endpoint's"
                     + " DELETE (README: Runbook)" + (gaveUp.silentEnough() ? "" : "; live entries keep it out as well")
                     + "; if " + (one ? "it is" : "they are") + " alive, raise the wait.";
@@ -423,7 +424,7 @@ public final class LockEngine {
             QueueState now = broken == null ? seen : broken.state();
             throw new LockEntryNotFoundException("No entry with ticket " + ticket + " in the queue of " + key
                     + " in table '" + settings.tableName() + "'; the queue holds " + now.entries().stream()
-                    .map(e -> e.ticket() + " (" + e.owner() + ")").toList() + ". It was released or broken"
+                    .map(e -> e.ticket() + " (" + Printable.escape(e.owner()) + ")").toList() + ". It was released or broken"
                     + " meanwhile, or the ticket is wrong; nothing was removed by this answer (if the request was"
                     + " retried after a lost answer, its first attempt may have removed it: check the queue)");
         }
@@ -438,7 +439,7 @@ public final class LockEngine {
         });
         BrokenLock result = new BrokenLock(key.entity(), key.namespace(), QueueState.toSnapshotEntry(entry));
         log.warn("Broke the queue entry with ticket {} of {}: owner '{}', {}, lease ending {}", ticket, key,
-                Keys.printable(entry.owner()), entry.failClosed() ? "fail-closed" : "fail-open",
+                Printable.escape(entry.owner()), entry.failClosed() ? "fail-closed" : "fail-open",
                 result.entry().leaseExpiresAt());
         notify(listener -> listener.onBroken(result));
         return result;

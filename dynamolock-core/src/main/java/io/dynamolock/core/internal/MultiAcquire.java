@@ -104,15 +104,17 @@ final class MultiAcquire {
         String missing = null;
         for (LockRequest part : parts) {
             if (!engine.scopeHolds(scope, part)) {
-                missing = missing == null ? part.entity() : missing;
+                missing = missing == null ? Printable.escape(part.entity()) : missing;
             }
             else if (missing != null) {
+                List<String> entities = Printable.escapeAll(request.entities());
+                String held = Printable.escape(part.entity());
                 throw new LockOptionException("entities", request.entities(), "This request for "
-                        + request.entities() + " was made inside a scope that holds " + part.entity() + " but not "
+                        + entities + " was made inside a scope that holds " + held + " but not "
                         + missing + ", which sorts before it: it would wait for " + missing + " while holding "
-                        + part.entity() + ", and a caller that holds " + missing + " and waits for " + part.entity()
-                        + " would wait for it in a cycle. Take " + request.entities() + " in the outer scope, or "
-                        + missing + " before " + part.entity());
+                        + held + ", and a caller that holds " + missing + " and waits for " + held
+                        + " would wait for it in a cycle. Take " + entities + " in the outer scope, or "
+                        + missing + " before " + held);
             }
         }
     }
@@ -156,10 +158,11 @@ final class MultiAcquire {
     private static LockLostException lostPart(LockHandle part, LockScope scope) {
         boolean joined = scope.locks().stream().flatMap(held -> held.parts().stream())
                 .anyMatch(held -> held.entryId().equals(part.entryId()));
-        String what = "The lease of " + part.entity() + " (namespace '" + part.namespace() + "') was lost"
+        String what = "The lease of " + Printable.escape(part.entity()) + " (namespace '"
+                + Printable.escape(part.namespace()) + "') was lost"
                 + " while the other entities of the request were waited for; the request released what it had"
                 + " taken";
-        return joined ? new LockLostException(what + ", but the enclosing scope held " + part.entity()
+        return joined ? new LockLostException(what + ", but the enclosing scope held " + Printable.escape(part.entity())
                 + " and its work ran") : LockLostException.beforeGrant(what + " and holds none of them");
     }
 

@@ -213,8 +213,8 @@ final class QueueTable {
                 continue;
             }
             if (!state.entries().isEmpty() || attempt == 3) {
-                throw new LockOptionException("permits", entry.permits(), "The lock of entity='"
-                        + key.entity() + "' namespace='" + key.namespace() + "' in table '" + tableName + "' "
+                throw new LockOptionException("permits", entry.permits(), "The lock of " + key
+                        + " in table '" + tableName + "' "
                         + (state.permits() > 0 ? "admits " + state.permits() + " holder(s) at once"
                                 : "has permits that are not a positive integer (an item edited by hand?)")
                         + ", and its queue holds " + state.entries().size()
@@ -722,8 +722,7 @@ final class QueueTable {
         }
         catch (DynamoDbException ex) {
             if (isValidationError(ex, "item size has exceeded")) {
-                throw new LockQueueFullException("The lock item of entity='" + key.entity() + "' namespace='"
-                        + key.namespace() + "' in table '" + tableName + "' reached DynamoDB's 400 KB item limit;"
+                throw new LockQueueFullException("The lock item of " + key + " in table '" + tableName + "' reached DynamoDB's 400 KB item limit;"
                         + " lower maxQueueLength or shorten the owner name", ex);
             }
             throw wrongSchemaOr(ex);

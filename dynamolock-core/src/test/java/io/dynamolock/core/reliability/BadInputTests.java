@@ -10,10 +10,12 @@ import ch.qos.logback.core.read.ListAppender;
 import io.dynamolock.core.LockAttempt;
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockListener;
+import io.dynamolock.core.LockQueueFullException;
 import io.dynamolock.core.LockLostException;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTableException;
 import io.dynamolock.core.LockTemplate;
+import io.dynamolock.core.LockWaitTimeoutException;
 import io.dynamolock.core.TableBootstrap;
 import io.dynamolock.core.test.FaultInjector;
 import io.dynamolock.core.test.FaultInjector.Fault;
@@ -77,6 +79,11 @@ class BadInputTests extends LockTableTestSupport {
                 .heartbeatInterval(Duration.ofMillis(500));
     }
 
+    /** How messages write the blank names above: their control characters as \\uXXXX. */
+    private static String escaped(String blank) {
+        return blank.replace("\t", "\\u0009").replace("\n", "\\u000a").replace("\r", "\\u000d");
+    }
+
     /** Asserts that {@code call} fails with an IllegalArgumentException mentioning every fragment, sending nothing. */
     void rejected(Runnable call, String... fragments) {
         requests.reset();
@@ -110,14 +117,14 @@ class BadInputTests extends LockTableTestSupport {
     @ParameterizedTest
     @ValueSource(strings = {"", " ", "   ", "\t", "\n", " \t\r\n "})
     void blankEntityIsRejected(String entity) {
-        rejected(() -> locks.acquire(entity, Duration.ZERO), "entity '" + entity + "' must not be blank");
+        rejected(() -> locks.acquire(entity, Duration.ZERO), "entity '" + escaped(entity) + "' must not be blank");
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"", " ", "\t"})
     void blankNamespaceIsRejected(String namespace) {
         rejected(() -> locks.acquire(LockRequest.builder("order-1").namespace(namespace).build()),
-                "namespace '" + namespace + "' must not be blank");
+                "namespace '" + escaped(namespace) + "' must not be blank");
         assertThatThrownBy(() -> builder().defaultNamespace(namespace).build())
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("defaultNamespace");
     }
@@ -201,6 +208,28 @@ class BadInputTests extends LockTableTestSupport {
                 .extracting(ILoggingEvent::getFormattedMessage)
                 .anyMatch(line -> line.contains("Broke") && line.contains("order-1\\u000a12:00:00.000 WARN forged"))
                 .allSatisfy(line -> assertThat(line).doesNotContain("\n", "\r", "\u2028"));
+    }
+
+    /** An application that logs our exceptions' messages gets names it cannot be tricked by either. */
+    @Test
+    void messagesWriteLineBreaksInNamesEscaped() {
+        String entity = "order\n26";
+        try (LockTemplate holder = builder().ownerName("holder\r\nforged").build();
+                LockTemplate full = builder().maxQueueLength(1).build();
+                LockHandle held = holder.acquire(entity, Duration.ZERO)) {
+            assertThatThrownBy(() -> locks.acquire(entity, Duration.ofMillis(200)))
+                    .isInstanceOfSatisfying(LockWaitTimeoutException.class, timeout -> {
+                        assertThat(timeout.entity()).as("the accessor gives it as given").isEqualTo(entity);
+                        assertThat(timeout.ownersAhead()).containsExactly("holder\r\nforged");
+                    })
+                    .hasMessageContaining("entity='order\\u000a26'").hasMessageContaining("holder\\u000d\\u000aforged")
+                    .message().doesNotContain("\n", "\r");
+            assertThatThrownBy(() -> full.acquire(entity, Duration.ofMillis(200)))
+                    .isInstanceOf(LockQueueFullException.class).hasMessageContaining("entity='order\\u000a26'")
+                    .message().doesNotContain("\n");
+        }
+        assertThatThrownBy(() -> locks.acquire("\u2028", Duration.ZERO)).hasMessageContaining("'\\u2028'")
+                .message().doesNotContain("\u2028");
     }
 
     @ParameterizedTest

@@ -1,0 +1,33 @@
+package io.dynamolock.core.internal;
+
+import java.util.Collection;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Names (entities, namespaces, owners) as dynamolock writes them into exception messages and log lines: control
+ * characters and line separators as {@code \}{@code uXXXX}. Names are callers' text and table data, and a line break
+ * in one would let it forge a log line, such as an operator's break, which is an audit record; an application that
+ * logs a message of ours gets the same protection. Accessors such as {@code entity()} return names as given. Public
+ * so that every dynamolock module follows this one rule; not an API.
+ */
+public final class Printable {
+
+    /** C0 and C1 control characters (line feed, carriage return, next line...) and the Unicode line separators. */
+    private static final Pattern UNPRINTABLE = Pattern.compile("[\\x00-\\x1F\\x7F-\\x9F\\u2028\\u2029]");
+
+    private Printable() {
+    }
+
+    /** {@code text} with control characters and line separators as {@code \}{@code uXXXX}; {@code null} as is. */
+    public static String escape(String text) {
+        return text == null ? null : UNPRINTABLE.matcher(text).replaceAll(
+                c -> Matcher.quoteReplacement(String.format("\\u%04x", (int) c.group().charAt(0))));
+    }
+
+    /** Each of {@code names} escaped, as a list prints them. */
+    public static List<String> escapeAll(Collection<String> names) {
+        return names.stream().map(Printable::escape).toList();
+    }
+}
