@@ -1,6 +1,7 @@
 package io.dynamolock.autoconfigure;
 
 import io.dynamolock.core.LockOptionException;
+import io.dynamolock.core.internal.Printable;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
@@ -66,7 +67,7 @@ class LockOptionFailureAnalyzer extends AbstractFailureAnalyzer<LockOptionExcept
         boolean bindFailure = cause.option().equals("wakeUp.port") && cause.value() instanceof String;
         if (written != null && !property.equals(SECRET) && !bindFailure && overridden(property, cause.value())) {
             return new FailureAnalysis(cause.getMessage() + " (set in code, e.g. by a LockTemplateBuilderCustomizer,"
-                    + " over " + property + "=" + written + ")", "Correct the code that sets " + cause.option()
+                    + " over " + property + "=" + Printable.escape(written) + ")", "Correct the code that sets " + cause.option()
                     + " as the message says.", cause);
         }
         if (written == null && !Objects.equals(expected(cause, property, bindFailure), cause.value())) {
@@ -76,13 +77,15 @@ class LockOptionFailureAnalyzer extends AbstractFailureAnalyzer<LockOptionExcept
                     + property + " is not set" + (byDefault == null ? "" : " and its default is " + byDefault) + ")",
                     "Correct the code that sets " + cause.option() + " as the message says.", cause);
         }
-        String shown = property + "=" + (property.equals(SECRET) ? cause.value() : written != null ? written
-                : (bindFailure ? setting("dynamolock.wake-up.port") : cause.value()) + " (the default)");
+        String shown = property + "=" + (property.equals(SECRET) ? cause.value() : written != null
+                ? Printable.escape(written)
+                : Printable.escape(String.valueOf(bindFailure ? setting("dynamolock.wake-up.port") : cause.value()))
+                        + " (the default)");
         String[] partner = PARTNERS.get(cause.option());
         if (partner != null && cause.getMessage().contains(partner[1])) {
             String other = PROPERTIES.get(partner[0]);
             String otherWritten = environment.getProperty(other);
-            shown += " with " + other + (otherWritten != null ? "=" + otherWritten : " (the default)");
+            shown += " with " + other + (otherWritten != null ? "=" + Printable.escape(otherWritten) : " (the default)");
             return new FailureAnalysis(shown + ": " + cause.getMessage(), "Correct " + property + " or " + other
                     + " as the message says.", cause);
         }

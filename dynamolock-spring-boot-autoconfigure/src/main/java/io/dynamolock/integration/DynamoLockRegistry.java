@@ -118,11 +118,11 @@ public final class DynamoLockRegistry
         String key = requireKey(lockKey);
         ThreadHold hold = heldByCurrentThread(key);
         if (hold == null) {
-            throw new IllegalMonitorStateException("The current thread does not hold lock '" + key + "' of "
+            throw new IllegalMonitorStateException("The current thread does not hold lock '" + Printable.escape(key) + "' of "
                     + describe() + "; only a holder can renew it");
         }
         if (!hold.handle().isValid()) {
-            throw new IllegalStateException("Could not renew lock '" + key + "' of " + describe() + ": its lease was"
+            throw new IllegalStateException("Could not renew lock '" + Printable.escape(key) + "' of " + describe() + ": its lease was"
                     + " lost (renewals failed for a whole lease, or another process purged the entry)");
         }
     }
@@ -139,7 +139,7 @@ public final class DynamoLockRegistry
         renewLock(lockKey);
         ThreadHold hold = heldByCurrentThread((String) lockKey);
         if (!hold.lease().equals(ttl)) {
-            throw new UnsupportedOperationException("Lock '" + lockKey + "' was taken with a lease of " + hold.lease()
+            throw new UnsupportedOperationException("Lock '" + Printable.escape(String.valueOf(lockKey)) + "' was taken with a lease of " + hold.lease()
                     + " and is renewed every heartbeat with it; it cannot change to " + ttl + " while held. Take the"
                     + " lock with lock(ttl) or tryLock(wait, ttl) for another lease");
         }
@@ -247,7 +247,8 @@ public final class DynamoLockRegistry
             finally {
                 forget(key);
             }
-            throw new IllegalStateException(this + " was closed while this thread waited for '" + key + "'; the lock"
+            throw new IllegalStateException(this + " was closed while this thread waited for '"
+                    + Printable.escape(key) + "'; the lock"
                     + " was handed on");
         }
         return true;
@@ -272,7 +273,8 @@ public final class DynamoLockRegistry
             return key;
         }
         throw new IllegalArgumentException("lockKey must be a String (the locked entity), not "
-                + (lockKey == null ? "null" : lockKey.getClass().getName() + " '" + lockKey + "'")
+                + (lockKey == null ? "null" : lockKey.getClass().getName() + " '"
+                        + Printable.escape(String.valueOf(lockKey)) + "'")
                 + "; pass String.valueOf(key)");
     }
 

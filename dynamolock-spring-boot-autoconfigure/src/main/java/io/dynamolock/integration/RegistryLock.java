@@ -3,6 +3,7 @@ package io.dynamolock.integration;
 import io.dynamolock.core.LockInterruptedException;
 import io.dynamolock.core.LockLostException;
 import io.dynamolock.core.LockRequest;
+import io.dynamolock.core.internal.Printable;
 import java.time.Duration;
 import java.util.ConcurrentModificationException;
 import java.util.Objects;
@@ -75,7 +76,7 @@ final class RegistryLock implements DistributedLock {
     public void unlock() {
         DynamoLockRegistry.ThreadHold hold = registry.heldByCurrentThread(key);
         if (hold == null) {
-            throw new IllegalMonitorStateException("The current thread does not hold lock '" + key + "' of "
+            throw new IllegalMonitorStateException("The current thread does not hold lock '" + Printable.escape(key) + "' of "
                     + registry.describe());
         }
         if (!hold.exit()) {
@@ -89,7 +90,7 @@ final class RegistryLock implements DistributedLock {
             registry.forget(key);
         }
         if (!valid || hold.handle().wasLost()) {
-            throw new ConcurrentModificationException("Lock '" + key + "' of " + registry.describe() + " was lost"
+            throw new ConcurrentModificationException("Lock '" + Printable.escape(key) + "' of " + registry.describe() + " was lost"
                     + " before unlock (its lease ran out, or another process purged its entry, or an operator broke"
                     + " it): the work done under it may have overlapped with another holder's. Guard writes with the"
                     + " fencing token");
@@ -103,7 +104,7 @@ final class RegistryLock implements DistributedLock {
 
     @Override
     public String toString() {
-        return "DynamoLock{key='" + key + "', " + registry.describe() + "}";
+        return "DynamoLock{key='" + Printable.escape(key) + "', " + registry.describe() + "}";
     }
 
     private void lockUninterruptibly(Duration lease) {
@@ -182,14 +183,14 @@ final class RegistryLock implements DistributedLock {
         finally {
             registry.forget(key);
         }
-        throw new LockLostException("Lock '" + key + "' of " + registry.describe() + " was lost while this thread held"
+        throw new LockLostException("Lock '" + Printable.escape(key) + "' of " + registry.describe() + " was lost while this thread held"
                 + " it (its lease ran out or another process purged its entry); the hold is given up, lock again to"
                 + " queue afresh");
     }
 
     private void throwIfInterrupted() throws InterruptedException {
         if (Thread.interrupted()) {
-            throw new InterruptedException("Interrupted before locking '" + key + "'");
+            throw new InterruptedException("Interrupted before locking '" + Printable.escape(key) + "'");
         }
     }
 

@@ -64,4 +64,27 @@ class LockOptionFailureAnalyzerTests {
                             .startsWith(property + "=");
                 });
     }
+
+    /** A refused owner name is written escaped in the report's "property=value" as in the core's message. */
+    @Test
+    void refusedOwnerNameIsWrittenEscapedInTheReport() {
+        String property = "dynamolock.owner-name";
+        MapPropertySource written = new MapPropertySource("written", Map.of(property, "\n12:00:00 ERROR forged "
+                + "x".repeat(300)));
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, DynamoLockAutoConfiguration.class))
+                .withPropertyValues(DynamoDbLocalProperties.of(TABLE))
+                .withInitializer(context -> context.getEnvironment().getPropertySources().addFirst(written))
+                .run(context -> {
+                    assertThat(context).getFailure().rootCause().isInstanceOf(LockOptionException.class)
+                            .message().doesNotContain("\n");
+                    StandardEnvironment environment = new StandardEnvironment();
+                    environment.getPropertySources().addFirst(written);
+                    ConfigurationPropertySources.attach(environment);
+                    FailureAnalysis analysis = new LockOptionFailureAnalyzer(environment)
+                            .analyze(context.getStartupFailure());
+                    assertThat(analysis.getDescription()).startsWith(property + "=\\u000a12:00:00 ERROR forged")
+                            .doesNotContain("\n");
+                });
+    }
 }

@@ -50,7 +50,8 @@ final class MultiHold implements LockHandle {
 
     @Override
     public long fencingToken() {
-        throw new IllegalStateException("This lock holds " + parts.size() + " entities " + fencingTokens().keySet()
+        throw new IllegalStateException("This lock holds " + parts.size() + " entities "
+                + Printable.escapeAll(fencingTokens().keySet())
                 + ", each with a fencing token of its own; use fencingTokens() and fence each resource with its"
                 + " entity's token");
     }

@@ -7,20 +7,23 @@ import java.util.regex.Pattern;
 
 /**
  * Names (entities, namespaces, owners) as dynamolock writes them into exception messages and log lines: control
- * characters and line separators as {@code \}{@code uXXXX}. Names are callers' text and table data, and a line break
+ * characters, line separators and the backslash as {@code \}{@code uXXXX}, so that every name reads back as it was. Names are callers' text and table data, and a line break
  * in one would let it forge a log line, such as an operator's break, which is an audit record; an application that
  * logs a message of ours gets the same protection. Accessors such as {@code entity()} return names as given. Public
  * so that every dynamolock module follows this one rule; not an API.
  */
 public final class Printable {
 
-    /** C0 and C1 control characters (line feed, carriage return, next line...) and the Unicode line separators. */
-    private static final Pattern UNPRINTABLE = Pattern.compile("[\\x00-\\x1F\\x7F-\\x9F\\u2028\\u2029]");
+    /**
+     * C0 and C1 control characters (line feed, carriage return, next line...), the Unicode line separators, and the
+     * backslash, so that a name holding a backslash and "u000a" does not read as one holding a line feed.
+     */
+    private static final Pattern UNPRINTABLE = Pattern.compile("[\\\\\\x00-\\x1F\\x7F-\\x9F\\u2028\\u2029]");
 
     private Printable() {
     }
 
-    /** {@code text} with control characters and line separators as {@code \}{@code uXXXX}; {@code null} as is. */
+    /** {@code text} with control characters, line separators and backslashes as {@code \}{@code uXXXX}. */
     public static String escape(String text) {
         return text == null ? null : UNPRINTABLE.matcher(text).replaceAll(
                 c -> Matcher.quoteReplacement(String.format("\\u%04x", (int) c.group().charAt(0))));

@@ -232,6 +232,17 @@ class BadInputTests extends LockTableTestSupport {
                 .message().doesNotContain("\u2028");
     }
 
+    @Test
+    void messagesTellABackslashFromTheEscapeOfALineBreak() {
+        assertThat(LockRequest.of("a\\u000ab").toString()).contains("entity=a\\u005cu000ab");
+        assertThat(LockRequest.of("a\nb").toString()).contains("entity=a\\u000ab");
+        try (LockHandle lock = locks.acquire(LockRequest.builder(List.of("a\nforged", "b")).wait(Duration.ZERO)
+                .build())) {
+            assertThatThrownBy(lock::fencingToken).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("entities [a\\u000aforged, b]");
+        }
+    }
+
     @ParameterizedTest
     @MethodSource("oddNames")
     void oddNamespacesWorkAsLocks(String namespace) {
