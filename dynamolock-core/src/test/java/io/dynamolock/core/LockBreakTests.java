@@ -121,6 +121,23 @@ class LockBreakTests {
                 .message().doesNotContain("Raise the wait");
     }
 
+    /** The advice's call is Java to paste: a name with a backslash or a quote is written as a literal of it. */
+    @Test
+    void theBreakAdviceWritesTheEntityAsAJavaLiteral() {
+        String entity = "tenant\\7 \"q\"";
+        Cut cut = new Cut();
+        LockHandle dead = fixture.template(b -> { }, cut).acquire(LockRequest.builder(entity).failClosed(true).build());
+        cut.off = true;
+        Await.until(Duration.ofSeconds(10), "its lease ended unrenewed",
+                () -> fixture.queue(entity).get(0).isSilentAt(Instant.now()));
+
+        assertThatThrownBy(() -> fixture.template().acquire(entity, Duration.ofMillis(300)))
+                .isInstanceOf(LockWaitTimeoutException.class)
+                .hasMessageContaining("LockTemplate.breakLock(\"tenant\\\\7 \\\"q\\\"\", \"default\", "
+                        + dead.fencingToken() + ")");
+        fixture.purge(dead);
+    }
+
     /** Two silent fail-closed readers ahead of a writer: both keep it out, and the message names both. */
     @Test
     void aTimeOutBehindTwoSilentFailClosedReadersNamesBoth() {

@@ -62,7 +62,8 @@ public class DynamoLockEndpoint {
     public Object locks(@Nullable String entity, @Nullable String namespace) {
         if (entity == null) {
             return namespace == null ? locks() : error(WebEndpointResponse.STATUS_BAD_REQUEST, "namespace '"
-                    + namespace + "' without an entity: GET /actuator/dynamolock?entity=E&namespace=" + namespace);
+                    + Printable.escape(namespace) + "' without an entity: GET /actuator/dynamolock?entity=E&namespace="
+                    + URLEncoder.encode(namespace, StandardCharsets.UTF_8));
         }
         return queueOf(entity, namespace != null ? namespace : lockTemplate.defaultNamespace());
     }
@@ -152,8 +153,8 @@ public class DynamoLockEndpoint {
                 return null;
             }
             return error(WebEndpointResponse.STATUS_BAD_REQUEST, "The path " + path + " has a ';', which the server"
-                    + " drops with what follows before dynamolock sees it (it read the entity as '" + entity
-                    + "', another lock). Name the entity in the query instead: " + operation + "?entity=E[&namespace=N]"
+                    + " drops with what follows before dynamolock sees it (it read the entity as '"
+                    + Printable.escape(entity) + "', another lock). Name the entity in the query instead: " + operation + "?entity=E[&namespace=N]"
                     + (operation.startsWith("DELETE") ? "&ticket=N" : "") + ", with E (and N) URL-encoded");
         }
 

@@ -371,8 +371,8 @@ public final class LockEngine {
                     + (one ? " has" : " have") + " not been renewed since " + since + ": "
                     + (one ? "it never expires" : "they never expire") + ". If "
                     + (one ? "its process is" : "their processes are") + " dead, break " + (one ? "it" : "them")
-                    + ": LockTemplate.breakLock(\"" + Printable.escape(key.entity()) + "\", \""
-                    + Printable.escape(key.namespace()) + "\", "
+                    + ": LockTemplate.breakLock(" + Printable.javaLiteral(key.entity()) + ", "
+                    + Printable.javaLiteral(key.namespace()) + ", "
                     + (one ? silent.get(0).ticket() + ")" : "ticket) for each,") + " or the actuator endpoint's"
                     + " DELETE (README: Runbook)" + (gaveUp.silentEnough() ? "" : "; live entries keep it out as well")
                     + "; if " + (one ? "it is" : "they are") + " alive, raise the wait.";

@@ -29,6 +29,34 @@ public final class Printable {
                 c -> Matcher.quoteReplacement(String.format("\\u%04x", (int) c.group().charAt(0))));
     }
 
+    /**
+     * {@code text} as a Java string literal, quotes included, for advice that names a call to paste: a backslash and a
+     * quote escaped, line breaks and tabs as {@code \n}, {@code \r}, {@code \t}, other control characters and the
+     * line separators as {@code \}{@code uXXXX} (never a line feed or carriage return that way, which javac would read
+     * as a line break inside the literal). So it stays one line and compiles to {@code text}.
+     */
+    public static String javaLiteral(String text) {
+        StringBuilder literal = new StringBuilder(text.length() + 2).append('"');
+        text.chars().forEach(c -> {
+            switch (c) {
+                case '\\' -> literal.append("\\\\");
+                case '"' -> literal.append("\\\"");
+                case '\n' -> literal.append("\\n");
+                case '\r' -> literal.append("\\r");
+                case '\t' -> literal.append("\\t");
+                default -> {
+                    if (c < 0x20 || c >= 0x7F && c <= 0x9F || c == 0x2028 || c == 0x2029) {
+                        literal.append(String.format("\\u%04x", c));
+                    }
+                    else {
+                        literal.append((char) c);
+                    }
+                }
+            }
+        });
+        return literal.append('"').toString();
+    }
+
     /** Each of {@code names} escaped, as a list prints them. */
     public static List<String> escapeAll(Collection<String> names) {
         return names.stream().map(Printable::escape).toList();

@@ -71,6 +71,14 @@ final class QueueState {
             return shared ? LockMode.SHARED : LockMode.EXCLUSIVE;
         }
 
+        /** As a record prints itself, with the id and owner (table data) escaped ({@link Printable}). */
+        @Override
+        public String toString() {
+            return "Entry[id=" + Printable.escape(id) + ", owner=" + Printable.escape(owner) + ", ticket=" + ticket
+                    + ", expiresAtMillis=" + expiresAtMillis + ", failClosedLeaseMillis=" + failClosedLeaseMillis
+                    + ", shared=" + shared + "]";
+        }
+
         boolean failClosed() {
             return failClosedLeaseMillis > 0;
         }
