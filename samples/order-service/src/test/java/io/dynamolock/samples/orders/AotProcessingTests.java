@@ -19,9 +19,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import javax.tools.JavaCompiler;
 import javax.tools.ToolProvider;
 import org.junit.jupiter.api.BeforeAll;
@@ -31,6 +34,8 @@ import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * What {@code mvn spring-boot:process-aot} (and a native build) does: runs the main method under a hook that
@@ -72,6 +77,36 @@ class AotProcessingTests {
         try (var files = Files.walk(out.resolve("sources"))) {
             assertThat(files.map(Path::toString)).anyMatch(f -> f.endsWith("__ApplicationContextInitializer.java"));
         }
+    }
+
+    /**
+     * The hints dynamolock registers (its {@code aot.factories}) are in what a native build is given: SpEL reads
+     * {@code #root.args} and the like by reflection, and Jackson writes the actuator endpoint's bodies so.
+     */
+    @Test
+    void theGeneratedHintsCoverWhatDynamolockReachesByReflection() throws Exception {
+        assertThat(aot.exitValue()).as("exit code of the AOT processing; log:%n%s", tail(aotLog)).isZero();
+        Path metadata;
+        try (var files = Files.walk(out.resolve("resources"))) {
+            metadata = files.filter(f -> f.endsWith("reachability-metadata.json")).findFirst().orElseThrow();
+        }
+        Map<String, JsonNode> types = new HashMap<>();
+        JsonMapper.shared().readTree(metadata.toFile()).get("reflection")
+                .forEach(type -> types.put(type.get("type").asString(), type));
+        Stream.of("getArgs", "getMethod", "getMethodName", "getTarget", "getTargetClass").forEach(getter ->
+                assertInvokable(types, "io.dynamolock.annotation.LockExpressionRoot", getter));
+        assertInvokable(types, "io.dynamolock.autoconfigure.DynamoLockEndpoint$QueueDescriptor", "entries");
+        assertInvokable(types, "io.dynamolock.autoconfigure.DynamoLockEndpoint$EntryDescriptor", "ticket");
+        assertInvokable(types, "io.dynamolock.core.LockInfo", "entity");
+    }
+
+    private static void assertInvokable(Map<String, JsonNode> types, String type, String method) {
+        JsonNode hint = types.get(type);
+        assertThat(hint).as("%s registered for reflection", type).isNotNull();
+        List<String> methods = new ArrayList<>();
+        hint.path("methods").forEach(each -> methods.add(each.get("name").asString()));
+        assertThat(hint.path("allPublicMethods").asBoolean(false) || methods.contains(method))
+                .as("%s.%s invokable by reflection; the hint: %s", type, method, hint).isTrue();
     }
 
     /**
