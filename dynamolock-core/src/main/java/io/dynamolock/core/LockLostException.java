@@ -85,8 +85,8 @@ public class LockLostException extends DynamoLockException {
      */
     public static LockLostException whileRunning(LockHandle lock, String work) {
         return new LockLostException("The lease of lock entity='" + String.join("', '",
-                Printable.escapeAll(lock.fencingTokens().keySet())) + "' namespace='" + Printable.escape(lock.namespace())
-                + "' (fencing token" + (lock.parts().size() == 1 ? " "
+                Printable.escapeAll(lock.fencingTokens().keySet())) + "' namespace='"
+                + Printable.escape(lock.namespace()) + "' (fencing token" + (lock.parts().size() == 1 ? " "
                 + lock.fencingToken() : "s " + lock.fencingTokens()) + ") was lost while " + work + " ran: its work"
                 + " was not protected by the lock from then on");
     }

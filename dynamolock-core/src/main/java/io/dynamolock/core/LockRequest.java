@@ -176,9 +176,9 @@ public final class LockRequest {
     @Override
     public String toString() {
         return "LockRequest[entit" + (entities.size() == 1 ? "y=" + Printable.escape(entity())
-                : "ies=" + Printable.escapeAll(entities)) + ", namespace=" + Printable.escape(namespace) + ", wait=" + wait + ", lease=" + lease + ", reentrant=" + reentrant + ", threadBound="
-                + threadBound + ", failClosed="
-                + failClosed + ", mode=" + mode + ", permits=" + permits + "]";
+                : "ies=" + Printable.escapeAll(entities)) + ", namespace=" + Printable.escape(namespace) + ", wait="
+                + wait + ", lease=" + lease + ", reentrant=" + reentrant + ", threadBound=" + threadBound
+                + ", failClosed=" + failClosed + ", mode=" + mode + ", permits=" + permits + "]";
     }
 
     /**

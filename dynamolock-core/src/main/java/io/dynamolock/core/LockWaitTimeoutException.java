@@ -27,7 +27,8 @@ public class LockWaitTimeoutException extends DynamoLockException {
             List<String> ownersAhead, String hint) {
         super("Timed out after " + waited.toMillis() + " ms waiting for lock entity='" + Printable.escape(entity)
                 + "' namespace='" + Printable.escape(namespace) + "': " + position + " "
-                + (position == 1 ? "entry" : "entries") + " still ahead in the queue " + Printable.escapeAll(ownersAhead)
+                + (position == 1 ? "entry" : "entries") + " still ahead in the queue "
+                + Printable.escapeAll(ownersAhead)
                 + ". " + (hint != null ? hint : "Raise the wait, or shorten the work done under the lock."));
         this.entity = entity;
         this.namespace = namespace;

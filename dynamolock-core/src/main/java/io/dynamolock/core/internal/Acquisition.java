@@ -466,7 +466,8 @@ final class Acquisition {
 
     @Override
     public String toString() {
-        return key + " id=" + id + " owner=" + Printable.escape(owner) + " ticket=" + ticket + (failClosed ? " fail-closed " : " ")
+        return key + " id=" + id + " owner=" + Printable.escape(owner) + " ticket=" + ticket
+                + (failClosed ? " fail-closed " : " ")
                 + mode() + (permits() > 1 ? " permits=" + permits() + " " : " ") + phase.get();
     }
 }

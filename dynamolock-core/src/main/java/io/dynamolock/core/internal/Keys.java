@@ -38,12 +38,13 @@ final class Keys {
         }
         CharsetEncoder utf8 = StandardCharsets.UTF_8.newEncoder();
         if (!utf8.canEncode(value)) {
-            throw new LockOptionException(what, value, what + " '" + Printable.escape(value) + "' is not valid Unicode (a lone surrogate?)");
+            throw new LockOptionException(what, value, what + " '" + Printable.escape(value)
+                    + "' is not valid Unicode (a lone surrogate?)");
         }
         int bytes = value.getBytes(StandardCharsets.UTF_8).length;
         if (bytes > maxBytes) {
-            throw new LockOptionException(what, value, what + " '" + Printable.escape(abbreviate(value)) + "' is " + bytes
-                    + " bytes in UTF-8; DynamoDB allows at most " + maxBytes + " bytes in a " + keyKind
+            throw new LockOptionException(what, value, what + " '" + Printable.escape(abbreviate(value)) + "' is "
+                    + bytes + " bytes in UTF-8; DynamoDB allows at most " + maxBytes + " bytes in a " + keyKind
                     + ". Lock on a shorter identifier, e.g. a hash of it");
         }
         return value;

@@ -424,7 +424,8 @@ public final class LockEngine {
             QueueState now = broken == null ? seen : broken.state();
             throw new LockEntryNotFoundException("No entry with ticket " + ticket + " in the queue of " + key
                     + " in table '" + settings.tableName() + "'; the queue holds " + now.entries().stream()
-                    .map(e -> e.ticket() + " (" + Printable.escape(e.owner()) + ")").toList() + ". It was released or broken"
+                    .map(e -> e.ticket() + " (" + Printable.escape(e.owner()) + ")").toList()
+                    + ". It was released or broken"
                     + " meanwhile, or the ticket is wrong; nothing was removed by this answer (if the request was"
                     + " retried after a lost answer, its first attempt may have removed it: check the queue)");
         }

@@ -7,10 +7,11 @@ import java.util.regex.Pattern;
 
 /**
  * Names (entities, namespaces, owners) as dynamolock writes them into exception messages and log lines: control
- * characters, line separators and the backslash as {@code \}{@code uXXXX}, so that every name reads back as it was. Names are callers' text and table data, and a line break
- * in one would let it forge a log line, such as an operator's break, which is an audit record; an application that
- * logs a message of ours gets the same protection. Accessors such as {@code entity()} return names as given. Public
- * so that every dynamolock module follows this one rule; not an API.
+ * characters, line separators and the backslash as {@code \}{@code uXXXX}, so that every name reads back as it was.
+ * Names are callers' text and table data, and a line break in one would let it forge a log line, such as an
+ * operator's break, which is an audit record; an application that logs a message of ours gets the same protection.
+ * Accessors such as {@code entity()} return names as given. Public so that every dynamolock module follows this one
+ * rule; not an API.
  */
 public final class Printable {
 

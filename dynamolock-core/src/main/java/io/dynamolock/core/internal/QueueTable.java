@@ -722,7 +722,8 @@ final class QueueTable {
         }
         catch (DynamoDbException ex) {
             if (isValidationError(ex, "item size has exceeded")) {
-                throw new LockQueueFullException("The lock item of " + key + " in table '" + tableName + "' reached DynamoDB's 400 KB item limit;"
+                throw new LockQueueFullException("The lock item of " + key + " in table '" + tableName
+                        + "' reached DynamoDB's 400 KB item limit;"
                         + " lower maxQueueLength or shorten the owner name", ex);
             }
             throw wrongSchemaOr(ex);
