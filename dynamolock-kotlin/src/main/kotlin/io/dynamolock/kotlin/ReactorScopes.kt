@@ -14,6 +14,7 @@ import reactor.util.context.Context
  */
 internal object ReactorScopes {
 
+    // A native image finds these by name only with hints: the starter's ReactiveRuntimeHints registers them.
     val present: Boolean = classesPresent("kotlinx.coroutines.reactor.ReactorContext", "reactor.util.context.Context")
 
     /** Whether every one of [names] can be loaded here, without initialising any: optional dependencies. */

@@ -51,13 +51,15 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
 
     static final Duration SKIP_WARNING_INTERVAL = Duration.ofMinutes(1);
 
+    static final String TRANSACTION_SYNCHRONIZATION =
+            "org.springframework.transaction.support.TransactionSynchronizationManager";
+
     private final QueueLockedMethods methods;
     private final Supplier<? extends LockOperations> lockOperations;
     private final Supplier<LostLeasePolicy> lostLeasePolicy;
     private final Consumer<QueueLockedSkippedEvent> skips;
     /** Whether spring-tx is there, to tell a transaction the caller began. */
-    private final boolean transactions = ClassUtils.isPresent(
-            "org.springframework.transaction.support.TransactionSynchronizationManager",
+    private final boolean transactions = ClassUtils.isPresent(TRANSACTION_SYNCHRONIZATION,
             QueueLockedInterceptor.class.getClassLoader());
     /** The methods warned about being called inside their caller's transaction (once each). */
     private final Set<LockedMethod> warnedInTransaction = ConcurrentHashMap.newKeySet();

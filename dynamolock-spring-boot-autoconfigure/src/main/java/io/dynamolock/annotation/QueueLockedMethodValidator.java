@@ -41,7 +41,7 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
 
     private static final Logger log = LoggerFactory.getLogger(QueueLockedMethodValidator.class);
 
-    private static final String TRANSACTION_INTERCEPTOR =
+    static final String TRANSACTION_INTERCEPTOR =
             "org.springframework.transaction.interceptor.TransactionInterceptor";
 
     private final QueueLockedAdvisor advisor;

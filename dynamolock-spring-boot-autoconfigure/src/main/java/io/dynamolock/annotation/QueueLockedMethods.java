@@ -91,9 +91,9 @@ final class QueueLockedMethods {
         }
     };
 
-    private static final String HTTP_ENTITY = "org.springframework.http.HttpEntity";
+    static final String HTTP_ENTITY = "org.springframework.http.HttpEntity";
 
-    private static final String CONTROLLER = "org.springframework.stereotype.Controller";
+    static final String CONTROLLER = "org.springframework.stereotype.Controller";
 
     /**
      * Asynchronous types named, not referenced, so that neither Reactive Streams nor Spring MVC is needed: a
@@ -101,22 +101,22 @@ final class QueueLockedMethods {
      * executor, a DeferredResult or an emitter completes whenever its producer says so), also as the body of a
      * {@code ResponseEntity}.
      */
-    private static final List<String> LATER_WORK = List.of("org.reactivestreams.Publisher",
+    static final List<String> LATER_WORK = List.of("org.reactivestreams.Publisher",
             "org.springframework.web.context.request.async.DeferredResult",
             "org.springframework.web.context.request.async.WebAsyncTask",
             "org.springframework.web.servlet.mvc.method.annotation.ResponseBodyEmitter",
             "org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBody");
 
-    private static final String MONO = "reactor.core.publisher.Mono";
+    static final String MONO = "reactor.core.publisher.Mono";
 
-    private static final String FLUX = "reactor.core.publisher.Flux";
+    static final String FLUX = "reactor.core.publisher.Flux";
 
-    private static final String KOTLIN_FLOW = "kotlinx.coroutines.flow.Flow";
+    static final String KOTLIN_FLOW = "kotlinx.coroutines.flow.Flow";
 
-    private static final String KOTLIN_DEFERRED = "kotlinx.coroutines.Deferred";
+    static final String KOTLIN_DEFERRED = "kotlinx.coroutines.Deferred";
 
     /** A locked Kotlin {@code Flow} carries the lock's scope in its coroutine's {@code ReactorContext}. */
-    private static final String COROUTINES_REACTOR = "kotlinx.coroutines.reactor.MonoKt";
+    static final String COROUTINES_REACTOR = "kotlinx.coroutines.reactor.MonoKt";
 
     private static final String SUPPORTED = "Supported are plain values, CompletableFuture and CompletionStage (the"
             + " lock is held until it completes), with reactor-core Mono and Flux, and with kotlinx-coroutines-reactor"

@@ -138,10 +138,12 @@ public class DynamoLockEndpoint {
      */
     static final class PathParameters {
 
-        private static final boolean SERVLET = ClassUtils.isPresent("jakarta.servlet.http.HttpServletRequest",
-                PathParameters.class.getClassLoader()) && ClassUtils.isPresent(
-                        "org.springframework.web.context.request.ServletRequestAttributes",
-                        PathParameters.class.getClassLoader());
+        /** What the raw path is read from; looked up by name, as WebFlux applications have neither. */
+        static final List<String> SERVLET_CLASSES = List.of("jakarta.servlet.http.HttpServletRequest",
+                "org.springframework.web.context.request.ServletRequestAttributes");
+
+        private static final boolean SERVLET = SERVLET_CLASSES.stream()
+                .allMatch(name -> ClassUtils.isPresent(name, PathParameters.class.getClassLoader()));
 
         private PathParameters() {
         }

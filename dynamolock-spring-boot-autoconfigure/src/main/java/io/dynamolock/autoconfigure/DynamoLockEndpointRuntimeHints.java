@@ -3,13 +3,15 @@ package io.dynamolock.autoconfigure;
 import org.springframework.aot.hint.BindingReflectionHintsRegistrar;
 import org.springframework.aot.hint.RuntimeHints;
 import org.springframework.aot.hint.RuntimeHintsRegistrar;
+import org.springframework.aot.hint.TypeReference;
 import org.springframework.util.ClassUtils;
 
 /**
- * A native image's hints for the bodies of {@link DynamoLockEndpoint}, which Jackson writes reflectively. Boot
- * registers an operation's return type for that, but these operations return {@code Object} (a body or an error)
- * and so reach none of them. Registered in {@code META-INF/spring/aot.factories}; nothing without Actuator, whose
- * type the bodies implement.
+ * A native image's hints for {@link DynamoLockEndpoint}: the bodies Jackson writes reflectively (Boot registers an
+ * operation's return type for that, but these operations return {@code Object}, a body or an error, and so reach
+ * none of them); and the servlet classes it looks up by name, without which a native image would read them as
+ * absent and no longer refuse a path whose {@code ;} names another lock. Registered in
+ * {@code META-INF/spring/aot.factories}; nothing without Actuator, whose type the bodies implement.
  */
 class DynamoLockEndpointRuntimeHints implements RuntimeHintsRegistrar {
 
@@ -24,5 +26,7 @@ class DynamoLockEndpointRuntimeHints implements RuntimeHintsRegistrar {
         new BindingReflectionHintsRegistrar().registerReflectionHints(hints.reflection(),
                 DynamoLockEndpoint.LocksDescriptor.class, DynamoLockEndpoint.QueueDescriptor.class,
                 DynamoLockEndpoint.BreakDescriptor.class, DynamoLockEndpoint.ErrorDescriptor.class);
+        DynamoLockEndpoint.PathParameters.SERVLET_CLASSES.stream().filter(name -> ClassUtils.isPresent(name, classLoader))
+                .forEach(name -> hints.reflection().registerType(TypeReference.of(name)));
     }
 }

@@ -22,8 +22,9 @@ final class SubscriberObservation {
      */
     static final String KEY = "micrometer.observation";
 
-    private static final boolean PRESENT = ClassUtils.isPresent("io.micrometer.observation.Observation",
-            SubscriberObservation.class.getClassLoader());
+    static final String OBSERVATION = "io.micrometer.observation.Observation";
+
+    private static final boolean PRESENT = ClassUtils.isPresent(OBSERVATION, SubscriberObservation.class.getClassLoader());
 
     private SubscriberObservation() {
     }

@@ -8,10 +8,12 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.springframework.aot.hint.RuntimeHints;
 import org.springframework.aot.hint.RuntimeHintsRegistrar;
+import org.springframework.aot.hint.TypeReference;
 import org.springframework.aot.hint.predicate.RuntimeHintsPredicates;
 import org.springframework.boot.actuate.endpoint.OperationResponseBody;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.core.io.support.SpringFactoriesLoader;
+import reactor.core.publisher.Mono;
 
 /**
  * What a native image needs for what dynamolock reaches by reflection and Spring's own AOT processing does not
@@ -48,6 +50,37 @@ class DynamoLockRuntimeHintsTests {
                 "broken")).accepts(hints);
         assertThat(RuntimeHintsPredicates.reflection().onMethodInvocation(DynamoLockEndpoint.ErrorDescriptor.class,
                 "message")).accepts(hints);
+    }
+
+    /**
+     * Optional classes dynamolock looks up by name: a native image finds one only if registered, and would read an
+     * unregistered one as absent (the endpoint would stop refusing a {@code ;} path, a {@code DeferredResult} method
+     * would be released before its work is done, {@code withLock} would wait behind its own scope).
+     */
+    @Test
+    void theOptionalClassesLookedUpByNameCanBeFound() {
+        RuntimeHints hints = registered(getClass().getClassLoader());
+
+        Stream.of("jakarta.servlet.http.HttpServletRequest",
+                "org.springframework.web.context.request.ServletRequestAttributes",
+                "org.springframework.transaction.support.TransactionSynchronizationManager",
+                "org.springframework.transaction.interceptor.TransactionInterceptor",
+                "org.springframework.web.context.request.async.DeferredResult",
+                "org.reactivestreams.Publisher", "org.springframework.http.HttpEntity",
+                "org.springframework.stereotype.Controller", "reactor.core.publisher.Mono",
+                "reactor.core.publisher.Flux", "io.micrometer.observation.Observation", "reactor.util.context.Context")
+                .forEach(name -> assertThat(RuntimeHintsPredicates.reflection().onType(TypeReference.of(name)))
+                        .as(name).accepts(hints));
+    }
+
+    /** A class the build does not have is left out rather than registered by name. */
+    @Test
+    void anOptionalClassAbsentAtBuildTimeIsNotRegistered() {
+        RuntimeHints hints = registered(new FilteredClassLoader(Mono.class));
+
+        assertThat(RuntimeHintsPredicates.reflection().onType(Mono.class)).rejects(hints);
+        assertThat(RuntimeHintsPredicates.reflection().onType(TypeReference.of("reactor.core.publisher.Flux")))
+                .accepts(hints);
     }
 
     @Test

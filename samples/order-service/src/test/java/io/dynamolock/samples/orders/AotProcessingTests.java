@@ -8,8 +8,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -24,6 +22,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import javax.tools.JavaCompiler;
 import javax.tools.ToolProvider;
@@ -45,6 +45,12 @@ import tools.jackson.databind.json.JsonMapper;
  * serving a {@code @QueueLocked} call.
  */
 class AotProcessingTests {
+
+    /** Boot's line once the web server listens, with the port it chose. */
+    private static final Pattern TOMCAT_STARTED = Pattern.compile("Tomcat started on port (\\d+)");
+
+    /** The sample's line once its DynamoDB Local listens, with its endpoint. */
+    private static final Pattern DYNAMODB_STARTED = Pattern.compile("Started DynamoDB Local \\(in memory\\) at (\\S+?)\\. ");
 
     @TempDir
     static Path out;
@@ -118,22 +124,24 @@ class AotProcessingTests {
     void theGeneratedCodeServesALockedCallInAotMode() throws Exception {
         assertThat(aot.exitValue()).as("exit code of the AOT processing; log:%n%s", tail(aotLog)).isZero();
         Path compiled = compileGeneratedSources();
-        int port = freePort();
-        int dynamoDbPort = freePort();
         String classPath = String.join(File.pathSeparator, compiled.toString(),
                 out.resolve("resources").toString(), out.resolve("classes").toString(),
                 System.getProperty("java.class.path"));
         Process app = new ProcessBuilder(List.of(java(), "-Xmx256m", "-Dspring.aot.enabled=true",
                 "-cp", classPath, OrderServiceApplication.class.getName(),
-                "--server.port=" + port, "--server.address=127.0.0.1", "--sample.demo.enabled=false",
-                "--sample.embedded-dynamodb.port=" + dynamoDbPort))
+                // Ports the app picks itself, read back from its log: one chosen here could be taken meanwhile.
+                "--server.port=0", "--server.address=127.0.0.1", "--sample.demo.enabled=false",
+                "--sample.embedded-dynamodb.port=0"))
                 .redirectErrorStream(true).redirectOutput(out.resolve("app.txt").toFile()).start();
+        Thread reaper = new Thread(app::destroyForcibly, "aot-app-reaper");
+        Runtime.getRuntime().addShutdownHook(reaper);
         try {
+            int port = Integer.parseInt(awaitLogged(app, TOMCAT_STARTED).group(1));
             awaitHealthy(app, port);
             assertThat(appLog()).as("Boot's start line in AOT mode").contains("Starting AOT-processed OrderServiceApplication");
             OrderApi api = new OrderApi(port);
             api.create("aot-order");
-            try (DynamoDbClient client = localClient(dynamoDbPort);
+            try (DynamoDbClient client = localClient(URI.create(awaitLogged(app, DYNAMODB_STARTED).group(1)));
                     LockTemplate test = LockTemplate.builder(client).tableName("dynamolock").ownerName("aot-test")
                             .build()) {
                 CompletableFuture<String> added;
@@ -150,6 +158,7 @@ class AotProcessingTests {
             if (!app.waitFor(30, TimeUnit.SECONDS)) {
                 app.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
             }
+            Runtime.getRuntime().removeShutdownHook(reaper);
         }
     }
 
@@ -207,17 +216,25 @@ class AotProcessingTests {
         throw new AssertionError("the app never queued for the order's lock; its log:\n" + appLog());
     }
 
-    private static DynamoDbClient localClient(int port) {
-        return DynamoDbClient.builder().endpointOverride(URI.create("http://127.0.0.1:" + port))
+    /** The first match of {@code line} in the app's log, waited for up to a minute while the app runs. */
+    private static Matcher awaitLogged(Process app, Pattern line) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < deadline) {
+            Matcher logged = line.matcher(Files.readString(out.resolve("app.txt"), StandardCharsets.UTF_8));
+            if (logged.find()) {
+                return logged;
+            }
+            assertThat(app.isAlive()).as("the app is running; its log:%n%s", appLog()).isTrue();
+            Thread.sleep(200);
+        }
+        throw new AssertionError("the app never logged " + line + " within 60 s; its log:\n" + appLog());
+    }
+
+    private static DynamoDbClient localClient(URI endpoint) {
+        return DynamoDbClient.builder().endpointOverride(endpoint)
                 .region(Region.US_EAST_1)
                 .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create("local", "local")))
                 .build();
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return socket.getLocalPort();
-        }
     }
 
     private static String appLog() {
