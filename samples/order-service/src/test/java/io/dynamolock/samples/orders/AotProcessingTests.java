@@ -47,7 +47,7 @@ import tools.jackson.databind.json.JsonMapper;
 class AotProcessingTests {
 
     /** Boot's line once the web server listens, with the port it chose. */
-    private static final Pattern TOMCAT_STARTED = Pattern.compile("Tomcat started on port (\\d+)");
+    private static final Pattern TOMCAT_STARTED = Pattern.compile("Tomcat started on port (\\d+) \\(");
 
     /** The sample's line once its DynamoDB Local listens, with its endpoint. */
     private static final Pattern DYNAMODB_STARTED = Pattern.compile("Started DynamoDB Local \\(in memory\\) at (\\S+?)\\. ");
