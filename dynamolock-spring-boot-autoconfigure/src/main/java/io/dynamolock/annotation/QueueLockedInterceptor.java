@@ -288,13 +288,14 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
             for (Object element : values) {
                 String entity = element == null ? null : element.toString();
                 if (entity == null || entity.isBlank()) {
-                    throw badEntity(source, locked, evaluated + (entity == null ? "null" : "'" + Printable.escape(entity) + "'")
+                    throw badEntity(source, locked, evaluated
+                            + (entity == null ? "null" : "'" + Printable.escape(entity) + "'")
                             + "; a lock needs a non-blank entity", null);
                 }
                 if (!(element instanceof CharSequence) && QueueLockedMethods.isLaterValue(element.getClass())) {
                     throw badEntity(source, locked, evaluated + "a " + element.getClass().getTypeName() + " ('"
-                            + Printable.escape(entity) + "'), " + QueueLockedMethods.LATER_VALUE + ". " + QueueLockedMethods.LATER_VALUE_FIX,
-                            null);
+                            + Printable.escape(entity) + "'), " + QueueLockedMethods.LATER_VALUE + ". "
+                            + QueueLockedMethods.LATER_VALUE_FIX, null);
                 }
                 if (!(element instanceof CharSequence) && QueueLockedMethods.hasIdentityString(element.getClass())) {
                     throw badEntity(source, locked, evaluated + "a " + element.getClass().getTypeName() + " ('" + entity

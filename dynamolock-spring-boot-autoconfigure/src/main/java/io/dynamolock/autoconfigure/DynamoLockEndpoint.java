@@ -156,7 +156,8 @@ public class DynamoLockEndpoint {
             }
             return error(WebEndpointResponse.STATUS_BAD_REQUEST, "The path " + path + " has a ';', which the server"
                     + " drops with what follows before dynamolock sees it (it read the entity as '"
-                    + Printable.escape(entity) + "', another lock). Name the entity in the query instead: " + operation + "?entity=E[&namespace=N]"
+                    + Printable.escape(entity) + "', another lock). Name the entity in the query instead: " + operation
+                    + "?entity=E[&namespace=N]"
                     + (operation.startsWith("DELETE") ? "&ticket=N" : "") + ", with E (and N) URL-encoded");
         }
 

@@ -15,7 +15,8 @@ import org.springframework.util.ClassUtils;
  */
 class DynamoLockEndpointRuntimeHints implements RuntimeHintsRegistrar {
 
-    private static final String OPERATION_RESPONSE_BODY = "org.springframework.boot.actuate.endpoint.OperationResponseBody";
+    private static final String OPERATION_RESPONSE_BODY =
+            "org.springframework.boot.actuate.endpoint.OperationResponseBody";
 
     @Override
     public void registerHints(RuntimeHints hints, ClassLoader classLoader) {
@@ -26,7 +27,7 @@ class DynamoLockEndpointRuntimeHints implements RuntimeHintsRegistrar {
         new BindingReflectionHintsRegistrar().registerReflectionHints(hints.reflection(),
                 DynamoLockEndpoint.LocksDescriptor.class, DynamoLockEndpoint.QueueDescriptor.class,
                 DynamoLockEndpoint.BreakDescriptor.class, DynamoLockEndpoint.ErrorDescriptor.class);
-        DynamoLockEndpoint.PathParameters.SERVLET_CLASSES.stream().filter(name -> ClassUtils.isPresent(name, classLoader))
-                .forEach(name -> hints.reflection().registerType(TypeReference.of(name)));
+        DynamoLockEndpoint.PathParameters.SERVLET_CLASSES.stream()
+                .filter(name -> ClassUtils.isPresent(name, classLoader)).forEach(name -> hints.reflection().registerType(TypeReference.of(name)));
     }
 }

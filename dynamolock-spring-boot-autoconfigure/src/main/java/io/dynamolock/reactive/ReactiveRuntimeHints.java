@@ -22,7 +22,7 @@ class ReactiveRuntimeHints implements RuntimeHintsRegistrar {
 
     @Override
     public void registerHints(RuntimeHints hints, ClassLoader classLoader) {
-        Stream.concat(Stream.of(SubscriberObservation.OBSERVATION), KOTLIN_REACTOR_CLASSES.stream()).filter(name -> ClassUtils.isPresent(name, classLoader))
-                .forEach(name -> hints.reflection().registerType(TypeReference.of(name)));
+        Stream.concat(Stream.of(SubscriberObservation.OBSERVATION), KOTLIN_REACTOR_CLASSES.stream())
+                .filter(name -> ClassUtils.isPresent(name, classLoader)).forEach(name -> hints.reflection().registerType(TypeReference.of(name)));
     }
 }

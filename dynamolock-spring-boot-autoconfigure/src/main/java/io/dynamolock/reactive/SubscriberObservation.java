@@ -24,7 +24,8 @@ final class SubscriberObservation {
 
     static final String OBSERVATION = "io.micrometer.observation.Observation";
 
-    private static final boolean PRESENT = ClassUtils.isPresent(OBSERVATION, SubscriberObservation.class.getClassLoader());
+    private static final boolean PRESENT = ClassUtils.isPresent(OBSERVATION,
+            SubscriberObservation.class.getClassLoader());
 
     private SubscriberObservation() {
     }

@@ -25,7 +25,8 @@ public record LockSettings(String tableName, String defaultNamespace, Duration l
         requireLeaseLongerThanHeartbeat(lease, heartbeatInterval);
         Waits.requireValid(defaultWait, "defaultWait");
         if (ownerName == null || ownerName.isBlank() || ownerName.length() > MAX_OWNER_NAME_LENGTH) {
-            throw new LockOptionException("ownerName", ownerName, "ownerName '" + Printable.escape(ownerName) + "' must be 1 to " + MAX_OWNER_NAME_LENGTH
+            throw new LockOptionException("ownerName", ownerName, "ownerName '" + Printable.escape(ownerName)
+                    + "' must be 1 to " + MAX_OWNER_NAME_LENGTH
                     + " characters and not blank; leave it unset for host:pid");
         }
         requirePositive(minPollInterval, "minPollInterval");

@@ -162,8 +162,8 @@ final class MultiAcquire {
                 + Printable.escape(part.namespace()) + "') was lost"
                 + " while the other entities of the request were waited for; the request released what it had"
                 + " taken";
-        return joined ? new LockLostException(what + ", but the enclosing scope held " + Printable.escape(part.entity())
-                + " and its work ran") : LockLostException.beforeGrant(what + " and holds none of them");
+        return joined ? new LockLostException(what + ", but the enclosing scope held "
+                + Printable.escape(part.entity()) + " and its work ran") : LockLostException.beforeGrant(what + " and holds none of them");
     }
 
     private static void releaseQuietly(List<LockHandle> taken, Throwable cause) {

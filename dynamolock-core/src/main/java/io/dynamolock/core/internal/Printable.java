@@ -2,8 +2,6 @@ package io.dynamolock.core.internal;
 
 import java.util.Collection;
 import java.util.List;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * Names (entities, namespaces, owners) as dynamolock writes them into exception messages and log lines: control
@@ -15,19 +13,24 @@ import java.util.regex.Pattern;
  */
 public final class Printable {
 
-    /**
-     * C0 and C1 control characters (line feed, carriage return, next line...), the Unicode line separators, and the
-     * backslash, so that a name holding a backslash and "u000a" does not read as one holding a line feed.
-     */
-    private static final Pattern UNPRINTABLE = Pattern.compile("[\\\\\\x00-\\x1F\\x7F-\\x9F\\u2028\\u2029]");
-
     private Printable() {
     }
 
     /** {@code text} with control characters, line separators and backslashes as {@code \}{@code uXXXX}. */
     public static String escape(String text) {
-        return text == null ? null : UNPRINTABLE.matcher(text).replaceAll(
-                c -> Matcher.quoteReplacement(String.format("\\u%04x", (int) c.group().charAt(0))));
+        if (text == null || text.chars().noneMatch(c -> c == '\\' || isControl(c))) {
+            return text;
+        }
+        StringBuilder escaped = new StringBuilder(text.length() + 16);
+        text.chars().forEach(c -> {
+            if (c == '\\' || isControl(c)) {
+                escaped.append(String.format("\\u%04x", c)); // the backslash too: "\\u000a" reads back apart
+            }
+            else {
+                escaped.append((char) c);
+            }
+        });
+        return escaped.toString();
     }
 
     /**
@@ -46,7 +49,7 @@ public final class Printable {
                 case '\r' -> literal.append("\\r");
                 case '\t' -> literal.append("\\t");
                 default -> {
-                    if (c < 0x20 || c >= 0x7F && c <= 0x9F || c == 0x2028 || c == 0x2029) {
+                    if (isControl(c)) {
                         literal.append(String.format("\\u%04x", c));
                     }
                     else {
@@ -61,5 +64,10 @@ public final class Printable {
     /** Each of {@code names} escaped, as a list prints them. */
     public static List<String> escapeAll(Collection<String> names) {
         return names.stream().map(Printable::escape).toList();
+    }
+
+    /** C0 and C1 control characters (line feed, carriage return, next line...) and the Unicode line separators. */
+    private static boolean isControl(int c) {
+        return c < 0x20 || c >= 0x7F && c <= 0x9F || c == 0x2028 || c == 0x2029;
     }
 }
