@@ -50,7 +50,15 @@ public final class SoakMain {
         long heartbeatMs = Long.parseLong(options.getOrDefault("heartbeatMs", "500"));
         long seed = Long.parseLong(options.getOrDefault("seed", Long.toString(System.nanoTime())));
         String wakeUp = options.getOrDefault("wakeUp", System.getenv().getOrDefault("DYNAMOLOCK_SOAK_WAKE_UP", "off"));
-        int status = new SoakMain(duration, workerCount, entityCount, leaseMs, heartbeatMs, seed, wakeUp).run();
+        int status;
+        try {
+            status = new SoakMain(duration, workerCount, entityCount, leaseMs, heartbeatMs, seed, wakeUp).run();
+        }
+        catch (Throwable failed) {
+            // Exit all the same: DynamoDB Local's threads are not daemons, and the soak would never end.
+            failed.printStackTrace();
+            status = 2;
+        }
         System.exit(status);
     }
 
