@@ -38,7 +38,8 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  * {@code GET /actuator/dynamolock?entity=tenant%2F7}, {@code DELETE /actuator/dynamolock?entity=tenant%2F7&ticket=N}. Off by default: the endpoint's access is
  * read-only unless the application sets {@code management.endpoint.dynamolock.access=unrestricted}
  * (and should then secure it). Answers 200 with what was removed, 404 when no entry has the ticket,
- * 400 for a missing or malformed ticket or key. Each break is logged at WARN with who asked. A queue's GET
+ * 400 for a missing or malformed ticket or key. Each break tried is logged at WARN with who asked, before it is
+ * tried (one refused for its ticket or namespace is not). A queue's GET
  * answers 400 too for a key the lock table cannot hold (an entity over 2048 bytes, a blank namespace).
  */
 @Endpoint(id = "dynamolock", defaultAccess = Access.READ_ONLY)
@@ -186,6 +187,17 @@ public class DynamoLockEndpoint {
         catch (NumberFormatException ex) {
             return error(WebEndpointResponse.STATUS_BAD_REQUEST, "ticket '" + ticket + "' is not a number; copy the"
                     + " ticket of the entry to remove from " + reading);
+        }
+        // Refused before the audit line, which is for a break that is tried: the key's own rules are the core's.
+        if (number <= 0) {
+            return error(WebEndpointResponse.STATUS_BAD_REQUEST, "ticket " + number + " is not a ticket of any lock:"
+                    + " tickets are positive; copy the ticket of the entry to remove from " + reading);
+        }
+        try {
+            lockTemplate.checkOptions(null, namespace);
+        }
+        catch (IllegalArgumentException ex) {
+            return error(WebEndpointResponse.STATUS_BAD_REQUEST, ex.getMessage());
         }
         log.warn("{} asks to break the entry with ticket {} of the lock entity='{}' namespace='{}' at {}",
                 Printable.escape(who), number, Printable.escape(entity), Printable.escape(namespace), Instant.now());

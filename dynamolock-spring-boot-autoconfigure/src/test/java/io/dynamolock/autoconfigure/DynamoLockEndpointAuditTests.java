@@ -10,13 +10,39 @@ import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.test.DynamoDbLocal;
 import java.security.Principal;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.slf4j.LoggerFactory;
 import org.springframework.boot.actuate.endpoint.SecurityContext;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 
 /** The endpoint's audit line of a break, written before the break is tried. */
 class DynamoLockEndpointAuditTests {
 
     private static final DynamoDbLocal LOCAL = DynamoDbLocal.shared();
+
+    /**
+     * A break refused for its request (a ticket no entry can have, a blank namespace) is never tried: no audit line
+     * says someone asks to break it.
+     */
+    @ParameterizedTest
+    @CsvSource({"default, -1, ticket -1", "default, 0, ticket 0", "' ', 7, namespace"})
+    void aBreakRefusedForItsRequestWritesNoAuditLine(String namespace, String ticket, String named) {
+        ListAppender<ILoggingEvent> logged = new ListAppender<>();
+        logged.start();
+        Logger logger = (Logger) LoggerFactory.getLogger(DynamoLockEndpoint.class);
+        logger.addAppender(logged);
+        try (LockTemplate template = LockTemplate.builder(LOCAL.client()).tableName(LOCAL.newLockTable()).build()) {
+            WebEndpointResponse<Object> answer = new DynamoLockEndpoint(template)
+                    .breakEntryInNamespace("orders", namespace, ticket, SecurityContext.NONE);
+            assertThat(answer.getStatus()).isEqualTo(WebEndpointResponse.STATUS_BAD_REQUEST);
+            assertThat(((DynamoLockEndpoint.ErrorDescriptor) answer.getBody()).message()).contains(named);
+        }
+        finally {
+            logger.detachAppender(logged);
+        }
+        assertThat(logged.list).extracting(ILoggingEvent::getFormattedMessage).noneMatch(line -> line.contains("break"));
+    }
 
     /**
      * Each break is logged at WARN with who asked: the entity, the namespace and the principal's name come from the
