@@ -98,6 +98,9 @@ public class DynamoLockAutoConfiguration {
             if (settings.getRegion() != null) {
                 builder.region(Region.of(settings.getRegion()));
             }
+            if ((settings.getAccessKeyId() == null) != (settings.getSecretAccessKey() == null)) {
+                throw new IncompleteCredentialsException(settings.getAccessKeyId() == null);
+            }
             if (settings.getAccessKeyId() != null) {
                 builder.credentialsProvider(StaticCredentialsProvider.create(
                         AwsBasicCredentials.create(settings.getAccessKeyId(), settings.getSecretAccessKey())));

@@ -37,6 +37,17 @@ class DynamoLockFailureAnalyzer extends AbstractFailureAnalyzer<DynamoLockExcept
                     + " startup, point dynamolock.table-name at an existing lock table, or create it: partition key"
                     + " 'pk' (S), sort key 'sk' (S), TTL on 'expiresAt'.", cause);
         }
+        if (cause instanceof LockTableUnreachableException unreachable && unreachable.unanswered()) {
+            return new FailureAnalysis(cause.getMessage(), "Check that dynamolock.dynamodb.endpoint (or, unset, the"
+                    + " region's AWS endpoint) is a DynamoDB this application can reach: a proxy, firewall or security"
+                    + " group that takes connections and never answers looks like this. If DynamoDB is only slow, raise"
+                    + " dynamolock.dynamodb.api-call-attempt-timeout or dynamolock.startup-timeout.", cause);
+        }
+        if (cause instanceof IncompleteCredentialsException incomplete) {
+            return new FailureAnalysis(cause.getMessage(), "Set " + incomplete.missing()
+                    + " too, or remove " + incomplete.set() + " to use the AWS default credentials chain"
+                    + " (environment, profile, the ECS or EKS role).", cause);
+        }
         if (cause instanceof LockTableUnreachableException) {
             return new FailureAnalysis(cause.getMessage(), "Credentials come from the AWS default chain (environment,"
                     + " profile, the ECS or EKS role) unless dynamolock.dynamodb.access-key-id and secret-access-key"

@@ -6,7 +6,9 @@ import java.net.URI;
 import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.core.Ordered;
+import org.springframework.validation.BindingResult;
 import org.springframework.validation.Errors;
+import org.springframework.validation.FieldError;
 import org.springframework.validation.Validator;
 import org.springframework.validation.annotation.Validated;
 
@@ -228,14 +230,24 @@ public class DynamoLockProperties implements Validator {
         URI endpoint = dynamodb.endpoint;
         if (endpoint != null && (endpoint.getHost() == null
                 || !"http".equalsIgnoreCase(endpoint.getScheme()) && !"https".equalsIgnoreCase(endpoint.getScheme()))) {
-            errors.rejectValue("dynamodb.endpoint", "url", "must be an http or https URL with a host, e.g."
-                    + " http://localhost:8000 for DynamoDB Local; leave it unset for AWS's own endpoint");
+            rejectShowing(errors, "dynamodb.endpoint", DynamoDb.shown(endpoint), "url", "must be an http or https URL"
+                    + " with a host, e.g. http://localhost:8000 for DynamoDB Local; leave it unset for AWS's own endpoint");
         }
-        if ((dynamodb.accessKeyId == null) != (dynamodb.secretAccessKey == null)) {
-            errors.rejectValue(dynamodb.accessKeyId == null ? "dynamodb.accessKeyId" : "dynamodb.secretAccessKey",
-                    "incomplete", "must be set together with dynamodb."
-                            + (dynamodb.accessKeyId == null ? "secret-access-key" : "access-key-id")
-                            + ", or leave both unset for the AWS default credentials chain");
+        // access-key-id without secret-access-key is checked when the client is built, not here: this check runs
+        // before Boot's check of unknown names, so a misspelt secret-access-key would be reported as missing.
+    }
+
+    /**
+     * Rejects {@code field} with {@code shown} as the value the failure (and its report) shows, rather than the
+     * value itself, which may hold credentials.
+     */
+    private static void rejectShowing(Errors errors, String field, Object shown, String code, String message) {
+        if (errors instanceof BindingResult result) {
+            result.addError(new FieldError(result.getObjectName(), field, shown, false,
+                    result.resolveMessageCodes(code, field), null, message));
+        }
+        else {
+            errors.reject(code, field + " " + message);
         }
     }
 
@@ -426,6 +438,22 @@ public class DynamoLockProperties implements Validator {
 
         public void setApiCallTimeout(Duration apiCallTimeout) {
             this.apiCallTimeout = apiCallTimeout;
+        }
+
+        /**
+         * The endpoint as a report may show it: a user and password, a query (which may carry a token) and a
+         * fragment replaced by {@code ***}; without a host, all but the scheme.
+         */
+        static String shown(URI endpoint) {
+            if (endpoint.getHost() == null) {
+                return endpoint.getScheme() == null ? "***" : endpoint.getScheme() + ":***";
+            }
+            return (endpoint.getScheme() == null ? "" : endpoint.getScheme() + ":") + "//"
+                    + (endpoint.getRawUserInfo() == null ? "" : "***@") + endpoint.getHost()
+                    + (endpoint.getPort() < 0 ? "" : ":" + endpoint.getPort())
+                    + (endpoint.getRawPath() == null ? "" : endpoint.getRawPath())
+                    + (endpoint.getRawQuery() == null ? "" : "?***")
+                    + (endpoint.getRawFragment() == null ? "" : "#***");
         }
 
         /**

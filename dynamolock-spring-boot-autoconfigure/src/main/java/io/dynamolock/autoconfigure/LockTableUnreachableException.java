@@ -9,7 +9,16 @@ import io.dynamolock.core.DynamoLockException;
  */
 class LockTableUnreachableException extends DynamoLockException {
 
-    LockTableUnreachableException(String message, Throwable cause) {
+    private final boolean unanswered;
+
+    /** @param unanswered whether DynamoDB did not answer in time (not a refusal, not a failure before sending) */
+    LockTableUnreachableException(String message, Throwable cause, boolean unanswered) {
         super(message, cause);
+        this.unanswered = unanswered;
+    }
+
+    /** Whether DynamoDB did not answer in time: the endpoint and the network are to check, not the credentials. */
+    boolean unanswered() {
+        return unanswered;
     }
 }

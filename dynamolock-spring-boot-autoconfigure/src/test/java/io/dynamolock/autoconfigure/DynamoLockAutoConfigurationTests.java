@@ -1,6 +1,7 @@
 package io.dynamolock.autoconfigure;
 
 import java.net.InetAddress;
+import software.amazon.awssdk.core.exception.ApiCallAttemptTimeoutException;
 import software.amazon.awssdk.core.exception.ApiCallTimeoutException;
 import java.net.ServerSocket;
 import io.dynamolock.core.test.AccessDenied;
@@ -347,6 +348,38 @@ class DynamoLockAutoConfigurationTests {
         }
     }
 
+    /**
+     * An endpoint that never answers, with a startup-timeout longer than the SDK's retries of an attempt that times
+     * out (9 attempts of dynamolock.dynamodb.api-call-attempt-timeout): the SDK gives up first, on its attempt
+     * timeout, and the report still says DynamoDB did not answer and names the endpoint and startup-timeout, not
+     * only the SDK's attempt limit.
+     */
+    @Test
+    void anEndpointThatNeverAnswersAnyAttemptIsReportedAsNotAnswering() throws Exception {
+        try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            new ApplicationContextRunner()
+                    .withConfiguration(AutoConfigurations.of(DynamoLockAutoConfiguration.class))
+                    .withPropertyValues("dynamolock.table-name=" + TABLE,
+                            "dynamolock.dynamodb.endpoint=http://127.0.0.1:" + silent.getLocalPort(),
+                            "dynamolock.dynamodb.region=us-east-1", "dynamolock.dynamodb.access-key-id=local",
+                            "dynamolock.dynamodb.secret-access-key=local", "dynamolock.startup-timeout=2m",
+                            "dynamolock.dynamodb.api-call-attempt-timeout=100ms")
+                    .run(context -> {
+                        assertThat(context).getFailure().rootCause().as("the SDK's attempts ran out first")
+                                .isInstanceOf(ApiCallAttemptTimeoutException.class);
+                        FailureAnalysis analysis = new DynamoLockFailureAnalyzer().analyze(context.getStartupFailure());
+                        assertThat(analysis).as("Boot's report of " + context.getStartupFailure()).isNotNull();
+                        assertThat(analysis.getDescription())
+                                .startsWith("Could not reach the lock table: DynamoDB did not answer")
+                                .contains("each attempt timed out after 100 ms (dynamolock.dynamodb.api-call-attempt-timeout")
+                                .contains("dynamolock.dynamodb.endpoint").contains("network")
+                                .contains("dynamolock.startup-timeout (120000 ms)");
+                        assertThat(analysis.getAction()).contains("dynamolock.dynamodb.endpoint")
+                                .doesNotContain("Credentials");
+                    });
+        }
+    }
+
     @Test
     void aStartupTimeoutThatIsNotPositiveIsRefusedNamingIt() {
         contextRunner.withPropertyValues("dynamolock.startup-timeout=0s").run(context -> assertThat(context)
@@ -397,8 +430,8 @@ class DynamoLockAutoConfigurationTests {
                 .withConfiguration(AutoConfigurations.of(DynamoLockAutoConfiguration.class))
                 .withPropertyValues("dynamolock.dynamodb.access-key-id=local", "dynamolock.dynamodb.secret-access-key=")
                 .run(context -> assertThat(context).getFailure().rootCause()
-                        .hasMessageContaining("on field 'dynamodb.secretAccessKey'")
-                        .hasMessageContaining("must be set together with dynamodb.access-key-id"));
+                        .hasMessageContaining("dynamolock.dynamodb.access-key-id is set without"
+                                + " dynamolock.dynamodb.secret-access-key"));
     }
 
     @Test
@@ -869,8 +902,8 @@ class DynamoLockAutoConfigurationTests {
                 .withConfiguration(AutoConfigurations.of(DynamoLockAutoConfiguration.class))
                 .withPropertyValues("dynamolock.dynamodb.access-key-id=local")
                 .run(context -> assertThat(context).getFailure().rootCause()
-                        .hasMessageContaining("on field 'dynamodb.secretAccessKey'")
-                        .hasMessageContaining("must be set together with dynamodb.access-key-id"));
+                        .hasMessageContaining("dynamolock.dynamodb.access-key-id is set without"
+                                + " dynamolock.dynamodb.secret-access-key"));
     }
 
     @ParameterizedTest

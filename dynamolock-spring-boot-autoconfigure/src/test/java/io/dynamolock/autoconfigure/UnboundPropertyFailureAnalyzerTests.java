@@ -56,16 +56,18 @@ class UnboundPropertyFailureAnalyzerTests {
     }
 
     /**
-     * One key of the pair misspelt: the starter's check that both are set fails before the unbound name is reported
-     * (Boot validates first), and Boot's report of that failure shows the value of the key that is missing (none),
-     * never the other's.
+     * One key of the pair misspelt: the misspelling is what the report names, not the pair that looks incomplete
+     * (a check that used to run while binding, before the unbound names, so it was reported instead), and neither
+     * key's value is shown.
      */
     @ParameterizedTest
-    @CsvSource({"access-key-id, secret-key", "access-key, secret-access-key"})
-    void aMisspeltKeyOfThePairDoesNotShowTheOther(String keyId, String secret, CapturedOutput output) {
+    @CsvSource({"access-key-id, secret-key, secret-access-key", "access-key, secret-access-key, access-key-id"})
+    void aMisspeltKeyOfThePairIsNamedRatherThanThePairBeingIncomplete(String keyId, String secret, String meant,
+            CapturedOutput output) {
         fail("--dynamolock.dynamodb." + keyId + "=AKIAIOSFODNN7EXAMPLE",
                 "--dynamolock.dynamodb." + secret + "=" + AWS_SECRET);
-        assertThat(report(output)).contains("must be set together with").doesNotContain(AWS_SECRET);
+        assertThat(report(output)).contains("Did you mean dynamolock.dynamodb." + meant + "?")
+                .doesNotContain("set together").doesNotContain(AWS_SECRET).doesNotContain("AKIAIOSFODNN7EXAMPLE");
     }
 
     @Test
@@ -109,7 +111,7 @@ class UnboundPropertyFailureAnalyzerTests {
      * Boot's analyzers are found before this module's: this analyzer must come first by its order, not by the class
      * path's (which, in a packaged application, nothing fixes).
      */
-    private static void fail(String... args) {
+    static void fail(String... args) {
         SpringApplication app = new SpringApplication(App.class);
         app.setWebApplicationType(WebApplicationType.NONE);
         app.setResourceLoader(new DefaultResourceLoader(new FactoriesReversed()));
@@ -134,7 +136,7 @@ class UnboundPropertyFailureAnalyzerTests {
     }
 
     /** Boot's report, which follows the heading. */
-    private static String report(CapturedOutput output) {
+    static String report(CapturedOutput output) {
         String all = output.getAll();
         assertThat(all).contains("APPLICATION FAILED TO START");
         return all.substring(all.indexOf("APPLICATION FAILED TO START"));
