@@ -75,12 +75,6 @@ final class LockExpressionEvaluator extends CachedExpressionEvaluator {
         return name.startsWith("'") ? name.substring(1) : name;
     }
 
-    /** The variable an expression is and nothing more ({@code #order}), without the {@code #}; else {@code null}. */
-    static String soleVariable(Expression expression) {
-        return expression instanceof SpelExpression spel && spel.getAST() instanceof VariableReference variable
-                ? variable.toStringAST().substring(1) : null;
-    }
-
     /** The names of the nodes of {@code type} in an expression: their source without its one-character prefix. */
     private static List<String> names(Expression expression, Class<? extends SpelNode> type) {
         List<String> names = new ArrayList<>();

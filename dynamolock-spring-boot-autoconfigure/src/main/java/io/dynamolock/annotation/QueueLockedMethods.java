@@ -15,6 +15,7 @@ import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -43,6 +44,7 @@ import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
+import org.springframework.util.StringUtils;
 
 /**
  * Finds, parses and checks {@link QueueLocked} methods, once per method and target class.
@@ -317,25 +319,51 @@ final class QueueLockedMethods {
                         + "', which the context does not have");
             }
         }
-        MethodParameter parameter = parameter(expression, method, parameters);
-        // Any type of future or publisher, an interface or an abstract class too: each of its values is one, and its
-        // string is not the value's.
-        Class<?> entityType = parameter == null ? null : entityType(parameter);
+        EntityPropertyPath path = EntityPropertyPath.of(expression);
+        MethodParameter parameter = path == null ? null : parameter(path.variable(), method, targetClass, parameters);
+        if (parameter != null) {
+            EntityPropertyPath.Resolution resolved = path.resolve(ResolvableType.forMethodParameter(parameter));
+            if (resolved.missing() != null) {
+                throw noSuchProperty(source, resolved.missing(), resolved.type().toClass(), description);
+            }
+            if (resolved.type() != null && path.whole()) {
+                checkEntityType(resolved.type(), source, description);
+            }
+        }
+        return expression;
+    }
+
+    /**
+     * Refuses a declared type whose values are no entity: a future or a publisher (an interface or an abstract class
+     * too: each of its values is one), or a concrete class with Object's toString(). A collection's or an array's
+     * elements are the entities: their strings are checked at the call. Only a concrete class is refused for its
+     * string: an Object's, an interface's or an abstract class's values may have a toString() of their own (a call
+     * checks each value).
+     */
+    private static void checkEntityType(ResolvableType declared, String source, String description) {
+        Class<?> entityType = entityType(declared);
         if (entityType != null && isLaterValue(entityType)) {
             throw invalid(description, "entity expression '" + source + "' is a " + entityType.getName() + ", "
                     + LATER_VALUE + ". " + LATER_VALUE_FIX);
         }
-        Class<?> type = parameter == null ? null : parameter.getParameterType();
-        // A collection's or an array's elements are the entities: their strings are checked at the call.
-        // Only a concrete class is refused at start: an Object's, an interface's or an abstract class's values may
-        // have a toString() of their own (a call checks each value).
-        if (type != null && !Collection.class.isAssignableFrom(type) && !type.isArray() && type != Object.class
+        Class<?> type = ClassUtils.resolvePrimitiveIfNecessary(declared.toClass());
+        if (!Collection.class.isAssignableFrom(type) && !type.isArray() && type != Object.class
                 && !Modifier.isAbstract(type.getModifiers()) && hasIdentityString(type)) {
             throw invalid(description, "entity expression '" + source + "' is a " + type.getName() + ", whose"
                     + " toString() is Object's: " + IDENTITY_STRING + ". Name a stable key such as " + source
                     + ".id, or give " + type.getSimpleName() + " a toString() that names the entity");
         }
-        return expression;
+    }
+
+    private static QueueLockedConfigurationException noSuchProperty(String source, String property, Class<?> type,
+            String description) {
+        String suffix = StringUtils.capitalize(property);
+        Set<String> properties = EntityPropertyPath.properties(type);
+        return invalid(description, "entity expression '" + source + "' reads the property '" + property + "' of "
+                + type.getName() + ", which has none of that name (no get" + suffix + "(), is" + suffix + "() or "
+                + property + "() method, no public field " + property + ") and is final, so no value can have it; "
+                + (properties.isEmpty() ? "it has no getters, record components or public fields"
+                        : "its properties are " + properties));
     }
 
     /** Whether a value of class {@code type} turns into Object's string, {@code Name@1b6d3586}, one per instance. */
@@ -351,28 +379,32 @@ final class QueueLockedMethods {
         return LATER_VALUE_CLASSES.get(type);
     }
 
-    /** The parameter an expression is and nothing more ({@code #order}, {@code #p0}), if so. */
-    private static MethodParameter parameter(Expression expression, Method method, List<String> parameters) {
-        String variable = LockExpressionEvaluator.soleVariable(expression);
-        if (variable == null) {
-            return null;
-        }
+    /**
+     * The parameter a variable names ({@code #order}, {@code #p0}), its generics resolved against the target class,
+     * or {@code null}.
+     */
+    private static MethodParameter parameter(String variable, Method method, Class<?> targetClass,
+            List<String> parameters) {
         int index = parameters != null && parameters.contains(variable) ? parameters.indexOf(variable)
                 : position(variable);
-        return index < 0 || index >= argumentCount(method) ? null : new MethodParameter(method, index);
+        if (index < 0 || index >= argumentCount(method)) {
+            return null;
+        }
+        MethodParameter parameter = new MethodParameter(method, index);
+        return targetClass != null && method.getDeclaringClass().isAssignableFrom(targetClass)
+                ? parameter.withContainingClass(targetClass) : parameter;
     }
 
     /**
-     * The declared type of the entities a parameter gives: its elements' if it is a collection or an array, as a call
-     * locks each of them; {@code null} if not known.
+     * The declared type of the entities a value of {@code type} gives: its elements' if it is a collection or an
+     * array, as a call locks each of them; {@code null} if not known.
      */
-    private static Class<?> entityType(MethodParameter parameter) {
-        ResolvableType type = ResolvableType.forMethodParameter(parameter);
+    private static Class<?> entityType(ResolvableType type) {
         if (type.isArray()) {
             return type.getComponentType().resolve();
         }
-        return Collection.class.isAssignableFrom(parameter.getParameterType())
-                ? type.asCollection().getGeneric(0).resolve() : type.resolve();
+        return Collection.class.isAssignableFrom(type.toClass()) ? type.asCollection().getGeneric(0).resolve()
+                : type.resolve();
     }
 
     /** The index {@code #p3} or {@code #a3} names, {@code -1} for any other variable. */

@@ -70,6 +70,14 @@ class EntityOfAsyncParameterTests {
                 + " is a reactor.core.publisher.Mono");
     }
 
+    /** A property path off a parameter is checked at its end as the parameter itself is. */
+    @Test
+    void failsOnAPathEndingInAFuture() {
+        assertFails(FuturePath.class, FuturePath.class.getName() + ".save(Checkout): entity expression"
+                + " '#checkout.order' is a java.util.concurrent.CompletableFuture, a value that arrives later, not a"
+                + " key");
+    }
+
     /** Declared as Object: each value is checked at the call, before any lock is taken. */
     @Test
     void aFutureValueFailsAtTheCallWithoutLockingOrRunning() {
@@ -201,6 +209,16 @@ class EntityOfAsyncParameterTests {
 
         @QueueLocked(entity = "#orders")
         public void save(Mono<String>[] orders) {
+        }
+    }
+
+    public record Checkout(CompletableFuture<String> order) {
+    }
+
+    public static class FuturePath {
+
+        @QueueLocked(entity = "#checkout.order")
+        public void save(Checkout checkout) {
         }
     }
 }

@@ -138,6 +138,71 @@ class QueueLockedValidationTests {
                 + " such as #order.id, or give OrderRef a toString() that names the entity");
     }
 
+    /** A record is final: no value of it can have another property, so the typo fails the start, not each call. */
+    @Test
+    void failsOnAPropertyARecordDoesNotHave() {
+        assertFails(RecordTypo.class, RecordTypo.class.getName() + ".run(OrderKey): entity expression '#key.idd'"
+                + " reads the property 'idd' of " + OrderKey.class.getName() + ", which has none of that name (no"
+                + " getIdd(), isIdd() or idd() method, no public field idd) and is final, so no value can have it;"
+                + " its properties are [id]");
+    }
+
+    @Test
+    void failsOnAPropertyAFinalClassDoesNotHave() {
+        assertFails(FinalClassTypo.class, "entity expression '#sku.cod' reads the property 'cod' of "
+                + Sku.class.getName() + ", which has none of that name (no getCod(), isCod() or cod() method, no"
+                + " public field cod) and is final, so no value can have it; its properties are [active, code,"
+                + " region]");
+    }
+
+    /** A subclass (the value a call passes) may have the property the declared class lacks: checked at the call. */
+    @Test
+    void startsWithAPropertyANonFinalClassDoesNotHave() {
+        contextRunner.withBean(NonFinalClassPath.class).run(context -> assertThat(context).hasNotFailed());
+    }
+
+    /** {@code #attributes.tenant} reads an entry, not a property of the map's class. */
+    @Test
+    void startsWithAPathIntoAMap() {
+        contextRunner.withBean(MapPath.class).run(context -> assertThat(context).hasNotFailed());
+    }
+
+    @Test
+    void startsWithRecordComponentsGettersAndFields() {
+        contextRunner.withBean(ReadablePaths.class).run(context -> assertThat(context).hasNotFailed());
+    }
+
+    /** {@code ?.} skips a null value, but a value that is there must still have the property. */
+    @Test
+    void checksASafeNavigationPath() {
+        contextRunner.withBean(SafePath.class).run(context -> assertThat(context).hasNotFailed());
+        assertFails(SafePathTypo.class, "entity expression '#shipment?.party?.nme' reads the property 'nme' of "
+                + Party.class.getName() + ", which has none of that name");
+        assertFails(SafePathTypo.class, "its properties are [name]");
+    }
+
+    /** A generic property is read as the type its parameter gives it ({@code Envelope<OrderKey>}). */
+    @Test
+    void failsOnATypoBehindAGenericProperty() {
+        assertFails(GenericPathTypo.class, "entity expression '#envelope.body.idd' reads the property 'idd' of "
+                + OrderKey.class.getName());
+    }
+
+    /** The end of a path is checked as a parameter is: an identity hash names no entity. */
+    @Test
+    void failsOnAPathEndingInAClassWithoutToStringOfItsOwn() {
+        assertFails(IdentityPath.class, IdentityPath.class.getName() + ".update(Delivery): entity expression"
+                + " '#p0.shipment.order' is a " + OrderRef.class.getName() + ", whose toString() is Object's: an"
+                + " identity hash, different for each instance and each JVM, so no two calls would share a lock. Name"
+                + " a stable key such as #p0.shipment.order.id, or give OrderRef a toString() that names the entity");
+    }
+
+    /** An interface's values, and their properties, are their implementations': checked at the call. */
+    @Test
+    void startsWithAPathThroughAGetterReturningAnInterface() {
+        contextRunner.withBean(InterfacePath.class).run(context -> assertThat(context).hasNotFailed());
+    }
+
     @Test
     void failsOnEmptyEntity() {
         assertFails(EmptyEntity.class, EmptyEntity.class.getName() + ".run(String): entity is empty");
@@ -500,6 +565,114 @@ class QueueLockedValidationTests {
 
     /** An entity whose type has a toString() of its own, as a record has. */
     public record OrderKey(String id) {
+    }
+
+    public static class RecordTypo {
+
+        @QueueLocked(entity = "#key.idd")
+        public void run(OrderKey key) {
+        }
+    }
+
+    /** A final class with a property of each kind SpEL reads: a getter, a boolean getter and a public field. */
+    public static final class Sku {
+
+        public final String region = "eu";
+
+        public String getCode() {
+            return "sku-1";
+        }
+
+        public boolean isActive() {
+            return true;
+        }
+    }
+
+    public static class FinalClassTypo {
+
+        @QueueLocked(entity = "#sku.cod")
+        public void run(Sku sku) {
+        }
+    }
+
+    public static class NonFinalClassPath {
+
+        @QueueLocked(entity = "#ref.idd")
+        public void run(OrderRef ref) {
+        }
+    }
+
+    public static class MapPath {
+
+        @QueueLocked(entity = "#attributes.tenant")
+        public void run(java.util.Map<String, String> attributes) {
+        }
+    }
+
+    public static class ReadablePaths {
+
+        @QueueLocked(entity = "#key.id")
+        public void component(OrderKey key) {
+        }
+
+        @QueueLocked(entity = {"#sku.code", "#sku.active", "#p0.region", "#sku.code.bytes"})
+        public void members(Sku sku) {
+        }
+    }
+
+    public record Party(String name) {
+    }
+
+    public record Shipment(OrderRef order, Party party) {
+    }
+
+    public record Delivery(Shipment shipment) {
+    }
+
+    public record Envelope<T>(T body) {
+    }
+
+    public static class SafePath {
+
+        @QueueLocked(entity = "#shipment?.party?.name")
+        public void run(Shipment shipment) {
+        }
+    }
+
+    public static class SafePathTypo {
+
+        @QueueLocked(entity = "#shipment?.party?.nme")
+        public void run(Shipment shipment) {
+        }
+    }
+
+    public static class GenericPathTypo {
+
+        @QueueLocked(entity = "#envelope.body.idd")
+        public void run(Envelope<OrderKey> envelope) {
+        }
+    }
+
+    public static class IdentityPath {
+
+        @QueueLocked(entity = "#p0.shipment.order")
+        public void update(Delivery delivery) {
+        }
+    }
+
+    /** A cart whose owner is known by an interface only. */
+    public static class Cart {
+
+        public CharSequence getOwner() {
+            return "ann";
+        }
+    }
+
+    public static class InterfacePath {
+
+        @QueueLocked(entity = {"#cart.owner", "#cart.owner.nickname"})
+        public void run(Cart cart) {
+        }
     }
 
     public static class BadSyntax {
