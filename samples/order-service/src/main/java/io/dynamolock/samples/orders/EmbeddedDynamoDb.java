@@ -4,11 +4,13 @@ import com.amazonaws.services.dynamodbv2.local.main.ServerRunner;
 import com.amazonaws.services.dynamodbv2.local.server.DynamoDBProxyServer;
 import java.io.IOException;
 import java.lang.reflect.Field;
+import java.net.BindException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.IntConsumer;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
@@ -29,12 +31,25 @@ import org.springframework.core.env.MapPropertySource;
  * before the application context exists, and points dynamolock at it; stops it when the context closes, after
  * every bean. A server rather than the embedded client, so that a second copy of the app can share it. Registered
  * in {@code META-INF/spring.factories}.
+ * <p>
+ * Its port: {@code sample.embedded-dynamodb.port} where set, else 8000, else (8000 taken) a free one. A port the
+ * user set that is taken fails the start, naming it: the user's other tools point at it. Any other port that another
+ * program takes between its check and the server's bind (a second copy started at the same moment) is replaced by
+ * another free port, a few times; {@code 0} asks for any free port.
  */
 public class EmbeddedDynamoDb implements ApplicationListener<ApplicationEvent> {
 
     static final String ENDPOINT = "dynamolock.dynamodb.endpoint";
 
     static final String REGION = "dynamolock.dynamodb.region";
+
+    static final String PORT = "sample.embedded-dynamodb.port";
+
+    /** DynamoDB Local's own default, where the README's commands for a second copy point. */
+    private static final int DEFAULT_PORT = 8000;
+
+    /** Ports tried, where the user chose none, before the start fails; each is lost only to a program binding it. */
+    private static final int START_ATTEMPTS = 5;
 
     /** A client for DynamoDB Local: it takes any region, and any key id of letters and digits. */
     private static final Map<String, Object> LOCAL_CLIENT = Map.of(
@@ -44,7 +59,18 @@ public class EmbeddedDynamoDb implements ApplicationListener<ApplicationEvent> {
 
     private static final Logger log = LoggerFactory.getLogger(EmbeddedDynamoDb.class);
 
+    private final IntConsumer beforeStart;
+
     private DynamoDBProxyServer server;
+
+    public EmbeddedDynamoDb() {
+        this(port -> { });
+    }
+
+    /** For tests: {@code beforeStart} runs with each port just before DynamoDB Local binds it. */
+    EmbeddedDynamoDb(IntConsumer beforeStart) {
+        this.beforeStart = beforeStart;
+    }
 
     @Override
     public void onApplicationEvent(ApplicationEvent event) {
@@ -82,18 +108,7 @@ public class EmbeddedDynamoDb implements ApplicationListener<ApplicationEvent> {
         if (!environment.getProperty("sample.embedded-dynamodb.enabled", Boolean.class, true)) {
             return;
         }
-        int port = portOrFree(environment.getProperty("sample.embedded-dynamodb.port", Integer.class, 8000));
-        try {
-            // Telemetry off: it would try to reach AWS and keep retrying where it cannot.
-            server = ServerRunner.createServerFromCommandLineArgs(
-                    new String[] {"-inMemory", "-port", Integer.toString(port), "-disableTelemetry"});
-            listenOnLoopbackOnly(server);
-            server.start();
-        }
-        catch (Exception ex) {
-            throw new IllegalStateException("Could not start DynamoDB Local on port " + port
-                    + "; set --sample.embedded-dynamodb.port or --" + ENDPOINT, ex);
-        }
+        int port = start(environment.getProperty(PORT, Integer.class));
         String endpoint = "http://127.0.0.1:" + port;
         Map<String, Object> properties = new HashMap<>(LOCAL_CLIENT);
         properties.put(ENDPOINT, endpoint);
@@ -108,12 +123,14 @@ public class EmbeddedDynamoDb implements ApplicationListener<ApplicationEvent> {
      * Its server is not started yet, so its connectors can still be bound to 127.0.0.1 (a private field of
      * DynamoDB Local 2.x; if a later version renames it, the start fails here rather than run exposed).
      */
-    private static void listenOnLoopbackOnly(DynamoDBProxyServer proxy) throws ReflectiveOperationException {
-        Field jetty = DynamoDBProxyServer.class.getDeclaredField("server");
-        jetty.setAccessible(true);
-        for (Connector connector : ((Server) jetty.get(proxy)).getConnectors()) {
+    private static Server listenOnLoopbackOnly(DynamoDBProxyServer proxy) throws ReflectiveOperationException {
+        Field field = DynamoDBProxyServer.class.getDeclaredField("server");
+        field.setAccessible(true);
+        Server jetty = (Server) field.get(proxy);
+        for (Connector connector : jetty.getConnectors()) {
             ((ServerConnector) connector).setHost("127.0.0.1"); // the endpoint the app is given
         }
+        return jetty;
     }
 
     private static boolean isLoopback(String endpoint) {
@@ -134,17 +151,104 @@ public class EmbeddedDynamoDb implements ApplicationListener<ApplicationEvent> {
         }
     }
 
-    private static int portOrFree(int preferred) {
-        try (ServerSocket socket = new ServerSocket(preferred, 1, InetAddress.getLoopbackAddress())) {
-            return socket.getLocalPort();
+    /**
+     * Starts the server on the port the user chose, or on 8000, or on a free port if 8000 is taken. A port is
+     * checked by binding and releasing it, so another program (a second copy started at the same moment) can take
+     * it before the server binds it: a port the user did not choose is then replaced by another free one, a few
+     * times. A port the user chose is not: it is the port the user's other tools point at.
+     */
+    private int start(Integer chosen) {
+        if (chosen != null && (chosen < 0 || chosen > 65_535)) {
+            throw new IllegalStateException(PORT + "=" + chosen + " is no port: set one from 1 to 65535, or 0 for"
+                    + " any free one");
+        }
+        boolean fixed = chosen != null && chosen != 0;
+        int port = fixed ? chosen : (chosen == null && isFree(DEFAULT_PORT)) ? DEFAULT_PORT : freePort();
+        for (int attempt = 1; ; attempt++) {
+            try {
+                if (fixed && !isFree(port)) {
+                    throw new BindException("Address already in use");
+                }
+                server = startOn(port);
+                return port;
+            }
+            catch (Exception ex) {
+                if (!isPortTaken(ex)) {
+                    throw new IllegalStateException("Could not start DynamoDB Local on port " + port + "; set --"
+                            + PORT + " or --" + ENDPOINT, ex);
+                }
+                if (fixed) {
+                    throw new IllegalStateException("DynamoDB Local cannot listen on port " + port + ", set by "
+                            + PORT + ": the port is taken. Set another port (0 for any free one), leave it unset"
+                            + " (8000, or a free port when 8000 is taken), or point the app at the server on that"
+                            + " port with --" + ENDPOINT + "=http://127.0.0.1:" + port, ex);
+                }
+                if (attempt == START_ATTEMPTS) {
+                    throw new IllegalStateException("DynamoDB Local found no free port: " + START_ATTEMPTS
+                            + " ports in a row were taken before it could listen on them, the last " + port
+                            + "; set --" + PORT + " or --" + ENDPOINT, ex);
+                }
+                int next = freePort();
+                log.info("Port {} was taken before DynamoDB Local could listen on it; trying port {}", port, next);
+                port = next;
+            }
+        }
+    }
+
+    /** A server listening on {@code port}; a server whose start failed is stopped, as its threads are no daemons. */
+    private DynamoDBProxyServer startOn(int port) throws Exception {
+        // Telemetry off: it would try to reach AWS and keep retrying where it cannot.
+        DynamoDBProxyServer proxy = ServerRunner.createServerFromCommandLineArgs(
+                new String[] {"-inMemory", "-port", Integer.toString(port), "-disableTelemetry"});
+        try {
+            Server jetty = listenOnLoopbackOnly(proxy);
+            beforeStart.accept(port);
+            proxy.start();
+            if (!jetty.isStarted()) {
+                // DynamoDBProxyServer.start() prints a SocketException (a BindException is one) and returns.
+                throw new BindException("DynamoDB Local did not start on port " + port);
+            }
+            return proxy;
+        }
+        catch (Exception ex) {
+            stopQuietly(proxy, ex);
+            throw ex;
+        }
+    }
+
+    private static void stopQuietly(DynamoDBProxyServer proxy, Exception failure) {
+        try {
+            proxy.stop();
+        }
+        catch (Exception ex) {
+            failure.addSuppressed(ex);
+        }
+    }
+
+    private static boolean isPortTaken(Throwable failure) {
+        for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+            if (cause instanceof BindException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static boolean isFree(int port) {
+        try (ServerSocket socket = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
+            return true;
         }
         catch (IOException taken) {
-            try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-                return socket.getLocalPort();
-            }
-            catch (IOException ex) {
-                throw new IllegalStateException("No free port for DynamoDB Local", ex);
-            }
+            return false;
+        }
+    }
+
+    private static int freePort() {
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return socket.getLocalPort();
+        }
+        catch (IOException ex) {
+            throw new IllegalStateException("No free port for DynamoDB Local", ex);
         }
     }
 }

@@ -2,10 +2,12 @@ package io.dynamolock.samples.orders;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
 import com.amazonaws.services.dynamodbv2.local.main.ServerRunner;
 import com.amazonaws.services.dynamodbv2.local.server.DynamoDBProxyServer;
+import java.io.IOException;
 import java.net.ConnectException;
 import java.net.Inet4Address;
 import java.net.InetAddress;
@@ -17,13 +19,19 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.springframework.boot.SpringApplication;
 import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.bootstrap.DefaultBootstrapContext;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.context.event.ApplicationEnvironmentPreparedEvent;
+import org.springframework.boot.context.event.ApplicationFailedEvent;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.StandardEnvironment;
@@ -97,6 +105,103 @@ class EmbeddedDynamoDbTests {
         finally {
             server.stop();
         }
+    }
+
+    /**
+     * Another program (a second copy of the sample started at the same moment, say) takes the port DynamoDB Local
+     * was about to listen on: with no port chosen by the user the start goes on, on another free port. The hook
+     * takes the ports of the first two attempts (8000 where it is free, then a free one) just before the server
+     * binds them.
+     */
+    @Test
+    void aPortTakenJustBeforeTheStartIsReplacedByAnotherFreeOne() throws Exception {
+        List<Integer> tried = new ArrayList<>();
+        List<ServerSocket> taken = new ArrayList<>();
+        EmbeddedDynamoDb listener = new EmbeddedDynamoDb(port -> {
+            tried.add(port);
+            if (tried.size() <= 2) {
+                occupy(port).ifPresent(taken::add);
+            }
+        });
+        StandardEnvironment environment = new StandardEnvironment();
+        try {
+            prepare(listener, environment);
+            URI endpoint = URI.create(environment.getProperty(EmbeddedDynamoDb.ENDPOINT));
+            assertThat(tried).as("the ports tried").hasSize(3).doesNotHaveDuplicates();
+            assertThat(endpoint.getPort()).isEqualTo(tried.get(2));
+            try (Socket socket = new Socket()) {
+                socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), endpoint.getPort()), 2_000);
+            }
+        }
+        finally {
+            fail(listener);
+            for (ServerSocket socket : taken) {
+                socket.close();
+            }
+        }
+    }
+
+    /** Retrying is bounded: where every port is taken, the start fails after a few attempts and says so. */
+    @Test
+    void aStartWhosePortsAreAllTakenFailsAfterAFewAttempts() throws Exception {
+        List<Integer> tried = new ArrayList<>();
+        List<ServerSocket> taken = new ArrayList<>();
+        EmbeddedDynamoDb listener = new EmbeddedDynamoDb(port -> {
+            tried.add(port);
+            occupy(port).ifPresent(taken::add);
+        });
+        StandardEnvironment environment = new StandardEnvironment();
+        try {
+            assertThatIllegalStateException().isThrownBy(() -> prepare(listener, environment))
+                    .withMessageContaining("taken")
+                    .withMessageContaining(tried.get(tried.size() - 1).toString());
+            assertThat(tried).as("the ports tried").hasSize(5);
+            assertThat(environment.getProperty(EmbeddedDynamoDb.ENDPOINT)).isNull();
+        }
+        finally {
+            fail(listener);
+            for (ServerSocket socket : taken) {
+                socket.close();
+            }
+        }
+    }
+
+    /**
+     * A port the user chose is the port the user's other tools (a second copy, a CLI) are pointed at: when it is
+     * taken the start fails, naming the port and the property, rather than run elsewhere unnoticed.
+     */
+    @Test
+    void anExplicitPortThatIsTakenFailsTheStartNamingThePortAndTheProperty() throws Exception {
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            String port = Integer.toString(taken.getLocalPort());
+            assertThatIllegalStateException()
+                    .isThrownBy(() -> new SpringApplicationBuilder(NoBeans.class).web(WebApplicationType.NONE)
+                            .run("--sample.embedded-dynamodb.port=" + port).close())
+                    .withMessageContaining("port " + port)
+                    .withMessageContaining("sample.embedded-dynamodb.port")
+                    .withMessageContaining("taken");
+        }
+    }
+
+    /** Takes {@code port} on 127.0.0.1, as another program would; empty where one already has it. */
+    private static Optional<ServerSocket> occupy(int port) {
+        try {
+            return Optional.of(new ServerSocket(port, 1, InetAddress.getLoopbackAddress()));
+        }
+        catch (IOException alreadyTaken) {
+            return Optional.empty();
+        }
+    }
+
+    private static void prepare(EmbeddedDynamoDb listener, ConfigurableEnvironment environment) {
+        listener.onApplicationEvent(new ApplicationEnvironmentPreparedEvent(new DefaultBootstrapContext(),
+                new SpringApplication(), new String[0], environment));
+    }
+
+    /** A failed start, after which the listener stops the server it started, if any. */
+    private static void fail(EmbeddedDynamoDb listener) {
+        listener.onApplicationEvent(new ApplicationFailedEvent(new SpringApplication(), new String[0], null,
+                new IllegalStateException("the test is over")));
     }
 
     private static void assertLeftToAws(ConfigurableEnvironment environment, String region) {
