@@ -1,7 +1,10 @@
 package io.dynamolock.samples.orders;
 
 import com.amazonaws.services.dynamodbv2.local.main.ServerRunner;
+import com.amazonaws.services.dynamodbv2.local.server.AbstractLocalDynamoDBServerHandler;
 import com.amazonaws.services.dynamodbv2.local.server.DynamoDBProxyServer;
+import com.amazonaws.services.dynamodbv2.local.server.LocalDynamoDBRequestHandler;
+import com.amazonaws.services.dynamodbv2.local.shared.access.AmazonDynamoDBLocal;
 import java.io.IOException;
 import java.lang.reflect.Field;
 import java.net.BindException;
@@ -61,7 +64,7 @@ public class EmbeddedDynamoDb implements ApplicationListener<ApplicationEvent> {
 
     private final IntConsumer beforeStart;
 
-    private DynamoDBProxyServer server;
+    private Running server;
 
     public EmbeddedDynamoDb() {
         this(port -> { });
@@ -124,13 +127,33 @@ public class EmbeddedDynamoDb implements ApplicationListener<ApplicationEvent> {
      * DynamoDB Local 2.x; if a later version renames it, the start fails here rather than run exposed).
      */
     private static Server listenOnLoopbackOnly(DynamoDBProxyServer proxy) throws ReflectiveOperationException {
-        Field field = DynamoDBProxyServer.class.getDeclaredField("server");
-        field.setAccessible(true);
-        Server jetty = (Server) field.get(proxy);
+        Server jetty = (Server) read(DynamoDBProxyServer.class, "server", proxy);
         for (Connector connector : jetty.getConnectors()) {
             ((ServerConnector) connector).setHost("127.0.0.1"); // the endpoint the app is given
         }
         return jetty;
+    }
+
+    /**
+     * The databases DynamoDB Local creates as requests come (one per access key and region), live. Each runs its
+     * background jobs on a pool of non-daemon threads ("pool-N-thread-M"), among them the stream shard rollover
+     * scheduler, which sleeps in a loop that the pool's {@code shutdown()}, all the server's {@code stop()} calls,
+     * does not end: the JVM would not exit after a failed start. {@code shutdownNow()} interrupts it. Private fields
+     * of DynamoDB Local 2.x, read at start so that a later version renaming them fails the start, not the exit.
+     */
+    @SuppressWarnings("unchecked")
+    private static Map<String, AmazonDynamoDBLocal> databases(DynamoDBProxyServer proxy)
+            throws ReflectiveOperationException {
+        Object serverHandler = read(DynamoDBProxyServer.class, "serverHandler", proxy);
+        Object requestHandler = read(AbstractLocalDynamoDBServerHandler.class, "primaryHandler", serverHandler);
+        return (Map<String, AmazonDynamoDBLocal>) read(LocalDynamoDBRequestHandler.class, "dbRequestHandlers",
+                requestHandler);
+    }
+
+    private static Object read(Class<?> type, String field, Object target) throws ReflectiveOperationException {
+        Field declared = type.getDeclaredField(field);
+        declared.setAccessible(true);
+        return declared.get(target);
     }
 
     private static boolean isLoopback(String endpoint) {
@@ -196,19 +219,20 @@ public class EmbeddedDynamoDb implements ApplicationListener<ApplicationEvent> {
     }
 
     /** A server listening on {@code port}; a server whose start failed is stopped, as its threads are no daemons. */
-    private DynamoDBProxyServer startOn(int port) throws Exception {
+    private Running startOn(int port) throws Exception {
         // Telemetry off: it would try to reach AWS and keep retrying where it cannot.
         DynamoDBProxyServer proxy = ServerRunner.createServerFromCommandLineArgs(
                 new String[] {"-inMemory", "-port", Integer.toString(port), "-disableTelemetry"});
         try {
             Server jetty = listenOnLoopbackOnly(proxy);
+            Map<String, AmazonDynamoDBLocal> databases = databases(proxy);
             beforeStart.accept(port);
             proxy.start();
             if (!jetty.isStarted()) {
                 // DynamoDBProxyServer.start() prints a SocketException (a BindException is one) and returns.
                 throw new BindException("DynamoDB Local did not start on port " + port);
             }
-            return proxy;
+            return new Running(proxy, databases);
         }
         catch (Exception ex) {
             stopQuietly(proxy, ex);
@@ -249,6 +273,20 @@ public class EmbeddedDynamoDb implements ApplicationListener<ApplicationEvent> {
         }
         catch (IOException ex) {
             throw new IllegalStateException("No free port for DynamoDB Local", ex);
+        }
+    }
+
+    /** A started server and the databases it has created so far. */
+    private record Running(DynamoDBProxyServer proxy, Map<String, AmazonDynamoDBLocal> databases) {
+
+        /** Stops the server, then its databases' background jobs, which its own stop leaves running. */
+        void stop() throws Exception {
+            try {
+                proxy.stop();
+            }
+            finally {
+                databases.values().forEach(AmazonDynamoDBLocal::shutdownNow);
+            }
         }
     }
 }

@@ -15,16 +15,6 @@ import org.springframework.boot.context.properties.ConfigurationPropertiesScan;
 public class OrderServiceApplication {
 
     public static void main(String[] args) {
-        try {
-            SpringApplication.run(OrderServiceApplication.class, args);
-        }
-        catch (SpringApplication.AbandonedRunException abandoned) {
-            throw abandoned; // AOT processing (spring-boot:process-aot, native builds) stops the run on purpose
-        }
-        catch (RuntimeException | Error failed) {
-            // Boot has reported it. DynamoDB Local's stream job thread is no daemon and outlives its server's stop():
-            // without an exit the JVM, and mvn spring-boot:run with it, would hang after a failed start.
-            System.exit(1);
-        }
+        SpringApplication.run(OrderServiceApplication.class, args);
     }
 }

@@ -15,7 +15,9 @@ import org.junit.jupiter.api.Test;
 /**
  * README, "Two commands": the sample serves on port 8080. When that port is taken the start fails with Boot's
  * "APPLICATION FAILED TO START" report, and the JVM (and with it {@code mvn spring-boot:run}) must then exit, as a
- * Boot app does, even though it had started DynamoDB Local and created its tables.
+ * Boot app does, even though it had started DynamoDB Local and created its tables: by itself, its main method
+ * throwing, with no {@code System.exit} (which would also end a test's JVM running the main method), so only once
+ * no thread of DynamoDB Local's keeps it alive.
  */
 class FailedStartExitsTests {
 
