@@ -63,18 +63,24 @@ public interface LockOperations {
      */
     LockScope currentScope();
 
-    /** Takes the lock on {@code entity} if it is free (no live entry ahead), without waiting. */
+    /**
+     * Takes the lock on {@code entity} if it is free (no live entry ahead), without waiting; empty if it is not,
+     * a full queue ({@code maxQueueLength}) included.
+     */
     Optional<LockHandle> tryAcquire(String entity);
 
     /**
      * Takes the lock if the live entries ahead let it hold (none for an exclusive lock of one permit; fewer than
      * its permits for a semaphore; only readers for a reader), without waiting; the request's wait is ignored.
+     * Empty if they do not, a full queue ({@code maxQueueLength}) included.
      */
     Optional<LockHandle> tryAcquire(LockRequest request);
 
     /**
      * Runs {@code callback} holding the lock, with the lock in the thread's scope (nested requests for it
-     * join), and releases it however the callback ends.
+     * join), and releases it however the callback ends. If the lease was lost while it ran (purged, broken, not
+     * renewed in time; found at the latest by the release), the callback's work was not protected: a callback that
+     * returned ends in {@link LockLostException}, one that threw keeps its exception with the loss suppressed.
      */
     <T, E extends Throwable> T execute(LockRequest request, LockCallback<T, E> callback) throws E;
 

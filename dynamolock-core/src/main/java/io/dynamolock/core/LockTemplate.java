@@ -120,7 +120,7 @@ public final class LockTemplate implements LockOperations, AutoCloseable {
         return engine.currentScope();
     }
 
-    /** Takes the lock on {@code entity} if it is free (no live entry ahead), without waiting. */
+    /** Takes the lock on {@code entity} if it is free (no live entry ahead), without waiting; else empty. */
     @Override
     public Optional<LockHandle> tryAcquire(String entity) {
         return tryAcquire(LockRequest.of(entity));
@@ -135,16 +135,42 @@ public final class LockTemplate implements LockOperations, AutoCloseable {
         return engine.tryAcquire(request.withoutWait());
     }
 
-    /**
-     * Runs {@code callback} holding the lock, with the lock in the thread's scope (nested requests for it
-     * join), and releases it however the callback ends.
-     */
+    /** See {@link LockOperations#execute(LockRequest, LockCallback)}: a lost lease ends in {@link LockLostException}. */
     @Override
     public <T, E extends Throwable> T execute(LockRequest request, LockCallback<T, E> callback) throws E {
         Objects.requireNonNull(callback, "callback must not be null");
-        try (LockHandle lock = acquire(request)) {
-            return engine.inScope(lock, callback);
+        LockHandle lock = acquire(request);
+        T result;
+        try {
+            result = engine.inScope(lock, callback);
         }
+        catch (Throwable failure) {
+            try {
+                LockLostException lost = releaseReportingLoss(lock);
+                if (lost != null) {
+                    failure.addSuppressed(lost);
+                }
+            }
+            catch (RuntimeException | Error releaseFailure) {
+                failure.addSuppressed(releaseFailure); // as try-with-resources would: the callback's comes first
+            }
+            throw failure;
+        }
+        LockLostException lost = releaseReportingLoss(lock);
+        if (lost != null) {
+            throw lost;
+        }
+        return result;
+    }
+
+    /**
+     * Releases {@code lock} after its callback: the loss of its lease while the callback ran, or {@code null}. Asked
+     * of {@code wasLost()} after the release, which also finds a loss nothing had told this process of, and not of
+     * {@code isValid()}, which a callback that released early (done reading) has turned false too.
+     */
+    private static LockLostException releaseReportingLoss(LockHandle lock) {
+        lock.release();
+        return lock.wasLost() ? LockLostException.whileRunning(lock, "the callback of execute") : null;
     }
 
     /**

@@ -313,6 +313,40 @@ class LockBreakTests {
     }
 
     /**
+     * execute runs its callback holding the lock: a callback that returns after its entry was broken (another may
+     * hold the lock now) must not look like work done under the lock.
+     */
+    @Test
+    void executeWhoseLockWasBrokenWhileItsCallbackRanThrowsLockLost() {
+        LockTemplate locks = fixture.template();
+        LockTemplate operator = fixture.template();
+        AtomicReference<LockHandle> handle = new AtomicReference<>();
+        assertThatThrownBy(() -> locks.execute(LockRequest.of("broken-run"), lock -> {
+            handle.set(lock);
+            operator.breakLock("broken-run", null, lock.fencingToken());
+            return "work done";
+        })).isInstanceOfSatisfying(LockLostException.class, lost -> {
+            assertThat(lost.wasGranted()).as("the callback ran").isTrue();
+            assertThat(lost).hasMessageContaining("entity='broken-run'")
+                    .hasMessageContaining("fencing token " + handle.get().fencingToken());
+        });
+        assertThat(fixture.queue("broken-run")).isEmpty();
+    }
+
+    /** A callback that throws keeps its own exception; the loss rides along, suppressed. */
+    @Test
+    void executeWhoseCallbackThrowsAfterItsLockWasBrokenThrowsTheCallbacksException() {
+        LockTemplate locks = fixture.template();
+        LockTemplate operator = fixture.template();
+        assertThatThrownBy(() -> locks.execute(LockRequest.of("broken-throw"), lock -> {
+            operator.breakLock("broken-throw", null, lock.fencingToken());
+            throw new IllegalStateException("the callback's own failure");
+        })).isInstanceOf(IllegalStateException.class).hasMessage("the callback's own failure")
+                .satisfies(thrown -> assertThat(thrown.getSuppressed())
+                        .singleElement().isInstanceOf(LockLostException.class));
+    }
+
+    /**
      * wasGranted() says whether work may have run: work under a hold ran, so a loss that escapes it is granted to
      * the caller of execute, whatever nested acquisition threw it. Here the scope's own hold is broken, then joined.
      */

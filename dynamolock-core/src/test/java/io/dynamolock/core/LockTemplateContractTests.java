@@ -257,6 +257,19 @@ class LockTemplateContractTests {
         assertThat(fixture.queue("order-8")).extracting(QueueSnapshot.Entry::owner).containsExactly(holder.owner());
     }
 
+    /** A lock whose queue is full is not free: tryAcquire answers empty, as for any lock it cannot take now. */
+    @Test
+    void tryAcquireOfALockWhoseQueueIsFullIsEmpty() {
+        LockTemplate locks = fixture.template(b -> b.maxQueueLength(1));
+        try (LockHandle holder = fixture.template().acquire("order-full", Duration.ofSeconds(5))) {
+            assertThatThrownBy(() -> locks.acquire("order-full", Duration.ofSeconds(5)))
+                    .as("the queue is full").isInstanceOf(LockQueueFullException.class);
+            assertThat(locks.tryAcquire("order-full")).isEmpty();
+            assertThat(fixture.queue("order-full")).extracting(QueueSnapshot.Entry::owner)
+                    .containsExactly(holder.owner());
+        }
+    }
+
     @Test
     void releasesWhenTheWorkThrows() {
         LockTemplate locks = fixture.template();

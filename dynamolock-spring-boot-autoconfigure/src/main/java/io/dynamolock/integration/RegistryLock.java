@@ -2,6 +2,7 @@ package io.dynamolock.integration;
 
 import io.dynamolock.core.LockInterruptedException;
 import io.dynamolock.core.LockLostException;
+import io.dynamolock.core.LockQueueFullException;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.internal.Printable;
 import java.time.Duration;
@@ -137,12 +138,15 @@ final class RegistryLock implements DistributedLock {
         return tryAcquire(wait, lease);
     }
 
-    /** {@link #acquire}, with {@code false} for a hold found lost on re-entry. */
+    /**
+     * {@link #acquire}, with {@code false} for a hold found lost on re-entry and for a full queue, which has no place
+     * to wait in (maxQueueLength): {@code tryLock} answers whether it got the lock, {@code lock()} throws.
+     */
     private boolean tryAcquire(Duration wait, Duration lease) throws InterruptedException {
         try {
             return acquire(wait, lease);
         }
-        catch (LockLostException lostOnReentry) {
+        catch (LockLostException | LockQueueFullException notTaken) {
             return false;
         }
     }

@@ -8,6 +8,7 @@ import io.dynamolock.autoconfigure.DynamoDbLocalProperties;
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockListener;
 import io.dynamolock.core.LockLostException;
+import io.dynamolock.core.LockQueueFullException;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.QueueSnapshot;
@@ -226,6 +227,25 @@ class DynamoLockRegistryTests {
         lock.unlock();
         assertThat(lock.tryLock()).isTrue();
         lock.unlock();
+    }
+
+    /** A full queue (maxQueueLength) has no place to wait in: tryLock answers false at once, lock() throws. */
+    @Test
+    void tryLockOfAKeyWhoseQueueIsFullIsFalse() throws Exception {
+        DynamoLockRegistry small = new DynamoLockRegistry(fixture.template(builder -> builder.maxQueueLength(1)));
+        Lock held = processB.obtain("full");
+        held.lock();
+        try {
+            Lock lock = small.obtain("full");
+            assertThat(lock.tryLock()).isFalse();
+            assertThat(lock.tryLock(30, TimeUnit.SECONDS)).isFalse();
+            assertThatThrownBy(lock::lock).isInstanceOf(LockQueueFullException.class);
+            assertThat(fixture.queue("full")).as("the attempts left no entry").hasSize(1);
+        }
+        finally {
+            held.unlock();
+            small.close();
+        }
     }
 
     @Test

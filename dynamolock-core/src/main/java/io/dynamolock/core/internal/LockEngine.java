@@ -167,8 +167,8 @@ public final class LockEngine {
         try {
             return Optional.of(acquire(request, Duration.ZERO));
         }
-        catch (LockWaitTimeoutException taken) {
-            return Optional.empty();
+        catch (LockWaitTimeoutException | LockQueueFullException taken) {
+            return Optional.empty(); // a full queue has live entries ahead: the lock is not free either
         }
     }
 

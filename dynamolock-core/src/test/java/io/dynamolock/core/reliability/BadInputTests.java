@@ -29,6 +29,7 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
@@ -503,7 +504,9 @@ class BadInputTests extends LockTableTestSupport {
         try (DynamoDbClient faulty = faults.clientFor(dynamo, 1);
                 LockTemplate losing = LockTemplate.builder(faulty).tableName(table).ownerName("losing")
                         .leaseDuration(Duration.ofSeconds(1)).heartbeatInterval(Duration.ofMillis(250)).build()) {
-            LockHandle lock = losing.execute(LockRequest.builder("order-1").wait(Duration.ZERO).build(), held -> {
+            AtomicReference<LockHandle> handle = new AtomicReference<>();
+            assertThatThrownBy(() -> losing.execute(LockRequest.builder("order-1").wait(Duration.ZERO).build(), held -> {
+                handle.set(held);
                 CompletableFuture<LockHandle> lost = new CompletableFuture<>();
                 held.onLost(lost::complete);
                 faults.failAlways(Step.RENEW, Fault.SERVER_ERROR_BEFORE);
@@ -516,7 +519,8 @@ class BadInputTests extends LockTableTestSupport {
                 assertThatThrownBy(() -> losing.acquire("order-1", Duration.ofSeconds(10)))
                         .isInstanceOf(LockLostException.class).hasMessageContaining("end that scope before acquiring again");
                 return held;
-            });
+            })).as("execute tells its caller").isInstanceOf(LockLostException.class);
+            LockHandle lock = handle.get();
             lock.release();
             lock.release();
             assertThat(lock.isValid()).isFalse();

@@ -133,7 +133,28 @@ class OrderFencingTests {
      */
     @Test
     void anUpdateWhoseLockWasLostIsAConflictSayingItMayHaveBeenStored() throws Exception {
-        service.create("broken-order", "ann");
+        MvcTestResult result = updateWhoseLockIsBrokenAfterTheClaim("broken-order", "items",
+                "{\"name\": \"once\", \"priceCents\": 999}");
+        assertThat(service.get("broken-order").getItems()).as("the fenced write was accepted").containsExactly("once");
+        assertThat(result).hasStatus(HttpStatus.CONFLICT).hasContentType(MediaType.APPLICATION_PROBLEM_JSON)
+                .bodyJson().isLenientlyEqualTo("{\"orderId\": \"broken-order\", \"detail\": \"The lock of order"
+                        + " 'broken-order' was lost during this update: the update may have been stored. GET"
+                        + " /orders/broken-order to see whether it was before retrying\"}");
+    }
+
+    /** The same through LockTemplate.execute (the discount), whose callback returned normally after the break. */
+    @Test
+    void aDiscountWhoseLockWasLostIsAConflictToo() throws Exception {
+        MvcTestResult result = updateWhoseLockIsBrokenAfterTheClaim("broken-discount", "discount",
+                "{\"percent\": 10}");
+        assertThat(result).hasStatus(HttpStatus.CONFLICT).bodyJson().extractingPath("$.orderId")
+                .isEqualTo("broken-discount");
+    }
+
+    /** Posts an update of a new order and breaks its lock while the update holds it, between claim and save. */
+    private MvcTestResult updateWhoseLockIsBrokenAfterTheClaim(String orderId, String path, String body)
+            throws Exception {
+        service.create(orderId, "ann");
         CountDownLatch holderClaimed = new CountDownLatch(1);
         CountDownLatch resumeHolder = new CountDownLatch(1);
         AtomicLong holderToken = new AtomicLong();
@@ -144,22 +165,17 @@ class OrderFencingTests {
                 assertThat(resumeHolder.await(60, TimeUnit.SECONDS)).isTrue();
             }
             return claimed;
-        }).when(orders).claim(eq("broken-order"), anyLong());
+        }).when(orders).claim(eq(orderId), anyLong());
 
         CompletableFuture<MvcTestResult> update = CompletableFuture.supplyAsync(() -> mvc.post()
-                .uri("/orders/broken-order/items").contentType(MediaType.APPLICATION_JSON)
-                .content("{\"name\": \"once\", \"priceCents\": 999}").exchange());
+                .uri("/orders/" + orderId + "/" + path).contentType(MediaType.APPLICATION_JSON)
+                .content(body).exchange());
         assertThat(holderClaimed.await(30, TimeUnit.SECONDS)).isTrue();
-        locks.breakLock("broken-order", null, holderToken.get());
+        locks.breakLock(orderId, null, holderToken.get());
         resumeHolder.countDown();
-
-        MvcTestResult result = update.get(30, TimeUnit.SECONDS);
-        assertThat(service.get("broken-order").getItems()).as("the fenced write was accepted").containsExactly("once");
-        assertThat(result).hasStatus(HttpStatus.CONFLICT).hasContentType(MediaType.APPLICATION_PROBLEM_JSON)
-                .bodyJson().isLenientlyEqualTo("{\"orderId\": \"broken-order\", \"detail\": \"The lock of order"
-                        + " 'broken-order' was lost during this update: the update may have been stored. GET"
-                        + " /orders/broken-order to see whether it was before retrying\"}");
+        return update.get(30, TimeUnit.SECONDS);
     }
+
     /**
      * An update still waiting for the order's lock whose entry is broken (runbook: "A broken waiter's acquire throws
      * LockLostException") never ran, so nothing can have been stored: the client is told to retry later, not to read
