@@ -1,5 +1,6 @@
 package io.dynamolock.core;
 
+import io.dynamolock.core.internal.Printable;
 import io.dynamolock.core.internal.TableShape;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -247,12 +248,15 @@ public final class TableBootstrap {
         }
     }
 
-    /** Where the table was looked for: DynamoDB's region, and the endpoint if the client names one. */
+    /**
+     * Where the table was looked for: DynamoDB's region, and the endpoint if the client names one, without the
+     * credentials an endpoint may carry.
+     */
     private String where() {
         try {
             var configuration = client.serviceClientConfiguration();
             return " (region " + configuration.region()
-                    + configuration.endpointOverride().map(endpoint -> ", endpoint " + endpoint).orElse("") + ")";
+                    + configuration.endpointOverride().map(endpoint -> ", endpoint " + Printable.endpoint(endpoint)).orElse("") + ")";
         }
         catch (RuntimeException unknown) {
             return ""; // a client that does not tell (a test double)

@@ -271,6 +271,22 @@ class TableBootstrapTests {
                 .hasMessageContaining("TableBootstrap.createIfMissing()").hasMessageContaining("check the region");
     }
 
+    /** An endpoint may carry a user and password, or a token in its query: messages name it without them. */
+    @Test
+    void aMissingTableIsNamedWithItsEndpointWithoutTheCredentialsInIt() {
+        URI local = client.serviceClientConfiguration().endpointOverride().orElseThrow();
+        try (DynamoDbClient withUser = DynamoDbClient.builder()
+                .endpointOverride(URI.create("http://lock-user:s3cr3t-pw@127.0.0.1:" + local.getPort() + "/?token=t0k"))
+                .region(Region.US_EAST_1)
+                .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create("local", "local")))
+                .build()) {
+            assertThatThrownBy(() -> TableBootstrap.of(withUser, table).verify())
+                    .isInstanceOf(LockTableException.class)
+                    .hasMessageContaining("endpoint http://***@127.0.0.1:" + local.getPort() + "/?***)")
+                    .message().doesNotContain("lock-user").doesNotContain("s3cr3t").doesNotContain("t0k");
+        }
+    }
+
     @Test
     void verifyNamesAWrongKeySchema() {
         client.createTable(b -> b.tableName(table).billingMode(BillingMode.PAY_PER_REQUEST)

@@ -1,5 +1,6 @@
 package io.dynamolock.core.internal;
 
+import java.net.URI;
 import java.util.Collection;
 import java.util.List;
 
@@ -59,6 +60,22 @@ public final class Printable {
             }
         });
         return literal.append('"').toString();
+    }
+
+    /**
+     * An endpoint as messages and reports show it: its user and password, query (which may carry a token) and
+     * fragment as {@code ***}. Without a host (a URL missing its {@code http://}, whose user Java then reads as the
+     * scheme) only an {@code http} or {@code https} scheme is shown.
+     */
+    public static String endpoint(URI endpoint) {
+        String scheme = endpoint.getScheme();
+        if (endpoint.getHost() == null) {
+            return "http".equalsIgnoreCase(scheme) || "https".equalsIgnoreCase(scheme) ? scheme + ":***" : "***";
+        }
+        return escape((scheme == null ? "" : scheme + ":") + "//" + (endpoint.getRawUserInfo() == null ? "" : "***@")
+                + endpoint.getHost() + (endpoint.getPort() < 0 ? "" : ":" + endpoint.getPort())
+                + (endpoint.getRawPath() == null ? "" : endpoint.getRawPath())
+                + (endpoint.getRawQuery() == null ? "" : "?***") + (endpoint.getRawFragment() == null ? "" : "#***"));
     }
 
     /** Each of {@code names} escaped, as a list prints them. */

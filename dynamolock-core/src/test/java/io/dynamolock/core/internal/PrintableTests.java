@@ -2,6 +2,7 @@ package io.dynamolock.core.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.net.URI;
 import java.net.URL;
 import java.net.URLClassLoader;
 import java.nio.file.Files;
@@ -12,6 +13,7 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /** Names as messages and advice write them: escaped on one line, and as Java literals that compile to the name. */
@@ -55,5 +57,16 @@ class PrintableTests {
         String printed = new QueueState.Entry("id\r\n", "owner\nforged", 7, 0, 0).toString();
         assertThat(printed).isEqualTo("Entry[id=id\\u000d\\u000a, owner=owner\\u000aforged, ticket=7, expiresAtMillis=0,"
                 + " failClosedLeaseMillis=0, shared=false]");
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "http://127.0.0.1:8000 | http://127.0.0.1:8000",
+            "https://dynamodb.eu-west-1.amazonaws.com | https://dynamodb.eu-west-1.amazonaws.com",
+            "http://user:pw@db.example:8000/base?token=t#f | http://***@db.example:8000/base?***#***",
+            "user:pw@db.example:8000 | ***", // no http://: Java reads the user as the scheme
+            "http:opaque-secret | http:***"})
+    void anEndpointIsShownWithoutItsCredentials(String endpoint, String shown) {
+        assertThat(Printable.endpoint(URI.create(endpoint))).isEqualTo(shown);
     }
 }
