@@ -15,7 +15,6 @@ import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
@@ -23,6 +22,7 @@ import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.EnvironmentAware;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
@@ -45,7 +45,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClientBuilder;
 @AutoConfiguration(after = AopAutoConfiguration.class,
         afterName = "io.awspring.cloud.autoconfigure.dynamodb.DynamoDbAutoConfiguration")
 @ConditionalOnClass({LockTemplate.class, DynamoDbClient.class})
-@ConditionalOnBooleanProperty(name = "dynamolock.enabled", matchIfMissing = true)
+@Conditional(DynamoLockEnabledCondition.class)
 @EnableConfigurationProperties(DynamoLockProperties.class)
 @Import(DynamoLockAutoConfiguration.AutoProxyRegistrar.class)
 public class DynamoLockAutoConfiguration {
@@ -66,6 +66,13 @@ public class DynamoLockAutoConfiguration {
                 .orElse(DynamoLockProperties.DEFAULT_ADVISOR_ORDER);
         Supplier<LostLeasePolicy> lostLeasePolicy = () -> properties.getObject().getOnLostLease();
         return new QueueLockedAdvisor(lockTemplate::getObject, lostLeasePolicy, environment, beanFactory, order, events);
+    }
+
+    /** An empty value of any {@code dynamolock.*} property is unset, its default: {@code ${VAR:}} works for all. */
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    static EmptyValueBindHandlerAdvisor dynamoLockEmptyValueBindHandlerAdvisor() {
+        return new EmptyValueBindHandlerAdvisor();
     }
 
     @Bean

@@ -109,7 +109,7 @@ public class DynamoLockProperties implements Validator {
     }
 
     public void setTableName(String tableName) {
-        this.tableName = tableName;
+        this.tableName = unlessBlank(tableName, this.tableName);
     }
 
     public boolean isCreateTable() {
@@ -133,7 +133,7 @@ public class DynamoLockProperties implements Validator {
     }
 
     public void setDefaultNamespace(String defaultNamespace) {
-        this.defaultNamespace = defaultNamespace;
+        this.defaultNamespace = unlessBlank(defaultNamespace, this.defaultNamespace);
     }
 
     public Duration getLeaseDuration() {
@@ -165,7 +165,7 @@ public class DynamoLockProperties implements Validator {
     }
 
     public void setOwnerName(String ownerName) {
-        this.ownerName = ownerName;
+        this.ownerName = blankAsUnset(ownerName);
     }
 
     public PollInterval getPollInterval() {
@@ -235,6 +235,20 @@ public class DynamoLockProperties implements Validator {
         }
         // access-key-id without secret-access-key is checked when the client is built, not here: this check runs
         // before Boot's check of unknown names, so a misspelt secret-access-key would be reported as missing.
+    }
+
+    /**
+     * {@code ${AWS_REGION:}} or {@code ${LOCK_SECRET:}} with the variable unset binds "": unset, as if the property
+     * were absent (for the region and keys the AWS default chain), rather than a value refused at startup. Other
+     * types need no such care: Boot binds nothing for their empty values (see {@link EmptyValueBindHandlerAdvisor}).
+     */
+    private static String blankAsUnset(String value) {
+        return value == null || value.isBlank() ? null : value;
+    }
+
+    /** {@code value}, or {@code current} (the default, when bound) if it is blank: see {@link #blankAsUnset}. */
+    private static String unlessBlank(String value, String current) {
+        return value == null || value.isBlank() ? current : value;
     }
 
     /**
@@ -327,7 +341,7 @@ public class DynamoLockProperties implements Validator {
         }
 
         public void setBindAddress(String bindAddress) {
-            this.bindAddress = bindAddress;
+            this.bindAddress = unlessBlank(bindAddress, this.bindAddress);
         }
 
         public int getPort() {
@@ -343,7 +357,7 @@ public class DynamoLockProperties implements Validator {
         }
 
         public void setAdvertisedAddress(String advertisedAddress) {
-            this.advertisedAddress = advertisedAddress;
+            this.advertisedAddress = blankAsUnset(advertisedAddress);
         }
 
         public String getSecret() {
@@ -351,7 +365,7 @@ public class DynamoLockProperties implements Validator {
         }
 
         public void setSecret(String secret) {
-            this.secret = secret;
+            this.secret = blankAsUnset(secret);
         }
 
         /** The core's options these properties stand for. */
@@ -454,14 +468,6 @@ public class DynamoLockProperties implements Validator {
                     + (endpoint.getRawPath() == null ? "" : endpoint.getRawPath())
                     + (endpoint.getRawQuery() == null ? "" : "?***")
                     + (endpoint.getRawFragment() == null ? "" : "#***");
-        }
-
-        /**
-         * {@code ${AWS_REGION:}} or {@code ${LOCK_ACCESS_KEY:}} with the variable unset binds "": no region or key,
-         * as if the property were absent (the AWS default chain), rather than a value the SDK refuses.
-         */
-        private static String blankAsUnset(String value) {
-            return value == null || value.isBlank() ? null : value;
         }
     }
 }

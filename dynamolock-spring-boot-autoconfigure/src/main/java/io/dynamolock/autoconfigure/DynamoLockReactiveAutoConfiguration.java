@@ -5,11 +5,11 @@ import io.dynamolock.core.LockTemplate;
 import io.dynamolock.reactive.ReactiveLockOperations;
 import io.dynamolock.reactive.ReactiveLockTemplate;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import reactor.core.publisher.Mono;
 
 /**
@@ -19,7 +19,7 @@ import reactor.core.publisher.Mono;
  */
 @AutoConfiguration(after = DynamoLockAutoConfiguration.class)
 @ConditionalOnClass({Mono.class, LockTemplate.class})
-@ConditionalOnBooleanProperty(name = "dynamolock.enabled", matchIfMissing = true)
+@Conditional(DynamoLockEnabledCondition.class)
 public class DynamoLockReactiveAutoConfiguration {
 
     @Bean

@@ -20,6 +20,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.springframework.beans.BeanWrapperImpl;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.boot.diagnostics.FailureAnalysis;
@@ -432,6 +434,47 @@ class DynamoLockAutoConfigurationTests {
                 .run(context -> assertThat(context).getFailure().rootCause()
                         .hasMessageContaining("dynamolock.dynamodb.access-key-id is set without"
                                 + " dynamolock.dynamodb.secret-access-key"));
+    }
+
+    /**
+     * {@code ${VAR:}} with the variable unset binds "": for every property that is no value, the default, as if it
+     * were absent (the README's advice for the region, here for all), rather than a failed start (Boot converts ""
+     * to null for a Duration, URI, number, boolean or enum, which a strict binding counted as an unknown name) or
+     * dynamolock switched off ({@code enabled}).
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("everyProperty")
+    void anEmptyValueIsTheDefault(String property) {
+        DynamoDbClient client = LOCAL.client(); // so that an empty endpoint, region or key does not matter here
+        contextRunner.withPropertyValues(property + "=${DYNAMOLOCK_TEST_UNSET_VAR:}")
+                .withBean(DynamoDbClient.class, () -> client)
+                .withBean(LockTemplateBuilderCustomizer.class, () -> builder -> builder.tableName(TABLE))
+                .run(context -> {
+                    assertThat(context).hasNotFailed().hasSingleBean(LockTemplate.class);
+                    String path = beanPath(property);
+                    assertThat(new BeanWrapperImpl(context.getBean(DynamoLockProperties.class)).getPropertyValue(path))
+                            .as(property).isEqualTo(new BeanWrapperImpl(new DynamoLockProperties()).getPropertyValue(path));
+                });
+    }
+
+    static List<String> everyProperty() {
+        return UnboundPropertyFailureAnalyzer.PROPERTIES;
+    }
+
+    /** {@code dynamolock.poll-interval.min}: {@code pollInterval.min}. */
+    private static String beanPath(String property) {
+        StringBuilder path = new StringBuilder();
+        boolean upper = false;
+        for (char c : property.substring("dynamolock.".length()).toCharArray()) {
+            if (c == '-') {
+                upper = true;
+            }
+            else {
+                path.append(upper ? Character.toUpperCase(c) : c);
+                upper = false;
+            }
+        }
+        return path.toString();
     }
 
     @Test
