@@ -11,10 +11,14 @@ public enum WaitTimeoutPolicy {
 
     /**
      * Do not run the method and return normally: {@code null} for a {@code void} method, a future completed
-     * with {@code null} for an asynchronous one. For work that one instance at a time should do and that may
-     * skip a turn, such as a {@code @Scheduled} job: the skip is logged at DEBUG, counted
-     * ({@code dynamolock.skipped}) and published as a {@link QueueLockedSkippedEvent}, never logged as an error.
-     * Only for methods returning {@code void}, {@code Void}, or a future of {@code Void}.
+     * with {@code null} for an asynchronous one, a {@code Mono}, {@code Flux} or {@code Flow} that completes
+     * empty for a reactive one, and a suspend function returns without running. For work that one instance at a
+     * time should do and that may skip a turn, such as a {@code @Scheduled} job: the skip is logged at DEBUG,
+     * counted ({@code dynamolock.skipped}) and published as a {@link QueueLockedSkippedEvent}, never logged as an
+     * error. Only for methods that return nothing, since a skipped call has no value to return: {@code void} or
+     * {@code Void}; a {@code CompletableFuture}, {@code CompletionStage}, {@code Mono}, {@code Flux} or Kotlin
+     * {@code Flow} of {@code Void}; or a Kotlin {@code suspend fun} returning {@code Unit}. Any other method
+     * with {@code SKIP} fails the start.
      */
     SKIP
 }
