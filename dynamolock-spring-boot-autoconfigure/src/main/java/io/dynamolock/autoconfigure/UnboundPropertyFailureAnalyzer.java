@@ -39,6 +39,9 @@ class UnboundPropertyFailureAnalyzer extends AbstractFailureAnalyzer<UnboundConf
         if (unbound.stream().noneMatch(property -> prefix.isAncestorOf(property.getName()))) {
             return null; // another library's properties: its report is Boot's
         }
+        if (unbound.stream().allMatch(property -> PROPERTIES.contains(property.getName().toString()))) {
+            return empty(unbound, cause);
+        }
         boolean one = unbound.size() == 1;
         StringBuilder description = new StringBuilder("dynamolock has no " + (one ? "property" : "properties")
                 + " named as below, so " + (one ? "its value" : "their values") + " would be ignored and the default"
@@ -50,7 +53,10 @@ class UnboundPropertyFailureAnalyzer extends AbstractFailureAnalyzer<UnboundConf
                 description.append("\n    Origin: ").append(property.getOrigin());
             }
             String meant = prefix.isAncestorOf(property.getName()) ? nearest(name) : null;
-            if (meant != null) {
+            if (PROPERTIES.contains(name)) {
+                description.append("\n    Its value is empty: remove it, give it a value or write ${VAR:default}.");
+            }
+            else if (meant != null) {
                 description.append("\n    Did you mean ").append(meant).append('?');
             }
             description.append('\n');
@@ -58,6 +64,28 @@ class UnboundPropertyFailureAnalyzer extends AbstractFailureAnalyzer<UnboundConf
         return new FailureAnalysis(description.toString(), (one ? "Rename it" : "Rename each") + " to the property"
                 + " meant, or remove it. The"
                 + " README's configuration table lists dynamolock's properties, and IDEs complete them.", cause);
+    }
+
+    /**
+     * Names that are dynamolock's properties, left unbound: their values are empty ({@code ${VAR:}} with the
+     * variable unset), which Boot binds as nothing for a duration, URI, number or enum. The auto-configuration
+     * makes such a value the default ({@link EmptyValueBindHandlerAdvisor}); this is the report where the
+     * properties are bound without it.
+     */
+    private static FailureAnalysis empty(List<ConfigurationProperty> unbound, Throwable cause) {
+        StringBuilder description = new StringBuilder("The value of each dynamolock property below is empty, which"
+                + " binds as no value, and these properties are bound without dynamolock's auto-configuration,"
+                + " which would take an empty value for the default.\n");
+        for (ConfigurationProperty property : unbound) {
+            description.append("\n    Property: ").append(property.getName()).append(" (its value is empty)");
+            if (property.getOrigin() != null) {
+                description.append("\n    Origin: ").append(property.getOrigin());
+            }
+            description.append('\n');
+        }
+        return new FailureAnalysis(description.toString(), "Remove the property for its default, give it a value,"
+                + " or give a placeholder a default (${VAR:default}); or let DynamoLockAutoConfiguration bind the"
+                + " properties.", cause);
     }
 
     /**

@@ -111,6 +111,28 @@ class UnboundPropertyFailureAnalyzerTests {
      * Boot's analyzers are found before this module's: this analyzer must come first by its order, not by the class
      * path's (which, in a packaged application, nothing fixes).
      */
+    /** The properties bound without the auto-configuration, which makes an empty value the default. */
+    @Configuration(proxyBeanMethods = false)
+    @EnableConfigurationProperties(DynamoLockProperties.class)
+    static class PropertiesOnly {
+    }
+
+    /**
+     * Without the auto-configuration an empty value of a duration (${VAR:} with the variable unset) binds nothing
+     * and Boot counts its name as unknown: the report says the value is empty and how to fix it, not "no property
+     * named dynamolock.heartbeat-interval, did you mean dynamolock.heartbeat-interval?".
+     */
+    @Test
+    void anEmptyValueLeftUnboundIsReportedAsEmptyWithTheFix(CapturedOutput output) {
+        SpringApplication app = new SpringApplication(PropertiesOnly.class);
+        app.setWebApplicationType(WebApplicationType.NONE);
+        assertThatThrownBy(() -> app.run("--dynamolock.heartbeat-interval=${DYNAMOLOCK_TEST_UNSET_VAR:}"))
+                .isNotNull();
+        assertThat(output).contains("APPLICATION FAILED TO START").contains("dynamolock.heartbeat-interval")
+                .contains("is empty").contains("${VAR:default}").doesNotContain("Did you mean")
+                .doesNotContain("has no property");
+    }
+
     static void fail(String... args) {
         SpringApplication app = new SpringApplication(App.class);
         app.setWebApplicationType(WebApplicationType.NONE);
