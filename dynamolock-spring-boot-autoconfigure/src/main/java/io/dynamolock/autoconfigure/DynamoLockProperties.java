@@ -2,6 +2,7 @@ package io.dynamolock.autoconfigure;
 
 import io.dynamolock.annotation.LostLeasePolicy;
 import io.dynamolock.core.WakeUpOptions;
+import io.dynamolock.core.internal.Printable;
 import java.net.URI;
 import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -230,8 +231,8 @@ public class DynamoLockProperties implements Validator {
         URI endpoint = dynamodb.endpoint;
         if (endpoint != null && (endpoint.getHost() == null
                 || !"http".equalsIgnoreCase(endpoint.getScheme()) && !"https".equalsIgnoreCase(endpoint.getScheme()))) {
-            rejectShowing(errors, "dynamodb.endpoint", DynamoDb.shown(endpoint), "url", "must be an http or https URL"
-                    + " with a host, e.g. http://localhost:8000 for DynamoDB Local; leave it unset for AWS's own endpoint");
+            rejectShowing(errors, "dynamodb.endpoint", Printable.endpoint(endpoint), "url", "must be an http or https"
+                    + " URL with a host, e.g. http://localhost:8000 for DynamoDB Local; leave it unset for AWS's own endpoint");
         }
         // access-key-id without secret-access-key is checked when the client is built, not here: this check runs
         // before Boot's check of unknown names, so a misspelt secret-access-key would be reported as missing.
@@ -452,22 +453,6 @@ public class DynamoLockProperties implements Validator {
 
         public void setApiCallTimeout(Duration apiCallTimeout) {
             this.apiCallTimeout = apiCallTimeout;
-        }
-
-        /**
-         * The endpoint as a report may show it: a user and password, a query (which may carry a token) and a
-         * fragment replaced by {@code ***}; without a host, all but the scheme.
-         */
-        static String shown(URI endpoint) {
-            if (endpoint.getHost() == null) {
-                return endpoint.getScheme() == null ? "***" : endpoint.getScheme() + ":***";
-            }
-            return (endpoint.getScheme() == null ? "" : endpoint.getScheme() + ":") + "//"
-                    + (endpoint.getRawUserInfo() == null ? "" : "***@") + endpoint.getHost()
-                    + (endpoint.getPort() < 0 ? "" : ":" + endpoint.getPort())
-                    + (endpoint.getRawPath() == null ? "" : endpoint.getRawPath())
-                    + (endpoint.getRawQuery() == null ? "" : "?***")
-                    + (endpoint.getRawFragment() == null ? "" : "#***");
         }
     }
 }

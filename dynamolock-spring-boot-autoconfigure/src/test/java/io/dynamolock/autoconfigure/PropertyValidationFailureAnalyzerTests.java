@@ -30,6 +30,14 @@ class PropertyValidationFailureAnalyzerTests {
     }
 
     /** Users write kebab-case in application.yml; a report in the bean's camelCase names no line they wrote. */
+    /** The scheme forgotten: Java reads the user as the scheme, which the report must not show either. */
+    @Test
+    void anEndpointWithoutItsSchemeIsNotShownWithItsUser(CapturedOutput output) {
+        fail("--dynamolock.dynamodb.endpoint=lock-user:s3cr3t-pw@db.example:8000");
+        assertThat(report(output)).contains("Property: dynamolock.dynamodb.endpoint").contains("Value: \"***\"")
+                .doesNotContain("lock-user").doesNotContain("s3cr3t-pw");
+    }
+
     @Test
     void namesRefusedPropertiesAsTheyAreWritten(CapturedOutput output) {
         fail("--dynamolock.startup-timeout=0s", "--dynamolock.dynamodb.api-call-attempt-timeout=-1s");
