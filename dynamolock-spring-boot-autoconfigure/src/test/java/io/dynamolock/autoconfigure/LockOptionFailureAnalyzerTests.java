@@ -3,6 +3,7 @@ package io.dynamolock.autoconfigure;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.dynamolock.core.LockOptionException;
+import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.test.DynamoDbLocal;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -32,10 +33,22 @@ class LockOptionFailureAnalyzerTests {
      * blank) and no customizer at all: the property is what the core refused, so it must be blamed, not "code".
      */
     @ParameterizedTest
-    @CsvSource(delimiter = '|', value = {"dynamolock.table-name|'locks '", "dynamolock.owner-name|'   '",
-            "dynamolock.default-namespace|' '"})
+    @CsvSource(delimiter = '|', value = {"dynamolock.table-name|'locks '", "dynamolock.table-name|' locks'"})
     void aWrittenPropertyWithSpacesIsBlamedNotCode(String property, String value) {
         assertBlamedNotCode(property, Map.of(property, value));
+    }
+
+    /** A name of blanks only (an env var or a mounted secret holding a space) is no name: unset, as an empty one. */
+    @Test
+    void aNameOfBlanksOnlyIsTheDefault() {
+        MapPropertySource written = new MapPropertySource("written",
+                Map.of("dynamolock.owner-name", "   ", "dynamolock.default-namespace", " "));
+        contextRunner.withInitializer(context -> context.getEnvironment().getPropertySources().addFirst(written))
+                .run(context -> {
+                    LockTemplate locks = context.getBean(LockTemplate.class);
+                    assertThat(locks.ownerName()).isNotBlank();
+                    assertThat(locks.defaultNamespace()).isEqualTo("default");
+                });
     }
 
     /**
