@@ -22,6 +22,11 @@ final class Hold implements LockHandle {
      * released while the entry lives on, and its callbacks must not pile up there.
      */
     private final List<Runnable> registrations = new ArrayList<>();
+    /**
+     * Whether the entry was lost by the time this hold was released while other holds of it live on, {@code null}
+     * until then: a loss after that is theirs, as for the lost-lease callbacks.
+     */
+    private volatile Boolean lostBeforeRelease;
 
     Hold(Acquisition entry, LockEngine engine) {
         this.entry = entry;
@@ -78,7 +83,8 @@ final class Hold implements LockHandle {
 
     @Override
     public boolean wasLost() {
-        return entry.wasLost();
+        Boolean before = lostBeforeRelease;
+        return before != null ? before : entry.wasLost();
     }
 
     @Override
@@ -96,6 +102,7 @@ final class Hold implements LockHandle {
 
     /** Released while other holds of the entry go on: a loss after this is theirs, not this hold's. */
     void forgetLostCallbacks() {
+        lostBeforeRelease = entry.wasLost();
         synchronized (registrations) {
             registrations.forEach(Runnable::run);
             registrations.clear();
