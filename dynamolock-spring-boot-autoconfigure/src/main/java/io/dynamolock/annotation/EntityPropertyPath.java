@@ -46,25 +46,32 @@ record EntityPropertyPath(String variable, List<String> properties, boolean whol
         static final Resolution UNKNOWN = new Resolution(null, null);
     }
 
-    /** The path an expression starts with, or {@code null} if it does not start with a variable. */
+    /**
+     * {@code #root} and {@code #this}: SpEL's root object, not the variables of those names (a parameter called root
+     * is not what {@code #root} reads).
+     */
+    private static final Set<String> SPEL_OBJECTS = Set.of("root", "this");
+
+    /** The path an expression starts with, or {@code null} if it does not start with a parameter's variable. */
     static EntityPropertyPath of(Expression expression) {
         if (!(expression instanceof SpelExpression spel)) {
             return null;
         }
-        SpelNode root = spel.getAST();
-        if (root instanceof VariableReference variable) {
-            return new EntityPropertyPath(name(variable), List.of(), true);
-        }
-        if (!(root instanceof CompoundExpression) || !(root.getChild(0) instanceof VariableReference variable)) {
+        SpelNode ast = spel.getAST();
+        SpelNode first = ast instanceof CompoundExpression ? ast.getChild(0) : ast;
+        if (!(first instanceof VariableReference variable) || SPEL_OBJECTS.contains(name(variable))) {
             return null;
         }
+        if (first == ast) {
+            return new EntityPropertyPath(name(variable), List.of(), true);
+        }
         List<String> properties = new ArrayList<>();
-        for (int i = 1; i < root.getChildCount() && root.getChild(i) instanceof PropertyOrFieldReference property;
+        for (int i = 1; i < ast.getChildCount() && ast.getChild(i) instanceof PropertyOrFieldReference property;
                 i++) {
             properties.add(property.getName());
         }
         return new EntityPropertyPath(name(variable), List.copyOf(properties),
-                properties.size() == root.getChildCount() - 1);
+                properties.size() == ast.getChildCount() - 1);
     }
 
     private static String name(VariableReference variable) {

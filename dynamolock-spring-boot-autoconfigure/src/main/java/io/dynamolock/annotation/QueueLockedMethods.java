@@ -385,8 +385,10 @@ final class QueueLockedMethods {
      */
     private static MethodParameter parameter(String variable, Method method, Class<?> targetClass,
             List<String> parameters) {
-        int index = parameters != null && parameters.contains(variable) ? parameters.indexOf(variable)
-                : position(variable);
+        // SpEL binds #p1 and #a1 to the second argument, then each parameter's name, in order: the later binding wins.
+        int named = parameters != null ? parameters.indexOf(variable) : -1;
+        int positional = position(variable) < argumentCount(method) ? position(variable) : -1;
+        int index = Math.max(named, positional);
         if (index < 0 || index >= argumentCount(method)) {
             return null;
         }

@@ -203,6 +203,30 @@ class QueueLockedValidationTests {
         contextRunner.withBean(InterfacePath.class).run(context -> assertThat(context).hasNotFailed());
     }
 
+    /**
+     * {@code #root} is SpEL's root object, whatever the parameters are called: a parameter named root is not where the
+     * path starts.
+     */
+    @Test
+    void aParameterNamedRootDoesNotHideSpelsRootObject() {
+        contextRunner.withBean(RootNamedParameter.class).run(context -> {
+            assertThat(context).hasNotFailed();
+            RootNamedParameter bean = context.getBean(RootNamedParameter.class);
+            assertThat(bean.rebuild("/")).isEqualTo("rebuilt /");
+            assertThat(bean.reload("/")).isEqualTo("reloaded /");
+        });
+    }
+
+    /** {@code #p1} is the second argument even where the first parameter is called p1: SpEL binds that last. */
+    @Test
+    void aPositionalVariableIsTheArgumentSpelBindsToIt() {
+        contextRunner.withBean(PositionalNamedParameter.class).run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context.getBean(PositionalNamedParameter.class).run(new OrderKey("o-5"), new Sku()))
+                    .isEqualTo("ran");
+        });
+    }
+
     @Test
     void failsOnEmptyEntity() {
         assertFails(EmptyEntity.class, EmptyEntity.class.getName() + ".run(String): entity is empty");
@@ -672,6 +696,32 @@ class QueueLockedValidationTests {
 
         @QueueLocked(entity = {"#cart.owner", "#cart.owner.nickname"})
         public void run(Cart cart) {
+        }
+    }
+
+    /** Its parameter is called root; SpEL's {@code #root} is still the root object. */
+    public static class RootNamedParameter {
+
+        public String getTenant() {
+            return "tenant-1";
+        }
+
+        @QueueLocked(entity = "#root.target.tenant")
+        public String rebuild(String root) {
+            return "rebuilt " + root;
+        }
+
+        @QueueLocked(entity = "#root.args[0]")
+        public String reload(String root) {
+            return "reloaded " + root;
+        }
+    }
+
+    public static class PositionalNamedParameter {
+
+        @QueueLocked(entity = "#p1.code")
+        public String run(OrderKey p1, Sku sku) {
+            return "ran";
         }
     }
 
