@@ -13,7 +13,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
-import org.springframework.core.MethodParameter;
 import org.springframework.core.NativeDetector;
 import org.springframework.core.ResolvableType;
 import org.springframework.expression.Expression;
@@ -32,7 +31,9 @@ import org.springframework.util.StringUtils;
  * public field. A property a final type lacks can be on no value of it, so its expression fails every call that gets
  * that far; a non-final type's value may be a subclass with the property, so the walk stops there, as it does at
  * anything it cannot be sure of (a map, whose entries an evaluation context may read as properties; an
- * {@code Optional}, which {@code ?.} looks into; a {@code Class}, whose static members SpEL reads; an array).
+ * {@code Optional}, which {@code ?.} looks into; a {@code Class}, whose static members SpEL reads; an array). The
+ * declared types are {@link DeclaredTypes}': a generic one is final only where every value's class is (not so under
+ * {@code ? super X}).
  *
  * @param variable the variable the path starts at, without its {@code #}
  * @param properties the names read, in order
@@ -112,9 +113,7 @@ record EntityPropertyPath(String variable, List<String> properties, boolean whol
                 // A subclass may declare a reader SpEL tries first, of another type.
                 return Resolution.UNKNOWN;
             }
-            type = reader.member() instanceof Method getter
-                    ? ResolvableType.forMethodParameter(new MethodParameter(getter, -1), type)
-                    : ResolvableType.forField((Field) reader.member(), type);
+            type = DeclaredTypes.of(reader.member(), type);
         }
         return new Resolution(type, null);
     }

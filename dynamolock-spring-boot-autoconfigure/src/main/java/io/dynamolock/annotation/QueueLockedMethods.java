@@ -322,7 +322,7 @@ final class QueueLockedMethods {
         EntityPropertyPath path = EntityPropertyPath.of(expression);
         MethodParameter parameter = path == null ? null : parameter(path.variable(), method, targetClass, parameters);
         if (parameter != null) {
-            EntityPropertyPath.Resolution resolved = path.resolve(ResolvableType.forMethodParameter(parameter));
+            EntityPropertyPath.Resolution resolved = path.resolve(DeclaredTypes.of(parameter));
             if (resolved.missing() != null) {
                 throw noSuchProperty(source, resolved.missing(), resolved.type().toClass(), description);
             }

@@ -217,6 +217,46 @@ class QueueLockedValidationTests {
         });
     }
 
+    /**
+     * {@code ? super Integer} admits a value of any supertype ({@code Envelope<Object>}): its property, its elements'
+     * type, are Object's, whichever level of the path the wildcard is at.
+     */
+    @Test
+    void aLowerBoundedWildcardIsNotItsBound() {
+        contextRunner.withBean(LowerBoundedWildcard.class).run(context -> {
+            assertThat(context).hasNotFailed();
+            LowerBoundedWildcard bean = context.getBean(LowerBoundedWildcard.class);
+            assertThat(bean.handle(new Envelope<Object>(new OrderKey("o-1")))).isEqualTo("handled");
+            assertThat(bean.wrapped(new Wrapper<Object>(new Envelope<>(new OrderKey("o-2"))))).isEqualTo("wrapped");
+            assertThat(bean.each(new java.util.ArrayList<Object>(List.of("k-1")))).isEqualTo("each");
+            assertThat(bean.batch(new Batch<Object>(new Object[] {"k-2"}))).isEqualTo("batch");
+        });
+    }
+
+    /** A generic method's type variable is its own, not the class's of the same name: its value is any Object. */
+    @Test
+    void aMethodsOwnTypeVariableIsNotTheClasssOfTheSameName() {
+        contextRunner.withBean(ShadowedTypeVariable.class).withBean(IntegerHandler.class).run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context.getBean(ShadowedTypeVariable.class).handle(new Cache<>(1, new OrderKey("o-3"))))
+                    .isEqualTo("handled");
+            assertThat(context.getBean(IntegerHandler.class).handle(new OrderKey("o-4"))).isEqualTo("handled");
+        });
+    }
+
+    /**
+     * Where every value is of one final class, a typo still fails the start: a type argument given by a superclass,
+     * an upper-bounded wildcard, and a type variable (a raw type's, a generic method's) bounded by a final class.
+     */
+    @Test
+    void failsOnATypoWhereEveryValueIsOfAFinalClass() {
+        String typo = "' reads the property 'idd' of ";
+        assertFails(CertainGenericTypos.class, "'#box.content.idd" + typo + OrderKey.class.getName());
+        assertFails(CertainGenericTypos.class, "'#envelope.body.idd" + typo + OrderKey.class.getName());
+        assertFails(CertainGenericTypos.class, "'#numbered.number.idd" + typo + Integer.class.getName());
+        assertFails(CertainGenericTypos.class, "'#counter.count.idd" + typo + Integer.class.getName());
+    }
+
     /** {@code #p1} is the second argument even where the first parameter is called p1: SpEL binds that last. */
     @Test
     void aPositionalVariableIsTheArgumentSpelBindsToIt() {
@@ -714,6 +754,116 @@ class QueueLockedValidationTests {
         @QueueLocked(entity = "#root.args[0]")
         public String reload(String root) {
             return "reloaded " + root;
+        }
+    }
+
+    public record Wrapper<T>(Envelope<T> inner) {
+    }
+
+    public record Batch<T>(T[] items) {
+    }
+
+    public static class LowerBoundedWildcard {
+
+        @QueueLocked(entity = "#envelope.body.id")
+        public String handle(Envelope<? super Integer> envelope) {
+            return "handled";
+        }
+
+        @QueueLocked(entity = "#wrapper.inner.body.id")
+        public String wrapped(Wrapper<? super Integer> wrapper) {
+            return "wrapped";
+        }
+
+        @QueueLocked(entity = "#keys")
+        public String each(List<? super CompletableFuture<String>> keys) {
+            return "each";
+        }
+
+        @QueueLocked(entity = "#batch.items")
+        public String batch(Batch<? super CompletableFuture<String>> batch) {
+            return "batch";
+        }
+    }
+
+    /** A final class whose generic method's type variable has the class's variable's name. */
+    public static final class Cache<T> {
+
+        private final T value;
+        private final Object cached;
+
+        public Cache(T value, Object cached) {
+            this.value = value;
+            this.cached = cached;
+        }
+
+        public T getValue() {
+            return value;
+        }
+
+        @SuppressWarnings({"unchecked", "TypeParameterHidesVisibleType"})
+        public <T> T getCached() {
+            return (T) cached;
+        }
+    }
+
+    public static class ShadowedTypeVariable {
+
+        @QueueLocked(entity = "#cache.cached.id")
+        public String handle(Cache<Integer> cache) {
+            return "handled";
+        }
+    }
+
+    public abstract static class Handler<T> {
+
+        @SuppressWarnings("TypeParameterHidesVisibleType")
+        @QueueLocked(entity = "#item.id")
+        public <T> String handle(T item) {
+            return "handled";
+        }
+    }
+
+    public static class IntegerHandler extends Handler<Integer> {
+    }
+
+    public static class Box<T> {
+
+        public T getContent() {
+            return null;
+        }
+    }
+
+    public static final class KeyBox extends Box<OrderKey> {
+    }
+
+    public record Numbered<T extends Integer>(T number) {
+    }
+
+    public static final class Counter {
+
+        public <N extends Integer> N getCount() {
+            return null;
+        }
+    }
+
+    public static class CertainGenericTypos {
+
+        @QueueLocked(entity = "#box.content.idd")
+        public void inherited(KeyBox box) {
+        }
+
+        @QueueLocked(entity = "#envelope.body.idd")
+        public void upperBounded(Envelope<? extends OrderKey> envelope) {
+        }
+
+        @SuppressWarnings("rawtypes")
+        @QueueLocked(entity = "#numbered.number.idd")
+        public void raw(Numbered numbered) {
+        }
+
+        @QueueLocked(entity = "#counter.count.idd")
+        public void methodVariable(Counter counter) {
         }
     }
 
