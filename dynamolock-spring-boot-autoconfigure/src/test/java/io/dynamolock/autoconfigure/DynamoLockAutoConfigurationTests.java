@@ -336,12 +336,7 @@ class DynamoLockAutoConfigurationTests {
     @Test
     void anEndpointThatNeverAnswersFailsTheStartAtTheStartupTimeout() throws Exception {
         try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
-            new ApplicationContextRunner()
-                    .withConfiguration(AutoConfigurations.of(DynamoLockAutoConfiguration.class))
-                    .withPropertyValues("dynamolock.table-name=" + TABLE,
-                            "dynamolock.dynamodb.endpoint=http://127.0.0.1:" + silent.getLocalPort(),
-                            "dynamolock.dynamodb.region=us-east-1", "dynamolock.dynamodb.access-key-id=local",
-                            "dynamolock.dynamodb.secret-access-key=local", "dynamolock.startup-timeout=2s")
+            against(silent, "dynamolock.startup-timeout=2s")
                     .run(context -> assertThat(context).getFailure()
                             .hasStackTraceContaining("Could not reach the lock table: DynamoDB did not answer within"
                                     + " dynamolock.startup-timeout (2000 ms)")
@@ -359,13 +354,7 @@ class DynamoLockAutoConfigurationTests {
     @Test
     void anEndpointThatNeverAnswersAnyAttemptIsReportedAsNotAnswering() throws Exception {
         try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
-            new ApplicationContextRunner()
-                    .withConfiguration(AutoConfigurations.of(DynamoLockAutoConfiguration.class))
-                    .withPropertyValues("dynamolock.table-name=" + TABLE,
-                            "dynamolock.dynamodb.endpoint=http://127.0.0.1:" + silent.getLocalPort(),
-                            "dynamolock.dynamodb.region=us-east-1", "dynamolock.dynamodb.access-key-id=local",
-                            "dynamolock.dynamodb.secret-access-key=local", "dynamolock.startup-timeout=2m",
-                            "dynamolock.dynamodb.api-call-attempt-timeout=100ms")
+            against(silent, "dynamolock.startup-timeout=2m", "dynamolock.dynamodb.api-call-attempt-timeout=100ms")
                     .run(context -> {
                         assertThat(context).getFailure().rootCause().as("the SDK's attempts ran out first")
                                 .isInstanceOf(ApiCallAttemptTimeoutException.class);
@@ -380,6 +369,17 @@ class DynamoLockAutoConfigurationTests {
                                 .doesNotContain("Credentials");
                     });
         }
+    }
+
+    /** The auto-configuration against {@code silent}, an endpoint that takes connections and never answers. */
+    private static ApplicationContextRunner against(ServerSocket silent, String... properties) {
+        return new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DynamoLockAutoConfiguration.class))
+                .withPropertyValues("dynamolock.table-name=" + TABLE,
+                        "dynamolock.dynamodb.endpoint=http://127.0.0.1:" + silent.getLocalPort(),
+                        "dynamolock.dynamodb.region=us-east-1", "dynamolock.dynamodb.access-key-id=local",
+                        "dynamolock.dynamodb.secret-access-key=local")
+                .withPropertyValues(properties);
     }
 
     @Test
