@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import org.springframework.core.KotlinDetector;
 import org.springframework.core.NativeDetector;
 import org.springframework.core.ResolvableType;
 import org.springframework.expression.Expression;
@@ -91,7 +92,7 @@ record EntityPropertyPath(String variable, List<String> properties, boolean whol
         ResolvableType type = start;
         for (String property : properties) {
             Class<?> owner = ClassUtils.resolvePrimitiveIfNecessary(type.toClass());
-            if (!followable(owner)) {
+            if (!followable(owner) || kotlin(owner)) {
                 return Resolution.UNKNOWN;
             }
             if (owner != type.toClass()) {
@@ -122,6 +123,20 @@ record EntityPropertyPath(String variable, List<String> properties, boolean whol
         return !type.isArray() && !Map.class.isAssignableFrom(type) && type != Optional.class && type != Class.class;
     }
 
+    /**
+     * Whether a Kotlin class declares some of {@code type}'s members: SpEL reads a Kotlin property by its Kotlin
+     * name, ignoring case, through whatever getter Kotlin made ({@code getId-<hash>} of a value class, an
+     * {@code internal} one's {@code getX$module}, a {@code @JvmName}), which Java's names do not tell.
+     */
+    private static boolean kotlin(Class<?> type) {
+        for (Class<?> declaring = type; declaring != null; declaring = declaring.getSuperclass()) {
+            if (KotlinDetector.isKotlinType(declaring)) {
+                return true;
+            }
+        }
+        return ClassUtils.getAllInterfacesForClassAsSet(type).stream().anyMatch(KotlinDetector::isKotlinType);
+    }
+
     /** The member SpEL reads {@code property} through, and whether it is the first SpEL tries. */
     private record Reader(Member member, boolean first) {
     }
@@ -136,11 +151,15 @@ record EntityPropertyPath(String variable, List<String> properties, boolean whol
         int getters = names.size();
         suffixes(property).forEach(suffix -> names.add("is" + suffix));
         names.add(property);
+        search:
         for (int i = 0; i < names.size(); i++) {
             boolean bool = i >= getters && i < names.size() - 1;
             for (Method method : methods) {
                 if (method.getName().equals(names.get(i)) && method.getParameterCount() == 0
                         && (!bool || isBoolean(method.getReturnType()))) {
+                    if (method.getReturnType() == void.class) {
+                        break search; // SpEL takes the first method it finds, and reads the field if that is void
+                    }
                     return new Reader(method, i == 0);
                 }
             }

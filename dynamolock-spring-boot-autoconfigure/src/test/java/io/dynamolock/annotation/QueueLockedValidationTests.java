@@ -172,6 +172,35 @@ class QueueLockedValidationTests {
         contextRunner.withBean(ReadablePaths.class).run(context -> assertThat(context).hasNotFailed());
     }
 
+    /** SpEL takes the first method a property's name finds; a void one it passes over for the public field. */
+    @Test
+    void aVoidMethodOfThePropertysNameLeavesThePublicField() {
+        contextRunner.withBean(VoidAccessorPath.class).run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context.getBean(VoidAccessorPath.class).run(new Job("j-1"))).isEqualTo("ran j-1");
+        });
+    }
+
+    public static final class Job {
+
+        public final String id;
+
+        Job(String id) {
+            this.id = id;
+        }
+
+        public void id() {
+        }
+    }
+
+    public static class VoidAccessorPath {
+
+        @QueueLocked(entity = "#job.id.bytes")
+        public String run(Job job) {
+            return "ran " + job.id;
+        }
+    }
+
     /** {@code ?.} skips a null value, but a value that is there must still have the property. */
     @Test
     void checksASafeNavigationPath() {
