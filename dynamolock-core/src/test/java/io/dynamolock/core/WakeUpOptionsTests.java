@@ -54,6 +54,21 @@ class WakeUpOptionsTests {
                 .hasMessageContaining("'" + advertised + "'").hasMessageContaining("1 to 65535");
     }
 
+    /**
+     * An address no instance sends a hint to (the any address, a multicast group, the broadcast address), or that is
+     * no host at all (a URL, a bare "IPv6 address" that is none), is refused at once: its instance would start and
+     * never be woken, with no word why.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"0.0.0.0", "0.0.0.0:7600", "[::]", "::", "[::]:7600", "224.0.0.1", "255.255.255.255:7600",
+            "[ff02::1]:7600", "http://10.0.0.5:7946", "a:b:c"})
+    void refusesAnAdvertisedAddressNoInstanceSendsTo(String advertised) {
+        assertThatThrownBy(() -> WakeUpOptions.builder().advertisedAddress(advertised).build())
+                .isInstanceOfSatisfying(LockOptionException.class,
+                        ex -> assertThat(ex.option()).isEqualTo("wakeUp.advertisedAddress"))
+                .hasMessageContaining("'" + advertised + "'").hasMessageContaining("bindAddress");
+    }
+
     @Test
     void aPortAloneIsAdvertisedWithThisHostsAddress() {
         DynamoDbClient client = DynamoDbClient.builder().region(Region.EU_WEST_1).build();
@@ -67,7 +82,8 @@ class WakeUpOptionsTests {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"10.0.0.9", "10.0.0.9:7600", "orders.internal:7600", "fd00::1", "[fd00::1]:7600"})
+    @ValueSource(strings = {"10.0.0.9", "10.0.0.9:7600", "orders.internal:7600", "fd00::1", "[fd00::1]:7600",
+            "127.0.0.1:7600", "[::1]:7600", "fe80::1%eth0"})
     void acceptsAnAdvertisedHostWithOrWithoutAPort(String advertised) {
         assertThat(WakeUpOptions.builder().advertisedAddress(advertised).build().advertisedAddress())
                 .isEqualTo(advertised);

@@ -2,7 +2,6 @@ package io.dynamolock.core.internal;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
@@ -14,7 +13,6 @@ import java.nio.channels.DatagramChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -54,7 +52,6 @@ final class HintEndpoint implements AutoCloseable {
     private static final Pattern IP_LITERAL = Pattern.compile(OCTET + "(\\." + OCTET + "){3}"
             + "|\\[([0-9A-Fa-f][0-9A-Fa-f.]*)?:[0-9A-Fa-f:.]*(%[0-9A-Za-z_.-]+)?\\]");
 
-    private static final byte[] BROADCAST = {(byte) 255, (byte) 255, (byte) 255, (byte) 255};
 
     /** How often the sender thread looks up an advertised name, to know whether this endpoint is on loopback. */
     static final Duration OWN_NAME_LOOKUP = Duration.ofMinutes(1);
@@ -191,6 +188,11 @@ final class HintEndpoint implements AutoCloseable {
     static boolean isIpLiteral(String address) {
         int colon = address.lastIndexOf(':');
         String host = colon < 0 ? address : address.substring(0, colon);
+        return isIpLiteralHost(host);
+    }
+
+    /** Whether {@code host} is an IP address as such: four numbers up to 255, or {@code [IPv6]}. */
+    static boolean isIpLiteralHost(String host) {
         return IP_LITERAL.matcher(host).matches();
     }
 
@@ -333,8 +335,7 @@ final class HintEndpoint implements AutoCloseable {
      * link-local (an agent listening there) only from an endpoint that is there itself.
      */
     private boolean mayReach(InetAddress address) {
-        if (address == null || address.isAnyLocalAddress() || address.isMulticastAddress()
-                || address instanceof Inet4Address && Arrays.equals(address.getAddress(), BROADCAST)) {
+        if (address == null || WakeUpAddress.neverSentTo(address)) {
             return false;
         }
         if (address.isLoopbackAddress()) {

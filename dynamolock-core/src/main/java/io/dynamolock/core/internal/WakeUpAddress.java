@@ -9,6 +9,7 @@ import java.net.InetSocketAddress;
 import java.net.NetworkInterface;
 import java.net.UnknownHostException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
@@ -23,6 +24,8 @@ import org.slf4j.LoggerFactory;
 public final class WakeUpAddress {
 
     private static final Logger log = LoggerFactory.getLogger(WakeUpAddress.class);
+
+    private static final byte[] BROADCAST = {(byte) 255, (byte) 255, (byte) 255, (byte) 255};
 
     private WakeUpAddress() {
     }
@@ -53,7 +56,10 @@ public final class WakeUpAddress {
         }
     }
 
-    /** @throws LockOptionException if {@code configured} cannot be read, or names a port that is not 1 to 65535 */
+    /**
+     * @throws LockOptionException if {@code configured} cannot be read, names a port that is not 1 to 65535, or a
+     *                             host no instance sends a hint to ({@link #neverSentTo})
+     */
     public static void requireAdvertised(String configured) {
         if (configured == null) {
             return;
@@ -61,9 +67,48 @@ public final class WakeUpAddress {
         Configured read = Configured.of(configured);
         if (read == null || read.port() != null && portOf(read.port()) == 0) {
             throw new LockOptionException("wakeUp.advertisedAddress", configured, "wakeUp.advertisedAddress '"
-                    + configured + "' names no UDP port others can send to; use host, host:port or :port with a port"
-                    + " 1 to 65535 (a bare IPv6 address, or [address]:port)");
+                    + Printable.escape(configured) + "' names no UDP port others can send to; use host, host:port or"
+                    + " :port with a port 1 to 65535 (a bare IPv6 address, or [address]:port)");
         }
+        String refused = refusal(read.host());
+        if (refused != null) {
+            throw new LockOptionException("wakeUp.advertisedAddress", configured, "wakeUp.advertisedAddress '"
+                    + Printable.escape(configured) + "' is " + refused + ": give the address other instances reach"
+                    + " this one at, as host, host:port or [IPv6]:port, or leave it unset to advertise the"
+                    + " bindAddress (or, bound to every interface, this host's address)");
+        }
+    }
+
+    /**
+     * Whether {@code address} is one no instance sends a hint to, whoever advertises it: the any address, a multicast
+     * group, the IPv4 broadcast address.
+     */
+    static boolean neverSentTo(InetAddress address) {
+        return address.isAnyLocalAddress() || address.isMulticastAddress()
+                || address instanceof Inet4Address && Arrays.equals(address.getAddress(), BROADCAST);
+    }
+
+    /**
+     * Why a configured host cannot be advertised, or {@code null}: an IP literal no instance sends to, or no host
+     * at all (a URL, an IPv6 literal that is none). Read without asking DNS: a name is judged where it is sent to.
+     */
+    private static String refusal(String host) {
+        if (host.isEmpty()) {
+            return null; // a port alone: this host's address, found when bound
+        }
+        String bracketed = host.contains(":") && !host.startsWith("[") ? "[" + host + "]" : host;
+        if (HintEndpoint.isIpLiteralHost(bracketed)) {
+            try {
+                return neverSentTo(InetAddress.getByName(bracketed)) ? "an address no instance sends a hint to (the"
+                        + " any address, a multicast group, the broadcast address)" : null;
+            }
+            catch (UnknownHostException notALiteral) {
+                return "no IP address";
+            }
+        }
+        boolean url = host.chars().anyMatch(c -> c == ':' || c == '[' || c == '/' || c == '@' || c == '?' || c == '#'
+                || c <= ' ');
+        return url ? "no host name or IP address (a URL?)" : null;
     }
 
     /** The port, or 0 if {@code port} is not one. */
