@@ -256,7 +256,8 @@ public final class TableBootstrap {
         try {
             var configuration = client.serviceClientConfiguration();
             return " (region " + configuration.region()
-                    + configuration.endpointOverride().map(endpoint -> ", endpoint " + Printable.endpoint(endpoint)).orElse("") + ")";
+                    + configuration.endpointOverride().map(endpoint -> ", endpoint " + Printable.endpoint(endpoint))
+                            .orElse("") + ")";
         }
         catch (RuntimeException unknown) {
             return ""; // a client that does not tell (a test double)

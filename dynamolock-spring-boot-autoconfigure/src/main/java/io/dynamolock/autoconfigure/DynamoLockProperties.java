@@ -232,7 +232,8 @@ public class DynamoLockProperties implements Validator {
         if (endpoint != null && (endpoint.getHost() == null
                 || !"http".equalsIgnoreCase(endpoint.getScheme()) && !"https".equalsIgnoreCase(endpoint.getScheme()))) {
             rejectShowing(errors, "dynamodb.endpoint", Printable.endpoint(endpoint), "url", "must be an http or https"
-                    + " URL with a host, e.g. http://localhost:8000 for DynamoDB Local; leave it unset for AWS's own endpoint");
+                    + " URL with a host, e.g. http://localhost:8000 for DynamoDB Local; leave it unset for AWS's own"
+                    + " endpoint");
         }
         // access-key-id without secret-access-key is checked when the client is built, not here: this check runs
         // before Boot's check of unknown names, so a misspelt secret-access-key would be reported as missing.

@@ -13,8 +13,9 @@ import org.springframework.util.ClassUtils;
  * Lets an empty {@code dynamolock.*} value mean "unset": {@code ${LOCK_LEASE:}} with the variable unset leaves the
  * default in place, for every property, as {@code ${AWS_REGION:}} does for the region. Boot converts an empty value
  * to {@code null} for a duration, URI, number, boolean or enum and then sets nothing, so the default stays (or,
- * for an {@code int} or {@code boolean}, fails to convert); but it also leaves the name out of those it bound, and {@link DynamoLockProperties}'s strict binding
- * ({@code ignoreUnknownFields = false}) would stop the start calling the property unknown. This handler counts
+ * for an {@code int} or {@code boolean}, fails to convert); but it also leaves the name out of those it bound, and
+ * {@link DynamoLockProperties}' strict binding ({@code ignoreUnknownFields = false}) would stop the start calling
+ * the property unknown. This handler counts
  * such a name as bound. Names of other prefixes are left as Boot binds them. (Empty strings bind as they are: the
  * string properties treat a blank value as unset themselves.)
  */

@@ -52,7 +52,6 @@ final class HintEndpoint implements AutoCloseable {
     private static final Pattern IP_LITERAL = Pattern.compile(OCTET + "(\\." + OCTET + "){3}"
             + "|\\[([0-9A-Fa-f][0-9A-Fa-f.]*)?:[0-9A-Fa-f:.]*(%[0-9A-Za-z_.-]+)?\\]");
 
-
     /** How often the sender thread looks up an advertised name, to know whether this endpoint is on loopback. */
     static final Duration OWN_NAME_LOOKUP = Duration.ofMinutes(1);
 
