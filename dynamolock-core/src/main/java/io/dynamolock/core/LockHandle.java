@@ -77,9 +77,7 @@ public interface LockHandle extends AutoCloseable {
      * release, whose removal found the entry gone already (purged by another process after the lease expired, or
      * broken by an operator) before any heartbeat told this process. After {@link #release()} has returned,
      * {@code true} means the work done under the lock may have overlapped with another holder's. {@code false} if
-     * the release could not tell (its request failed and is retried in the background). A handle that joined a lock
-     * its scope holds and was released before it answers for the time until its release: a loss after that is not
-     * its, as for {@link #onLost}.
+     * the release could not tell (its request failed and is retried in the background).
      */
     boolean wasLost();
 

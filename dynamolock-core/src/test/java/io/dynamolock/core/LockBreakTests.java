@@ -15,7 +15,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -332,35 +331,6 @@ class LockBreakTests {
                     .hasMessageContaining("fencing token " + handle.get().fencingToken());
         });
         assertThat(fixture.queue("broken-run")).isEmpty();
-    }
-
-    /**
-     * A nested execute joins the outer hold; its callback that released its handle early and then went on is not
-     * told of a loss after that release (onLost's rule): the outer execute, still holding, is.
-     */
-    @Test
-    void aLossAfterAJoinedCallbackReleasedItsHandleIsTheOuterExecutesOnly() {
-        LockTemplate locks = fixture.template();
-        LockTemplate operator = fixture.template();
-        AtomicReference<Object> inner = new AtomicReference<>();
-        assertThatThrownBy(() -> locks.execute(LockRequest.of("joined-early"), outer -> {
-            CountDownLatch lost = new CountDownLatch(1);
-            outer.onLost(handle -> lost.countDown());
-            try {
-                inner.set(locks.execute(LockRequest.of("joined-early"), joined -> {
-                    joined.release(); // done with the part that needed the lock
-                    operator.breakLock("joined-early", null, outer.fencingToken());
-                    assertThat(lost.await(20, TimeUnit.SECONDS)).as("a heartbeat saw the break").isTrue();
-                    assertThat(joined.wasLost()).as("lost after its release: not its loss").isFalse();
-                    return "inner done";
-                }));
-            }
-            catch (LockLostException ex) {
-                inner.set(ex);
-            }
-            return "outer done";
-        })).isInstanceOf(LockLostException.class);
-        assertThat(inner.get()).isEqualTo("inner done");
     }
 
     /** A callback that throws keeps its own exception; the loss rides along, suppressed. */

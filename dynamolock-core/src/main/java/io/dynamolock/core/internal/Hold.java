@@ -22,11 +22,6 @@ final class Hold implements LockHandle {
      * released while the entry lives on, and its callbacks must not pile up there.
      */
     private final List<Runnable> registrations = new ArrayList<>();
-    /**
-     * Whether the entry was lost by the time this hold was released while other holds of it live on, {@code null}
-     * until then: a loss after that is theirs, as for the lost-lease callbacks.
-     */
-    private volatile Boolean lostBeforeRelease;
 
     Hold(Acquisition entry, LockEngine engine) {
         this.entry = entry;
@@ -83,8 +78,7 @@ final class Hold implements LockHandle {
 
     @Override
     public boolean wasLost() {
-        Boolean before = lostBeforeRelease;
-        return before != null ? before : entry.wasLost();
+        return entry.wasLost();
     }
 
     @Override
@@ -102,7 +96,6 @@ final class Hold implements LockHandle {
 
     /** Released while other holds of the entry go on: a loss after this is theirs, not this hold's. */
     void forgetLostCallbacks() {
-        lostBeforeRelease = entry.wasLost();
         synchronized (registrations) {
             registrations.forEach(Runnable::run);
             registrations.clear();
