@@ -83,7 +83,7 @@ class WakeUpOptionsTests {
 
     @ParameterizedTest
     @ValueSource(strings = {"10.0.0.9", "10.0.0.9:7600", "orders.internal:7600", "fd00::1", "[fd00::1]:7600",
-            "127.0.0.1:7600", "[::1]:7600", "fe80::1%eth0"})
+            "127.0.0.1:7600", "[::1]:7600", "fe80::1%eth0", "[fe80::1%no-such-interface9]:7600"})
     void acceptsAnAdvertisedHostWithOrWithoutAPort(String advertised) {
         assertThat(WakeUpOptions.builder().advertisedAddress(advertised).build().advertisedAddress())
                 .isEqualTo(advertised);

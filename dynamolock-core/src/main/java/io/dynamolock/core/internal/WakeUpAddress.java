@@ -99,7 +99,9 @@ public final class WakeUpAddress {
         String bracketed = host.contains(":") && !host.startsWith("[") ? "[" + host + "]" : host;
         if (HintEndpoint.isIpLiteralHost(bracketed)) {
             try {
-                return neverSentTo(InetAddress.getByName(bracketed)) ? "an address no instance sends a hint to (the"
+                // Without its zone (%eth0), which names an interface of the host that sends, not of this one.
+                String unzoned = bracketed.replaceFirst("%[^\\]]*", "");
+                return neverSentTo(InetAddress.getByName(unzoned)) ? "an address no instance sends a hint to (the"
                         + " any address, a multicast group, the broadcast address)" : null;
             }
             catch (UnknownHostException notALiteral) {
