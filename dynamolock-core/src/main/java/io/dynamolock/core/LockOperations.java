@@ -80,7 +80,9 @@ public interface LockOperations {
      * Runs {@code callback} holding the lock, with the lock in the thread's scope (nested requests for it
      * join), and releases it however the callback ends. If the lease was lost while it ran (purged, broken, not
      * renewed in time; found at the latest by the release), the callback's work was not protected: a callback that
-     * returned ends in {@link LockLostException}, one that threw keeps its exception with the loss suppressed.
+     * returned ends in {@link LockLostException}, one that threw keeps its exception with the loss suppressed. A
+     * nested {@code execute} that joined its scope's hold sends no request at its release, so it reports only a loss
+     * this process knew of by then; the outermost one's release finds any.
      */
     <T, E extends Throwable> T execute(LockRequest request, LockCallback<T, E> callback) throws E;
 

@@ -333,6 +333,31 @@ class LockBreakTests {
         assertThat(fixture.queue("broken-run")).isEmpty();
     }
 
+    /**
+     * A joined release checks nothing in DynamoDB, so a joined handle's wasLost() follows its entry after its
+     * release: a loss that happened while it held is reported once the outer release finds it (erring towards
+     * "may have overlapped", never away from it).
+     */
+    @Test
+    void aJoinedHandleBrokenWhileItHeldIsLostOnceTheOuterReleaseFindsIt() {
+        LockTemplate locks = fixture.template(b -> b.leaseDuration(Duration.ofSeconds(60))
+                .heartbeatInterval(Duration.ofSeconds(30)));
+        LockTemplate operator = fixture.template();
+        AtomicReference<LockHandle> joined = new AtomicReference<>();
+        AtomicReference<Object> nested = new AtomicReference<>();
+        assertThatThrownBy(() -> locks.execute(LockRequest.of("joined-broken"), outer -> {
+            // A nested execute's release is a joined one: it reports only a loss known by then (none here).
+            nested.set(locks.execute(LockRequest.of("joined-broken"), inner -> {
+                joined.set(inner);
+                operator.breakLock("joined-broken", null, inner.fencingToken());
+                return "inner done";
+            }));
+            return "outer done";
+        })).as("the outermost release finds the entry gone").isInstanceOf(LockLostException.class);
+        assertThat(nested.get()).isEqualTo("inner done");
+        assertThat(joined.get().wasLost()).as("broken while the joined handle held it").isTrue();
+    }
+
     /** A callback that throws keeps its own exception; the loss rides along, suppressed. */
     @Test
     void executeWhoseCallbackThrowsAfterItsLockWasBrokenThrowsTheCallbacksException() {
