@@ -99,18 +99,11 @@ class UnboundPropertyFailureAnalyzerTests {
     /** Another library's properties are its own business: Boot's report stays as it is. */
     @Test
     void leavesUnboundPropertiesOfOtherPrefixesToBoot(CapturedOutput output) {
-        SpringApplication app = new SpringApplication(OtherApp.class);
-        app.setWebApplicationType(WebApplicationType.NONE);
-        assertThatThrownBy(() -> app.run("--other.x=y")).isNotNull();
+        fail(OtherApp.class, "--other.x=y");
         assertThat(report(output)).contains("Property: other.x").contains("Value: \"y\"")
                 .contains("Update your application's configuration").doesNotContain("Did you mean");
     }
 
-    /**
-     * Starts the application, which fails. Its class loader lists the {@code spring.factories} files in reverse, so
-     * Boot's analyzers are found before this module's: this analyzer must come first by its order, not by the class
-     * path's (which, in a packaged application, nothing fixes).
-     */
     /** The properties bound without the auto-configuration, which makes an empty value the default. */
     @Configuration(proxyBeanMethods = false)
     @EnableConfigurationProperties(DynamoLockProperties.class)
@@ -124,17 +117,23 @@ class UnboundPropertyFailureAnalyzerTests {
      */
     @Test
     void anEmptyValueLeftUnboundIsReportedAsEmptyWithTheFix(CapturedOutput output) {
-        SpringApplication app = new SpringApplication(PropertiesOnly.class);
-        app.setWebApplicationType(WebApplicationType.NONE);
-        assertThatThrownBy(() -> app.run("--dynamolock.heartbeat-interval=${DYNAMOLOCK_TEST_UNSET_VAR:}"))
-                .isNotNull();
+        fail(PropertiesOnly.class, "--dynamolock.heartbeat-interval=${DYNAMOLOCK_TEST_UNSET_VAR:}");
         assertThat(output).contains("APPLICATION FAILED TO START").contains("dynamolock.heartbeat-interval")
                 .contains("is empty").contains("${VAR:default}").doesNotContain("Did you mean")
                 .doesNotContain("has no property");
     }
 
     static void fail(String... args) {
-        SpringApplication app = new SpringApplication(App.class);
+        fail(App.class, args);
+    }
+
+    /**
+     * Starts the application, which fails. Its class loader lists the {@code spring.factories} files in reverse, so
+     * Boot's analyzers are found before this module's: this analyzer must come first by its order, not by the class
+     * path's (which, in a packaged application, nothing fixes).
+     */
+    static void fail(Class<?> application, String... args) {
+        SpringApplication app = new SpringApplication(application);
         app.setWebApplicationType(WebApplicationType.NONE);
         app.setResourceLoader(new DefaultResourceLoader(new FactoriesReversed()));
         assertThatThrownBy(() -> app.run(args)).isNotNull();
