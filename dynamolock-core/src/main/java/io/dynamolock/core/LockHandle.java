@@ -62,7 +62,8 @@ public interface LockHandle extends AutoCloseable {
 
     /**
      * The mode of the entry held: the request's, or, for a request that joined a lock its scope holds, that
-     * lock's (a shared request that joins an exclusive hold holds it exclusively).
+     * lock's (a shared request that joins an exclusive hold holds it exclusively). Of a lock of several entities,
+     * {@link LockMode#EXCLUSIVE} only if every part is held exclusively; {@link #parts()} tells each part's.
      */
     LockMode mode();
 

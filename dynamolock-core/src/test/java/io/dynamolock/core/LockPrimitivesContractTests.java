@@ -714,6 +714,15 @@ class LockPrimitivesContractTests {
             return null;
         });
         assertThat(fixture.queue("j-4")).isEmpty();
+        locks.execute(LockRequest.of("j-5"), outer -> {
+            try (LockHandle both = locks.acquire(LockRequest.builder(List.of("j-5", "j-6")).mode(LockMode.SHARED)
+                    .build())) {
+                assertThat(both.parts()).extracting(LockHandle::mode)
+                        .containsExactly(LockMode.EXCLUSIVE, LockMode.SHARED);
+                assertThat(both.mode()).as("exclusive only where every part is").isEqualTo(LockMode.SHARED);
+            }
+            return null;
+        });
     }
 
     /**

@@ -56,9 +56,11 @@ final class MultiHold implements LockHandle {
                 + " entity's token");
     }
 
+    /** Exclusive only if every part is: a part that joined an exclusive hold is held more strongly than asked. */
     @Override
     public LockMode mode() {
-        return parts.get(0).mode();
+        return parts.stream().allMatch(part -> part.mode() == LockMode.EXCLUSIVE) ? LockMode.EXCLUSIVE
+                : LockMode.SHARED;
     }
 
     @Override
