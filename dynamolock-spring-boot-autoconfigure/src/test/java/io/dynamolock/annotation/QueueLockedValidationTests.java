@@ -296,6 +296,15 @@ class QueueLockedValidationTests {
         });
     }
 
+    /** Only one of them would lock: every caller locking the other's entity would run beside the method. */
+    @Test
+    void failsOnTwoQueueLockedAnnotationsOnOneMethod() {
+        assertFails(TwoLocks.class, TwoLocks.class.getName() + ".run(String): carries @QueueLocked more than once"
+                + " (through @OrderLocked and @BillLocked), but only one of them would lock");
+        assertFails(LockedTwiceDirectly.class, LockedTwiceDirectly.class.getName() + ".run(String): carries"
+                + " @QueueLocked more than once (through @QueueLocked and @BillLocked)");
+    }
+
     @Test
     void failsOnEmptyEntity() {
         assertFails(EmptyEntity.class, EmptyEntity.class.getName() + ".run(String): entity is empty");
@@ -928,6 +937,34 @@ class QueueLockedValidationTests {
 
         @QueueLocked(entity = "#orderid")
         public void run(String orderId, int quantity) {
+        }
+    }
+
+    @Target(ElementType.METHOD)
+    @Retention(RetentionPolicy.RUNTIME)
+    @QueueLocked(entity = "'order-' + #id", namespace = "orders")
+    public @interface OrderLocked {
+    }
+
+    @Target(ElementType.METHOD)
+    @Retention(RetentionPolicy.RUNTIME)
+    @QueueLocked(entity = "'bill-' + #id", namespace = "billing")
+    public @interface BillLocked {
+    }
+
+    public static class TwoLocks {
+
+        @OrderLocked
+        @BillLocked
+        public void run(String id) {
+        }
+    }
+
+    public static class LockedTwiceDirectly {
+
+        @QueueLocked(entity = "#id")
+        @BillLocked
+        public void run(String id) {
         }
     }
 
