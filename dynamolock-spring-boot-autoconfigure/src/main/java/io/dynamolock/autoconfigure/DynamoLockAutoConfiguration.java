@@ -26,6 +26,7 @@ import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
+import org.springframework.context.annotation.Lazy;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotationMetadata;
@@ -81,17 +82,24 @@ public class DynamoLockAutoConfiguration {
         return new QueueLockedMethodValidator(queueLockedAdvisor);
     }
 
+    /**
+     * Lazy: built when something injects it (our template and table check do, so a bad setting still stops the
+     * start), and not at all for an application whose own template uses a client that is no bean, which then needs
+     * no {@code dynamolock.dynamodb.*}.
+     */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnMissingBean(DynamoDbClient.class)
     static class DynamoDbClientConfiguration {
 
         /** Closed by {@link OwnedDynamoDbClient}, once the template it serves is done with it too. */
         @Bean(destroyMethod = "")
+        @Lazy
         DynamoDbClient dynamoDbClient(OwnedDynamoDbClient owned) {
             return owned.client;
         }
 
         @Bean
+        @Lazy
         OwnedDynamoDbClient dynamoLockOwnedDynamoDbClient(DynamoLockProperties properties) {
             return new OwnedDynamoDbClient(build(properties));
         }

@@ -547,6 +547,20 @@ class DynamoLockAutoConfigurationTests {
     }
 
     /**
+     * An application's template on a client of its own (not a bean) needs no {@code dynamolock.dynamodb.*}: the
+     * client the starter would build for its own template is not built, so a missing region does not stop the start.
+     */
+    @Test
+    void anApplicationTemplateOnAClientOfItsOwnNeedsNoClientSettings() {
+        LockTemplate own = LockTemplate.builder(LOCAL.client()).tableName("not-checked-at-startup").build();
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, DynamoLockAutoConfiguration.class,
+                        DynamoLockHealthAutoConfiguration.class, DynamoLockEndpointAutoConfiguration.class))
+                .withBean(LockTemplate.class, () -> own)
+                .run(context -> assertThat(context).hasNotFailed().getBean(LockTemplate.class).isSameAs(own));
+    }
+
+    /**
      * Two lock tables, two templates injected by name, neither {@code @Primary}: the parts that serve one template
      * (endpoint, health, gauges, wake-up meters, Spring Integration's registry, the reactive template) back off, as
      * Boot's own do for two {@code DataSource}s, instead of failing the start.
