@@ -178,19 +178,23 @@ private class BlockCoroutines : ThreadContextElement<Unit>, AbstractCoroutineCon
     }
 }
 
-/** Runs [block], cancelling it when the lease of [lock] is lost, and reports that loss as [LockLostException]. */
+/**
+ * Runs [block], cancelling it when the lease of [lock] is lost, and reports that loss as [LockLostException]. Asked of
+ * `wasLost()`, as `LockTemplate.execute` asks, not of `isValid`, which a block that released early has turned false
+ * too.
+ */
 private suspend fun <T> guarded(lock: LockHandle, block: suspend (LockHandle) -> T): T = coroutineScope {
     val body = async { block(lock) }
     lock.onLost { body.cancel(CancellationException("The lease of the lock was lost")) }
     val result = try {
         body.await()
     } catch (ex: CancellationException) {
-        throw if (lock.isValid) ex else lost(lock)
+        throw if (lock.wasLost()) lost(lock) else ex
     } catch (ex: Throwable) {
-        if (!lock.isValid) ex.addSuppressed(lost(lock))
+        if (lock.wasLost()) ex.addSuppressed(lost(lock))
         throw ex
     }
-    if (!lock.isValid) throw lost(lock)
+    if (lock.wasLost()) throw lost(lock)
     result
 }
 

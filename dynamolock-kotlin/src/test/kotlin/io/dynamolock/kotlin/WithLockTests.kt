@@ -17,6 +17,7 @@ import java.util.concurrent.atomic.AtomicInteger
 import java.util.concurrent.atomic.AtomicReference
 import java.util.function.Consumer
 import kotlinx.coroutines.CompletableDeferred
+import kotlinx.coroutines.TimeoutCancellationException
 import kotlinx.coroutines.async
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.awaitCancellation
@@ -169,6 +170,32 @@ class WithLockTests {
         }
         assertThat(granted.isValid).`as`("the lock granted to the cancelled coroutine is released").isFalse()
         assertThat(fixture.queue("grant-race")).isEmpty()
+    }
+
+    /** A block done with its lock may release it early, as `execute`'s callback may: that is no loss. */
+    @Test
+    fun aBlockThatReleasesItsLockEarlyReturnsItsResult() {
+        val locks = fixture.template()
+        val result = runBlocking {
+            locks.withLock("early-release") { lock ->
+                lock.release()
+                "done"
+            }
+        }
+        assertThat(result).isEqualTo("done")
+        assertThat(fixture.queue("early-release")).isEmpty()
+        val cancelled = runBlocking {
+            runCatching {
+                withTimeout(200) {
+                    locks.withLock("early-release") { lock ->
+                        lock.release()
+                        awaitCancellation()
+                    }
+                }
+            }.exceptionOrNull()
+        }
+        assertThat(cancelled).`as`("a cancel after an early release is a cancel")
+            .isInstanceOf(TimeoutCancellationException::class.java)
     }
 
     @Test

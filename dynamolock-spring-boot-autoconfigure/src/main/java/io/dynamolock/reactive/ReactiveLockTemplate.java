@@ -145,18 +145,17 @@ public class ReactiveLockTemplate implements ReactiveLockOperations {
 
     /**
      * Releases, then fails the completion if the lease turned out lost meanwhile, or the release found it lost
-     * (broken, or purged, before any heartbeat told us).
+     * (broken, or purged, before any heartbeat told us). Asked of {@code wasLost()}, as {@code LockTemplate.execute}
+     * asks, not of {@code isValid()}, which a body that released early has turned false too.
      */
     private Mono<Void> releaseOnComplete(Held held, Duration minHold) {
         return Mono.defer(() -> {
             LockHandle lock = held.lock();
-            boolean valid = lock.isValid();
             Mono<Void> released = release(held, minHold);
             if (!failOnLostLease) {
                 return released;
             }
-            return released.then(Mono.defer(() -> valid && !lock.wasLost() ? Mono.<Void>empty()
-                    : Mono.error(lost(lock))));
+            return released.then(Mono.defer(() -> lock.wasLost() ? Mono.<Void>error(lost(lock)) : Mono.empty()));
         });
     }
 

@@ -66,6 +66,18 @@ class ReactiveLockTemplateTests {
         }
     }
 
+    /** A body done with its lock may release it early, as {@code execute}'s callback may: that is no loss. */
+    @Test
+    void aBodyThatReleasesItsLockEarlyCompletesWithItsValue() {
+        Mono<String> call = new ReactiveLockTemplate(locks).execute(LockRequest.of(entity),
+                lock -> Mono.fromCallable(() -> {
+                    lock.release();
+                    return "done";
+                }));
+        assertThat(call.block(Duration.ofSeconds(30))).isEqualTo("done");
+        assertThat(locks.queue(entity, null).entries()).isEmpty();
+    }
+
     /**
      * A lock the body waits for loses its place (broken while waiting): never granted itself, but the body ran, so the
      * subscriber is told the loss was granted, with the nested one as its cause.
