@@ -2,7 +2,7 @@
  * Coroutines for dynamolock: [withLock] waits for a lock without blocking a thread and runs a block holding it,
  * with the lock's [LockScope] in the coroutine context, so nested [withLock] calls (and, with
  * kotlinx-coroutines-reactor, `@QueueLocked` suspend functions and `ReactiveLockTemplate`) called from the block
- * join it.
+ * join it; [locked] does the same for each collection of a `Flow`.
  */
 package io.dynamolock.kotlin
 
@@ -25,9 +25,13 @@ import kotlinx.coroutines.ExperimentalCoroutinesApi
 import kotlinx.coroutines.Job
 import kotlinx.coroutines.NonCancellable
 import kotlinx.coroutines.ThreadContextElement
-import kotlinx.coroutines.async
 import kotlinx.coroutines.coroutineScope
+import kotlinx.coroutines.flow.Flow
+import kotlinx.coroutines.flow.emitAll
+import kotlinx.coroutines.flow.flow
+import kotlinx.coroutines.flow.flowOn
 import kotlinx.coroutines.future.await
+import kotlinx.coroutines.job
 import kotlinx.coroutines.withContext
 
 /**
@@ -71,12 +75,7 @@ suspend fun <T> LockOperations.withLock(
     namespace: String? = null,
     wait: Duration? = null,
     block: suspend (LockHandle) -> T,
-): T {
-    val request = LockRequest.builder(entity)
-    namespace?.let { request.namespace(it) }
-    wait?.let { request.wait(it) }
-    return withLock(request.build(), block)
-}
+): T = withLock(request(entity, namespace, wait), block)
 
 /**
  * Runs [block] holding the lock [request] asks for, and releases it however the block ends.
@@ -98,10 +97,67 @@ suspend fun <T> LockOperations.withLock(
  */
 suspend fun <T> LockOperations.withLock(request: LockRequest, block: suspend (LockHandle) -> T): T {
     val scope = currentLockScope()
+    val lock = acquire(request, scope)
+    val coroutines = BlockCoroutines()
+    return holding(lock, coroutines) {
+        withContext(lockScopeElements(scope.with(lock), coroutines) + coroutines) { guarded(lock, block) }
+    }
+}
+
+/**
+ * This flow, each of its collections holding the lock on [entity] (in [namespace], or the default), waiting at most
+ * [wait] (or the default).
+ *
+ * @see locked
+ */
+fun <T> Flow<T>.locked(
+    locks: LockOperations,
+    entity: String,
+    namespace: String? = null,
+    wait: Duration? = null,
+): Flow<T> = locked(locks, request(entity, namespace, wait))
+
+/**
+ * This flow, each of its collections holding the lock [request] asks for: the collection waits for the grant as
+ * [withLock] does, collects this flow with the lock's scope in its context (a `withLock`, `@QueueLocked` suspend
+ * function or `ReactiveLockTemplate` call in it joins the lock), passes every element on in the collector's own
+ * coroutine and context (no buffer: the lock is held until the collector has taken the last one), and releases the
+ * lock however the collection ends: completed, failed, cancelled, or stopped early by `first()` or `take()`. A lease
+ * lost meanwhile cancels the collection and throws `LockLostException`.
+ *
+ * `flow { locks.withLock(id) { upstream.collect { emit(it) } } }` cannot do this: a flow may emit only from the
+ * coroutine and context it is collected in, and `withLock` runs its block with the lock's scope added to the context.
+ *
+ * ```
+ * fun replay(orderId: String): Flow<Event> = events.of(orderId).locked(locks, orderId)
+ * ```
+ */
+fun <T> Flow<T>.locked(locks: LockOperations, request: LockRequest): Flow<T> {
+    val upstream = this
+    return flow {
+        val scope = currentLockScope()
+        val lock = locks.acquire(request, scope)
+        val coroutines = BlockCoroutines()
+        holding(lock, coroutines) {
+            // flowOn without a dispatcher collects upstream in the lock's context and emits in the collector's.
+            guarded(lock) { emitAll(upstream.flowOn(lockScopeElements(scope.with(lock), coroutines) + coroutines)) }
+        }
+    }
+}
+
+private fun request(entity: String, namespace: String?, wait: Duration?): LockRequest {
+    val request = LockRequest.builder(entity)
+    namespace?.let { request.namespace(it) }
+    wait?.let { request.wait(it) }
+    return request.build()
+}
+
+/** Waits for the lock without blocking a thread; a cancel as the grant comes in gives the lock back. */
+private suspend fun LockOperations.acquire(request: LockRequest, scope: LockScope): LockHandle {
     // Asked for inside the observation of the coroutine's ReactorContext (WebFlux's request), so that the lock's
     // observations are in its trace; the acquisition's start (onAcquiring) is reported on this thread, in this call.
     val acquisition = ReactorObservation.around(coroutineContext) { acquireAsync(request, scope) }
-    val lock = try {
+    return try {
         acquisition.await()
     } catch (ex: CancellationException) {
         // Cancelled as the grant came in: await() cancels promptly and drops the handle of a future that completed
@@ -111,20 +167,28 @@ suspend fun <T> LockOperations.withLock(request: LockRequest, block: suspend (Lo
         }
         throw ex
     }
-    val coroutines = BlockCoroutines()
+}
+
+/**
+ * Runs [work] holding [lock], then releases it, once the coroutines [coroutines] saw have ended, however [work] ended;
+ * a loss found by the release fails the call.
+ */
+private suspend inline fun <T> holding(lock: LockHandle, coroutines: BlockCoroutines, work: () -> T): T {
     val result = try {
-        withContext(lockScopeElements(scope.with(lock), coroutines) + coroutines) { guarded(lock, block) }
+        work()
     } catch (ex: Throwable) {
-        // Cancelled or failed, the block ends at once; a proxied call it made may still be in a blocking step.
+        // Cancelled or failed, the work ends at once; a proxied call it made may still be in a blocking step.
         withContext(NonCancellable + Dispatchers.IO) {
             coroutines.awaitEnd()
             lock.release()
         }
-        // The block ran: a loss before the grant of a lock it asked for must not reach our caller as "not granted".
-        throw LockLostException.escapingWork(ex)
+        // A loss cancels the work (also once it has returned, while its scope waits for its children): reported as
+        // the loss. The work ran: a loss before the grant of a lock it asked for must not reach our caller as "not
+        // granted".
+        throw if (ex is CancellationException && lock.wasLost()) lost(lock) else LockLostException.escapingWork(ex)
     }
     withContext(NonCancellable + Dispatchers.IO) {
-        coroutines.awaitEnd() // a proxied call the block gave up on (a time-out, a cancelled child) may run on
+        coroutines.awaitEnd() // a proxied call the work gave up on (a time-out, a cancelled child) may run on
         lock.release()
     }
     // The release may find the entry gone before any heartbeat told us (broken, or purged after the lease).
@@ -181,13 +245,13 @@ private class BlockCoroutines : ThreadContextElement<Unit>, AbstractCoroutineCon
 /**
  * Runs [block], cancelling it when the lease of [lock] is lost, and reports that loss as [LockLostException]. Asked of
  * `wasLost()`, as `LockTemplate.execute` asks, not of `isValid`, which a block that released early has turned false
- * too.
+ * too. The block runs in this coroutine (a scope, not a child of its own), so a flow may emit from it.
  */
 private suspend fun <T> guarded(lock: LockHandle, block: suspend (LockHandle) -> T): T = coroutineScope {
-    val body = async { block(lock) }
+    val body = coroutineContext.job
     lock.onLost { body.cancel(CancellationException("The lease of the lock was lost")) }
     val result = try {
-        body.await()
+        block(lock)
     } catch (ex: CancellationException) {
         throw if (lock.wasLost()) lost(lock) else ex
     } catch (ex: Throwable) {
