@@ -1,12 +1,13 @@
 package io.dynamolock.annotation;
 
 import io.dynamolock.core.LockTemplate;
+import java.lang.reflect.Method;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.aopalliance.aop.Advice;
 import org.springframework.aop.Pointcut;
 import org.springframework.aop.support.AbstractPointcutAdvisor;
-import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
+import org.springframework.aop.support.StaticMethodMatcherPointcut;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.core.env.PropertyResolver;
@@ -19,7 +20,12 @@ import org.springframework.core.env.PropertyResolver;
  */
 public class QueueLockedAdvisor extends AbstractPointcutAdvisor {
 
-    private final Pointcut pointcut = new AnnotationMatchingPointcut(null, QueueLocked.class, true);
+    private final Pointcut pointcut = new StaticMethodMatcherPointcut() {
+        @Override
+        public boolean matches(Method method, Class<?> targetClass) {
+            return !QueueLockedDeclarations.of(method, targetClass).isEmpty();
+        }
+    };
     private final QueueLockedMethods methods;
     private final QueueLockedInterceptor interceptor;
     private final Supplier<LockTemplate> template;

@@ -22,7 +22,6 @@ import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.core.MethodIntrospector;
 import org.springframework.core.Ordered;
-import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.annotation.AnnotationUtils;
 import org.springframework.core.annotation.MergedAnnotation;
 import org.springframework.core.annotation.MergedAnnotations;
@@ -124,9 +123,9 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
 
     /** Checks the annotated methods of {@code type}; {@code true} if it has any. */
     private boolean check(Class<?> type, boolean jdkProxy, List<String> problems) {
-        Map<Method, QueueLocked> annotated = MethodIntrospector.selectMethods(type,
-                (MethodIntrospector.MetadataLookup<QueueLocked>) method ->
-                        AnnotatedElementUtils.findMergedAnnotation(method, QueueLocked.class));
+        Map<Method, Boolean> annotated = MethodIntrospector.selectMethods(type,
+                (MethodIntrospector.MetadataLookup<Boolean>) method ->
+                        QueueLockedDeclarations.of(method, type).isEmpty() ? null : Boolean.TRUE);
         for (Method method : annotated.keySet()) {
             int modifiers = method.getModifiers();
             boolean viaInterface = jdkProxy && ClassUtils.getInterfaceMethodIfPossible(method, type) != method;

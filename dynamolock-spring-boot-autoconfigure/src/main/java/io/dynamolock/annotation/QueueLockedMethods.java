@@ -36,7 +36,6 @@ import org.springframework.core.MethodParameter;
 import org.springframework.core.MethodClassKey;
 import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.core.ResolvableType;
-import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.annotation.MergedAnnotation;
 import org.springframework.core.annotation.MergedAnnotations;
 import org.springframework.core.annotation.MergedAnnotations.SearchStrategy;
@@ -170,33 +169,21 @@ final class QueueLockedMethods {
         return locked == NOT_LOCKED ? null : locked;
     }
 
-    /**
-     * Composed annotations of other namespaces ({@code @OrderLocked @BillLocked}), or one of them beside a plain
-     * {@code @QueueLocked}: only the first is found, so the other's lock would never be taken and its callers would
-     * run beside this method. Counted on the nearest declaration only: an override's annotation replaces the
-     * overridden one's, as {@code @Transactional}'s does.
-     */
-    private static void refuseSeveral(Method method, String description) {
-        List<MergedAnnotation<QueueLocked>> found = MergedAnnotations.from(method, SearchStrategy.TYPE_HIERARCHY)
-                .stream(QueueLocked.class).toList();
-        int nearest = found.stream().mapToInt(MergedAnnotation::getAggregateIndex).min().orElse(0);
-        List<String> through = found.stream().filter(annotation -> annotation.getAggregateIndex() == nearest)
-                .map(annotation -> "@" + annotation.getRoot().getType().getSimpleName()).toList();
-        if (through.size() > 1) {
-            throw invalid(description, "carries @QueueLocked more than once (through "
-                    + String.join(" and ", through) + "), but only one of them would lock. Give one annotation"
-                    + " every entity (entity = {\"#a\", \"#b\"}) if they share a namespace, or take the other"
-                    + " namespace's lock inside the method with LockTemplate.execute");
-        }
-    }
-
     private LockedMethod parse(Method method, Class<?> targetClass) {
-        QueueLocked annotation = AnnotatedElementUtils.findMergedAnnotation(method, QueueLocked.class);
-        if (annotation == null) {
+        List<MergedAnnotation<QueueLocked>> declared = QueueLockedDeclarations.of(method, targetClass);
+        if (declared.isEmpty()) {
             return NOT_LOCKED;
         }
         String description = describe(method, targetClass);
-        refuseSeveral(method, description);
+        if (declared.size() > 1) {
+            // Composed annotations of other namespaces (@OrderLocked @BillLocked), or two interfaces locking one
+            // method: one request cannot take both, and the other lock's callers would run beside this method.
+            throw invalid(description, "carries @QueueLocked more than once (through " + String.join(" and ",
+                    declared.stream().map(QueueLockedDeclarations::through).toList()) + "), but only one of them"
+                    + " would lock. Give one annotation every entity (entity = {\"#a\", \"#b\"}) if they share a"
+                    + " namespace, or take the other namespace's lock inside the method with LockTemplate.execute");
+        }
+        QueueLocked annotation = declared.get(0).synthesize();
         LockedMethod.Returns returns = returns(method, targetClass, description);
         if (annotation.entity().length == 0) {
             throw invalid(description, "entity is an empty array; give one SpEL expression such as \"#orderId\","

@@ -300,9 +300,42 @@ class QueueLockedValidationTests {
     @Test
     void failsOnTwoQueueLockedAnnotationsOnOneMethod() {
         assertFails(TwoLocks.class, TwoLocks.class.getName() + ".run(String): carries @QueueLocked more than once"
-                + " (through @OrderLocked and @BillLocked), but only one of them would lock");
+                + " (through @OrderLocked on TwoLocks.run and @BillLocked on TwoLocks.run), but only one of them would"
+                + " lock");
         assertFails(LockedTwiceDirectly.class, LockedTwiceDirectly.class.getName() + ".run(String): carries"
-                + " @QueueLocked more than once (through @QueueLocked and @BillLocked)");
+                + " @QueueLocked more than once (through @QueueLocked on LockedTwiceDirectly.run and @BillLocked on"
+                + " LockedTwiceDirectly.run)");
+    }
+
+    /** Two interfaces lock the method in two namespaces: one request could take only one of them. */
+    @Test
+    void failsOnAMethodThatTwoInterfacesLockInTwoNamespaces() {
+        assertFails(OrderAndBill.class, OrderAndBill.class.getName() + ".run(String, Runnable): carries @QueueLocked"
+                + " more than once (through @QueueLocked on Orders.run and @QueueLocked on Bills.run)");
+    }
+
+    /** An override's own declaration replaces the interface's, and one declaration seen twice is one. */
+    @Test
+    void startsWithAnOverrideDeclaringItsOwnLockAndADeclarationSeenTwice() {
+        contextRunner.withBean(OverridingBill.class).withBean(TwiceTheSameBill.class)
+                .run(context -> assertThat(context).hasNotFailed());
+    }
+
+    /**
+     * The class gets the interface's method from a superclass that does not implement the interface: the interface's
+     * lock is taken all the same (a search from the method's declaring class does not see that interface).
+     */
+    @Test
+    void anInterfaceLockOnAMethodInheritedFromASuperclassIsTaken() {
+        contextRunner.withBean(InheritedBill.class).run(context -> {
+            assertThat(context).hasNotFailed();
+            LockTemplate locks = context.getBean(LockTemplate.class);
+            Bills bills = context.getBean(Bills.class);
+            AtomicReference<String> held = new AtomicReference<>();
+            bills.run("1", () -> held.set(locks.currentScope().locks().stream()
+                    .map(lock -> lock.namespace() + "/" + lock.entity()).toList().toString()));
+            assertThat(held.get()).isEqualTo("[billing/bill-1]");
+        });
     }
 
     @Test
@@ -950,6 +983,56 @@ class QueueLockedValidationTests {
     @Retention(RetentionPolicy.RUNTIME)
     @QueueLocked(entity = "'bill-' + #id", namespace = "billing")
     public @interface BillLocked {
+    }
+
+    public interface Bills {
+
+        @QueueLocked(entity = "'bill-' + #id", namespace = "billing")
+        void run(String id, Runnable body);
+    }
+
+    public interface Orders {
+
+        @QueueLocked(entity = "'order-' + #id", namespace = "orders")
+        void run(String id, Runnable body);
+    }
+
+    public interface MoreBills extends Bills {
+    }
+
+    public static class Runner {
+
+        public void run(String id, Runnable body) {
+            body.run();
+        }
+    }
+
+    public static class InheritedBill extends Runner implements Bills {
+    }
+
+    public static class OrderAndBill implements Orders, Bills {
+
+        @Override
+        public void run(String id, Runnable body) {
+            body.run();
+        }
+    }
+
+    public static class OverridingBill implements Bills {
+
+        @Override
+        @QueueLocked(entity = "'own-' + #id")
+        public void run(String id, Runnable body) {
+            body.run();
+        }
+    }
+
+    public static class TwiceTheSameBill implements Bills, MoreBills {
+
+        @Override
+        public void run(String id, Runnable body) {
+            body.run();
+        }
     }
 
     public static class TwoLocks {
