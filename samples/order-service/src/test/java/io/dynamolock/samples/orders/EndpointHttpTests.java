@@ -10,6 +10,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -82,8 +83,31 @@ class EndpointHttpTests {
         }
     }
 
+    /**
+     * The created order's address is the order's, whatever the POST carried besides its path: a query (whose escapes
+     * were encoded a second time, %2F as %252F) or a path parameter are no part of it.
+     */
+    @Test
+    void theLocationOfACreatedOrderIsTheOrdersAddressAlone() throws Exception {
+        for (String path : new String[] {"/orders?source=web&ref=a%2Fb", "/orders;jsessionid=abc"}) {
+            String orderId = "located-" + UUID.randomUUID();
+            HttpResponse<String> created = send("POST", path, "{\"orderId\":\"" + orderId + "\",\"customer\":\"c\"}");
+            assertThat(created.statusCode()).as(path + ": " + created.body()).isEqualTo(201);
+            assertThat(created.headers().firstValue("Location")).as(path)
+                    .hasValue("http://127.0.0.1:" + port + "/orders/" + orderId);
+        }
+    }
+
     private HttpResponse<String> send(String method, String path) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-                .method(method, HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+        return send(method, path, null);
+    }
+
+    private HttpResponse<String> send(String method, String path, String json) throws Exception {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path));
+        if (json != null) {
+            request.header("Content-Type", "application/json");
+        }
+        return http.send(request.method(method, json == null ? HttpRequest.BodyPublishers.noBody()
+                : HttpRequest.BodyPublishers.ofString(json)).build(), HttpResponse.BodyHandlers.ofString());
     }
 }
