@@ -178,7 +178,8 @@ class OrderApiExceptionHandler extends ResponseEntityExceptionHandler {
     /**
      * The order's lock was lost during the update (an operator broke it, its lease ran out), so the call failed
      * ({@code dynamolock.on-lost-lease: fail}). Unlike a fenced-out write, the update's own write may have been
-     * stored before the loss was known: nobody else had claimed the order. A client told only that the request
+     * stored, even after the loss was known: it is fenced by the order's stored token, not by the lease, and nobody
+     * else had claimed the order. A client told only that the request
      * failed would retry it and add the item twice, so it is told to read the order first. An update that lost its
      * place in the queue before it was granted ({@link LockLostException#wasGranted()}) never ran: retry later.
      */
