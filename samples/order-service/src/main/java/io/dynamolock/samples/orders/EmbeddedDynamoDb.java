@@ -93,7 +93,7 @@ public class EmbeddedDynamoDb implements ApplicationListener<ApplicationEvent> {
 
     private void startUnlessConfigured(ConfigurableEnvironment environment) {
         String configured = environment.getProperty(ENDPOINT);
-        if (configured != null) {
+        if (configured != null && !configured.isBlank()) {
             if (isLoopback(configured)) {
                 // DynamoDB Local or LocalStack on this machine (e.g. another copy's server): any region and
                 // key will do, so a second copy needs nothing but the endpoint. Explicit settings win.
@@ -102,7 +102,8 @@ public class EmbeddedDynamoDb implements ApplicationListener<ApplicationEvent> {
             return;
         }
         // A region alone means AWS: the server's settings, added first, would override it, and the app would run
-        // on DynamoDB Local while its user believes it runs in that region. Blank is unset, as for the starter.
+        // on DynamoDB Local while its user believes it runs in that region. Blank is unset, as for the starter
+        // (and as for the endpoint above).
         String region = environment.getProperty(REGION);
         if (region != null && !region.isBlank()) {
             log.info("{}={} is set: using DynamoDB in that region, not starting DynamoDB Local", REGION, region);

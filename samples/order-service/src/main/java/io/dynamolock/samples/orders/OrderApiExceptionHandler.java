@@ -3,8 +3,10 @@ package io.dynamolock.samples.orders;
 import io.dynamolock.core.LockLostException;
 import io.dynamolock.core.LockQueueFullException;
 import io.dynamolock.core.LockWaitTimeoutException;
+import java.io.CharConversionException;
 import java.lang.reflect.RecordComponent;
 import java.math.BigDecimal;
+import java.nio.charset.CharacterCodingException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -14,6 +16,7 @@ import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
+import org.apache.tomcat.util.http.InvalidParameterException;
 import org.springframework.context.MessageSourceResolvable;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
@@ -43,7 +46,8 @@ import tools.jackson.databind.exc.PropertyBindingException;
 
 /**
  * Answers every error of the API as an RFC 9457 problem detail ({@code application/problem+json}):
- * 400 naming each bad field, the value sent and the rule it broke; 404 for an unknown order; 409 for
+ * 400 naming each bad field, the value sent and the rule it broke, or saying how to encode a query that is no
+ * percent-encoded UTF-8; 404 for an unknown order; 409 for
  * an id that is taken, a write fenced out by a later lock holder, or an update whose lock was lost while it ran
  * (it may have been stored); 503 with {@code Retry-After} when
  * the order's lock stayed taken for the whole wait, its queue was full, or the update lost its place in the queue
@@ -174,7 +178,8 @@ class OrderApiExceptionHandler extends ResponseEntityExceptionHandler {
     /**
      * The order's lock was lost during the update (an operator broke it, its lease ran out), so the call failed
      * ({@code dynamolock.on-lost-lease: fail}). Unlike a fenced-out write, the update's own write may have been
-     * stored before the loss was known: nobody else had claimed the order. A client told only that the request
+     * stored, even after the loss was known: it is fenced by the order's stored token, not by the lease, and nobody
+     * else had claimed the order. A client told only that the request
      * failed would retry it and add the item twice, so it is told to read the order first. An update that lost its
      * place in the queue before it was granted ({@link LockLostException#wasGranted()}) never ran: retry later.
      */
@@ -205,6 +210,24 @@ class OrderApiExceptionHandler extends ResponseEntityExceptionHandler {
         String orderId = lockedOrderId(request);
         return retryLater(problem(HttpStatus.SERVICE_UNAVAILABLE, "Too many updates of order '" + orderId + "' are"
                 + " queued already. Retry after " + RETRY_AFTER.toSeconds() + " s", orderId));
+    }
+
+    /**
+     * Parameters the server could not read; it parses them when first asked, in a handler (an actuator endpoint's):
+     * a query whose escapes are no percent-encoded UTF-8 ({@code %FF}, an encoded surrogate), too many parameters,
+     * a form too large. The client's error, answered with the status the server gives it (400, 413).
+     */
+    @ExceptionHandler
+    ProblemDetail unreadableParameters(InvalidParameterException ex) {
+        logger.debug("Unreadable request parameters: " + ex.getMessage());
+        HttpStatusCode status = HttpStatusCode.valueOf(ex.getErrorCode());
+        if (ex.getCause() instanceof CharacterCodingException || ex.getCause() instanceof CharConversionException) {
+            return ProblemDetail.forStatusAndDetail(status, "The request's parameters could not be read: the query"
+                    + " string is not valid percent-encoded UTF-8. Encode each name and value as UTF-8, and each byte"
+                    + " of it other than a letter, a digit or -._~ as %XX (%C3%A9 for \u00e9)");
+        }
+        return ProblemDetail.forStatusAndDetail(status, "The request's parameters could not be read: too many of"
+                + " them, or a form too large or cut short");
     }
 
     /** Anything else: logged here, answered without internals (a DynamoDB message means nothing to the client). */

@@ -15,7 +15,7 @@ import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RestController;
-import org.springframework.web.servlet.support.ServletUriComponentsBuilder;
+import org.springframework.web.servlet.mvc.method.annotation.MvcUriComponentsBuilder;
 
 /**
  * {@code POST /orders}, {@code POST /orders/{id}/items}, {@code POST /orders/{id}/discount}, {@code GET /orders/{id}}.
@@ -51,8 +51,10 @@ public class OrderController {
     @PostMapping
     public ResponseEntity<Order> create(@Valid @RequestBody NewOrder order) {
         Order created = service.create(order.orderIdOrGenerated(), order.customer());
-        return ResponseEntity.created(ServletUriComponentsBuilder.fromCurrentRequest().path("/{orderId}")
-                .buildAndExpand(created.getOrderId()).toUri()).body(created);
+        // The address of get(orderId), not the request's: its query (escapes encoded again) and path parameters
+        // (;jsessionid=...) are no part of the order's address.
+        return ResponseEntity.created(MvcUriComponentsBuilder.fromMethodName(OrderController.class, "get",
+                created.getOrderId()).build().toUri()).body(created);
     }
 
     @PostMapping("/{orderId}/items")

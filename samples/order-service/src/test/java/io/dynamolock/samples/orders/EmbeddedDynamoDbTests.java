@@ -81,6 +81,16 @@ class EmbeddedDynamoDbTests {
         }
     }
 
+    /** A blank endpoint is unset too (the README: an empty value is unset for every property): no reason to skip. */
+    @Test
+    void aBlankEndpointStillStartsTheEmbeddedOne() {
+        try (ConfigurableApplicationContext context = startListenerOnly(new StandardEnvironment(),
+                "--" + EmbeddedDynamoDb.ENDPOINT + "=")) {
+            assertThat(context.getEnvironment().getProperty(EmbeddedDynamoDb.ENDPOINT)).startsWith("http://127.0.0.1:");
+            assertThat(context.getEnvironment().getProperty(EmbeddedDynamoDb.REGION)).isEqualTo("us-east-1");
+        }
+    }
+
     /**
      * LocalStack or DynamoDB Local started by hand, with nothing in it: the endpoint is all the README asks for, so
      * the app creates the lock table as it creates its orders table.
