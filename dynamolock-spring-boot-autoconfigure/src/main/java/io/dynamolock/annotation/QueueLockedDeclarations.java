@@ -3,6 +3,7 @@ package io.dynamolock.annotation;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -13,6 +14,7 @@ import org.springframework.core.annotation.MergedAnnotation;
 import org.springframework.core.annotation.MergedAnnotations;
 import org.springframework.core.annotation.MergedAnnotations.SearchStrategy;
 import org.springframework.util.ClassUtils;
+import org.springframework.util.ConcurrentReferenceHashMap;
 
 /**
  * The {@link QueueLocked} declarations that apply to a method as a bean of a given class runs it: on the method, on
@@ -23,6 +25,8 @@ import org.springframework.util.ClassUtils;
  * {@code @Transactional}; the pointcut, the interceptor and the start-up check all ask this class, so they agree.
  */
 final class QueueLockedDeclarations {
+
+    private static final Map<Class<?>, List<Method>> LOCKED_METHODS = new ConcurrentReferenceHashMap<>();
 
     private QueueLockedDeclarations() {
     }
@@ -37,7 +41,7 @@ final class QueueLockedDeclarations {
         Set<Method> declarations = new LinkedHashSet<>(List.of(method, specific));
         if (!Modifier.isStatic(specific.getModifiers()) && !Modifier.isPrivate(specific.getModifiers())) {
             for (Class<?> implemented : ClassUtils.getAllInterfacesForClassAsSet(type)) {
-                for (Method candidate : implemented.getMethods()) {
+                for (Method candidate : lockedMethods(implemented)) {
                     if (candidate.getName().equals(specific.getName())
                             && candidate.getParameterCount() == specific.getParameterCount()
                             && AopUtils.getMostSpecificMethod(candidate, type).equals(specific)) {
@@ -57,6 +61,17 @@ final class QueueLockedDeclarations {
         found.stream().filter(annotation -> !overridden(annotation, found))
                 .forEach(annotation -> applying.putIfAbsent(annotation.synthesize(), annotation));
         return List.copyOf(applying.values());
+    }
+
+    /**
+     * The methods of {@code implemented} (its own and its super-interfaces') that carry {@code @QueueLocked}: asked for
+     * every method of every bean as the proxies are made, so looked for once per interface.
+     */
+    private static List<Method> lockedMethods(Class<?> implemented) {
+        return LOCKED_METHODS.computeIfAbsent(implemented, type -> Arrays.stream(type.getMethods())
+                .filter(method -> MergedAnnotations.from(method, SearchStrategy.TYPE_HIERARCHY)
+                        .isPresent(QueueLocked.class))
+                .toList());
     }
 
     /** Declared on a method that another declaration's method, in a subtype, overrides. */
