@@ -251,6 +251,9 @@ private suspend fun <T> guarded(lock: LockHandle, block: suspend (LockHandle) ->
     val body = coroutineContext.job
     lock.onLost { body.cancel(CancellationException("The lease of the lock was lost")) }
     val result = try {
+        // Lost (or run out on the clock) before the block's turn: none of its code runs. The cancel above would stop
+        // it only at its first suspension, after a blocking write at its start.
+        if (!lock.isValid) throw lost(lock)
         block(lock)
     } catch (ex: CancellationException) {
         throw if (lock.wasLost()) lost(lock) else ex

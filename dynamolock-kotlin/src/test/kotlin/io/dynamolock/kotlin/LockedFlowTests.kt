@@ -4,6 +4,7 @@ import io.dynamolock.core.LockLostException
 import io.dynamolock.core.LockRequest
 import io.dynamolock.core.test.LockFixture
 import java.time.Duration
+import java.util.concurrent.atomic.AtomicBoolean
 import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.async
 import kotlinx.coroutines.awaitCancellation
@@ -119,6 +120,23 @@ class LockedFlowTests {
         }
         assertThat(failure).isInstanceOf(IllegalStateException::class.java).hasMessage("collector's")
         assertThat(fixture.queue("flow-fails")).isEmpty()
+    }
+
+    /** A lock lost before the collection's turn (broken at the grant): none of the flow runs, the loss is thrown. */
+    @Test
+    fun aFlowWhoseLockWasLostBeforeItsCollectionStartedDoesNotRun() {
+        val locks = LostAtGrant(fixture.template())
+        val ran = AtomicBoolean()
+        val failure = runBlocking {
+            runCatching {
+                flow {
+                    ran.set(true)
+                    emit(1)
+                }.locked(locks, "flow-lost-at-grant").toList()
+            }.exceptionOrNull()
+        }
+        assertThat(failure).isInstanceOf(LockLostException::class.java)
+        assertThat(ran).`as`("the flow ran with a lock already lost").isFalse()
     }
 
     /** A lease lost while the flow is collected cancels the collection and throws LockLostException. */

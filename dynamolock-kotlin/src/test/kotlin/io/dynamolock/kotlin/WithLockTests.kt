@@ -198,6 +198,16 @@ class WithLockTests {
             .isInstanceOf(TimeoutCancellationException::class.java)
     }
 
+    /** A lock lost before its block's turn (broken at the grant): none of the block runs, the loss is thrown. */
+    @Test
+    fun aBlockWhoseLockWasLostBeforeItStartedDoesNotRun() {
+        val locks = LostAtGrant(fixture.template())
+        val ran = AtomicBoolean()
+        val failure = runBlocking { runCatching { locks.withLock("lost-at-grant") { ran.set(true) } }.exceptionOrNull() }
+        assertThat(failure).isInstanceOf(LockLostException::class.java).hasMessageContaining("lost-at-grant")
+        assertThat(ran).`as`("the block ran with a lock already lost").isFalse()
+    }
+
     @Test
     fun aLossFoundByTheReleaseFailsWithLockLostException() {
         // No heartbeat during the block: only the release can find that the entry was broken.
@@ -232,4 +242,14 @@ class WithLockTests {
         assertThat(failure).isInstanceOf(LockLostException::class.java)
             .hasMessageContaining("multi-a', 'multi-b").hasMessageContaining("withLock")
     }
+}
+
+/** [locks], but each lock it grants is broken in this process first: the handle is lost when the caller gets it. */
+internal class LostAtGrant(private val locks: LockTemplate) : LockOperations by locks {
+    override fun acquireAsync(request: LockRequest, scope: LockScope): CompletableFuture<LockHandle> =
+        locks.acquireAsync(request, scope).thenApply { lock ->
+            locks.breakLock(lock.entity(), lock.namespace(), lock.fencingToken())
+            check(lock.wasLost())
+            lock
+        }
 }

@@ -126,7 +126,9 @@ public class ReactiveLockTemplate implements ReactiveLockOperations {
         // The body ran: a loss before the grant of a lock it asked for must not reach our subscriber as "not granted".
         Flux<T> flux = Flux.defer(() -> {
             if (failOnLostLease && !lock.isValid()) {
-                return Flux.empty(); // lost before the body was subscribed: none of its code runs; the loss follows
+                // Lost (or run out on the clock, not yet marked lost) before the body was subscribed: none of its
+                // code runs, and the call fails with the loss here, since the release may not find it.
+                return Flux.error(lost(lock));
             }
             Publisher<T> publisher = body.apply(lock);
             return publisher == null ? Flux.empty() : Flux.from(publisher);

@@ -176,6 +176,51 @@ class ReactiveLockTemplateTests {
         assertThat(called).as("the body's function was called after the loss was known").isFalse();
     }
 
+    /**
+     * A lease that ran out on this JVM's clock before the body's turn, in the moment before its timer marks it lost:
+     * the handle is no longer valid, not yet lost. The body is not called, and the call fails with the loss; it did
+     * not complete as if the body had run.
+     */
+    @Test
+    void aBodyWhoseLeaseRanOutBeforeItsSubscriptionFailsTheCall() {
+        LockOperations ranOut = (LockOperations) Proxy.newProxyInstance(LockOperations.class.getClassLoader(),
+                new Class<?>[] {LockOperations.class}, (proxy, method, args) -> {
+                    try {
+                        Object result = method.invoke(locks, args);
+                        return method.getName().equals("acquireAsync")
+                                ? ((CompletableFuture<?>) result).thenApply(lock -> notValid((LockHandle) lock))
+                                : result;
+                    }
+                    catch (InvocationTargetException ex) {
+                        throw ex.getCause();
+                    }
+                });
+        AtomicBoolean called = new AtomicBoolean();
+        Throwable failure = new ReactiveLockTemplate(ranOut).execute(LockRequest.of(entity), lock -> {
+            called.set(true);
+            return Mono.just("done");
+        }).materialize().block(Duration.ofSeconds(30)).getThrowable();
+        assertThat(failure).isInstanceOf(LockLostException.class).hasMessageContaining(entity);
+        assertThat(called).as("the body's function was called").isFalse();
+        assertThat(locks.queue(entity, null).entries()).isEmpty();
+    }
+
+    /** {@code lock}, reading not valid: its lease ran out on the clock, and its timer has not marked it lost yet. */
+    private static LockHandle notValid(LockHandle lock) {
+        return (LockHandle) Proxy.newProxyInstance(LockHandle.class.getClassLoader(), new Class<?>[] {LockHandle.class},
+                (proxy, method, args) -> {
+                    if (method.getName().equals("isValid")) {
+                        return false;
+                    }
+                    try {
+                        return method.invoke(lock, args);
+                    }
+                    catch (InvocationTargetException ex) {
+                        throw ex.getCause();
+                    }
+                });
+    }
+
     /** Blocks every worker of {@link Schedulers#parallel()}, where bodies run, until {@code free}. */
     private static void occupyBodyWorkers(CountDownLatch free) throws InterruptedException {
         int workers = Schedulers.DEFAULT_POOL_SIZE;
