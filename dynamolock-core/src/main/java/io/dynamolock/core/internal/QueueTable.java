@@ -4,11 +4,13 @@ import io.dynamolock.core.LockOptionException;
 import io.dynamolock.core.LockQueueFullException;
 import io.dynamolock.core.ProtocolStep;
 import io.dynamolock.core.LockTableException;
+import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import software.amazon.awssdk.core.metrics.CoreMetric;
@@ -82,8 +84,12 @@ import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
  * {@code attribute_exists(t#i)}; a failed condition means the entry was gone already. A fail-closed entry's
  * removal also subtracts one from {@code fc}; the last one's ({@code fc = 1}) sets {@code expiresAt} back to
  * an hour from now in the same request, so the item can expire again (R9 then raises it if a remaining
- * entry needs more). A fail-open release is one request; a fail-closed one tries the last one's write first and,
- * when other fail-closed entries remain (its count condition fails), sends the plain removal: two.</li>
+ * entry needs more); the others' are conditioned on {@code NOT fc = 1}, so that no removal but the last one's
+ * takes the count to 0 and no follow-up request is needed to let the item expire (R7). A fail-open release is
+ * one request; a fail-closed one tries the last one's write first and, when other fail-closed entries remain
+ * (its count condition fails), the other: two. Refused by its count because another fail-closed entry joined or
+ * left meanwhile, each is followed by the other, until one applies or the entry is gone. Break and the purge of a
+ * fail-closed entry remove it the same way.</li>
  * <li><b>Purge</b>: {@code REMOVE t#x, e#x, o#x, m#x, w#x, ...} for expired entries ahead of the caller that keep
  * it from holding, when removing them lets it hold, if each
  * {@code e#x} still equals the value the caller saw expire and the caller's own entry exists. An entry
@@ -98,8 +104,9 @@ import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
  * w#x} if {@code attribute_exists(t#x) AND t#x = :ticket}, for the entry with the ticket the operator saw. An
  * entry that left meanwhile is never confused with a newer one: tickets are never reused.</li>
  * <li><b>Lower TTL</b>: {@code SET expiresAt = :ttl} if {@code expiresAt = never AND fc = 0}, after a write
- * that returned an item with a "never" TTL and no fail-closed entry (the last one's removal raced with
- * another's, or could not settle it); a fail-closed entry that joined meanwhile keeps its "never". Refused as
+ * that returned an item with a "never" TTL and no fail-closed entry, which no removal of ours leaves (an item
+ * whose {@code fc} was edited by hand, or written by a version that settled the TTL in a follow-up request);
+ * a fail-closed entry that joined meanwhile keeps its "never". Refused as
  * another writer lowered it first, from an item that may lack an entry this one has, a Raise TTL follows if
  * that entry needs more.</li>
  * </ol>
@@ -511,8 +518,8 @@ final class QueueTable {
     /**
      * Removes one entry if it exists (and {@code condition} holds). A fail-closed entry's removal counts it out
      * of {@code fc}; the last one's also sets the TTL back to an hour from now, in the same request, so the
-     * item it kept from expiring may expire again once unused. While other fail-closed entries remain, the
-     * TTL stays "never".
+     * item it kept from expiring may expire again once unused, whatever becomes of any later request. While
+     * other fail-closed entries remain, the TTL stays "never".
      */
     private Written removeEntry(LockKey key, String id, ProtocolStep step, String condition,
             Map<String, String> conditionNames, Map<String, AttributeValue> values, boolean failClosed, long nowMillis,
@@ -535,21 +542,49 @@ final class QueueTable {
         }
         names.put("#fc", QueueState.FAIL_CLOSED_COUNT);
         Map<String, AttributeValue> counted = new HashMap<>(values);
-        counted.put(":minusOne", number(-1));
+        counted.putAll(Map.of(":minusOne", number(-1), ":one", ONE));
         Map<String, String> lastNames = new HashMap<>(names);
         lastNames.put("#ttl", TTL_ATTRIBUTE);
         Map<String, AttributeValue> lastValues = new HashMap<>(counted);
-        lastValues.putAll(Map.of(":ttl", number(ttlFor(nowMillis)), ":one", ONE));
-        Written last = write(key, step, request(remove + " SET #ttl = :ttl" + (set.isEmpty() ? "" : ", " + set)
-                + " ADD #fc :minusOne",
-                "attribute_exists(#t)" + condition + " AND #fc = :one", lastNames, lastValues));
-        QueueState.Entry seen = last.state().entry(id);
-        // An entry's ticket never changes: if it is gone, every condition but the count's failed.
-        if (last.applied() || seen == null) {
-            return last;
+        lastValues.put(":ttl", number(ttlFor(nowMillis)));
+        String guard = "attribute_exists(#t)" + condition;
+        String lastUpdate = remove + " SET #ttl = :ttl" + (set.isEmpty() ? "" : ", " + set) + " ADD #fc :minusOne";
+        String otherUpdate = remove + (set.isEmpty() ? "" : " SET " + set) + " ADD #fc :minusOne";
+        Supplier<UpdateItemRequest.Builder> lastOne = () -> request(lastUpdate, guard + " AND #fc = :one", lastNames,
+                lastValues);
+        Supplier<UpdateItemRequest.Builder> oneOfMore = () -> request(otherUpdate, guard + " AND NOT #fc = :one",
+                names, counted);
+        // Two complementary forms: the last one's, which sets a finite TTL in the write that takes the count to 0
+        // (no follow-up request that could fail is needed, R7), and one that only applies while the count is not
+        // 1, so it never takes it to 0. Each is refused by its count condition only if the count moved across 1
+        // since the other was refused: then the other is sent again. Each removes #t on attribute_exists(#t), so
+        // of all their attempts (SDK retries of a lost answer included) at most one applies: fc falls by one once.
+        boolean last = true;
+        Written written = write(key, step, lastOne.get());
+        // An entry's ticket never changes: if it is gone, it left (or one of our attempts removed it).
+        while (!written.applied() && written.state().entry(id) != null) {
+            boolean countIsOne = countIsOne(written.state());
+            if (countIsOne == last) {
+                return written; // the count let this form through: another condition refused it
+            }
+            last = countIsOne;
+            written = write(key, step, last ? lastOne.get() : oneOfMore.get());
         }
-        return write(key, step, request(remove + (set.isEmpty() ? "" : " SET " + set) + " ADD #fc :minusOne",
-                "attribute_exists(#t)" + condition, names, counted));
+        return written;
+    }
+
+    /** Whether the item's {@code fc} is the number 1, as {@code #fc = :one} compares it (1.0 is 1). */
+    private static boolean countIsOne(QueueState state) {
+        AttributeValue count = state.item().get(QueueState.FAIL_CLOSED_COUNT);
+        if (count == null || count.n() == null) {
+            return false;
+        }
+        try {
+            return new BigDecimal(count.n()).compareTo(BigDecimal.ONE) == 0;
+        }
+        catch (NumberFormatException unreadable) {
+            return false;
+        }
     }
 
     /**
@@ -637,8 +672,9 @@ final class QueueTable {
      * <li><b>Raise TTL</b> (6) when an entry expires later than the TTL allows (a longer lease shares the lock):
      * {@code SET expiresAt = :ttl} if {@code expiresAt < :ttl}. It never lowers the TTL, and never sets
      * "never": only a fail-closed entry's own writes do.</li>
-     * <li><b>Lower TTL</b> (8) when the TTL is "never" but no fail-closed entry is left (the last one's removal
-     * could not say so in its own request): {@code SET expiresAt = :ttl} if {@code expiresAt = :never AND fc = 0},
+     * <li><b>Lower TTL</b> (8) when the TTL is "never" but no fail-closed entry is left (an {@code fc} that does
+     * not count the entries: the last one's removal says so in its own request):
+     * {@code SET expiresAt = :ttl} if {@code expiresAt = :never AND fc = 0},
      * so a fail-closed entry that joined meanwhile keeps its "never". Refused because another writer lowered it
      * first, from an item that may lack entries this one has, it is followed by a Raise TTL if need be.</li>
      * </ul>

@@ -22,6 +22,7 @@ import io.dynamolock.core.test.LockItems;
 import java.lang.reflect.Field;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -39,6 +40,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import software.amazon.awssdk.core.exception.SdkException;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
 /**
  * Throttling, 5xx and timeouts on every step of the protocol, refused before they reach
@@ -601,6 +603,82 @@ class InjectedFaultTests extends FaultyTemplateTestSupport {
         assertThat(ttl()).isEqualTo(NEVER);
         clean.breakLock(entity, null, held.fencingToken());
         assertThat(ttl()).as("with no fail-closed entry left, the item can expire again").isLessThan(NEVER);
+    }
+
+    /**
+     * An operator breaks a dead fail-closed holder while the fail-closed waiter behind it gives up (review rr20a):
+     * the break's first write, the last fail-closed entry's, is refused (two are in the item), and the waiter's
+     * removal lands before the break's next write, which so removes the last one. That removal must let the item
+     * expire by itself: a follow-up request may fail (here every Lower TTL is throttled), and nobody is left to
+     * write the item again.
+     */
+    @Test
+    void aBreakThatRacesTheLastOtherFailClosedEntryLeavesAnItemThatCanExpire() {
+        LockTemplate dead = template(client, "dead", LEASE);
+        LockHandle held = dead.acquire(LockRequest.builder(entity).failClosed(true).build());
+        dead.close(); // the holder's process is gone: the runbook's case for a break
+        FaultInjector waiterFaults = new FaultInjector();
+        CountDownLatch enqueued = new CountDownLatch(1);
+        CountDownLatch left = new CountDownLatch(1);
+        waiterFaults.onAnswer(Step.ENQUEUE, request -> enqueued.countDown());
+        waiterFaults.onAnswer(Step.REMOVE, request -> {
+            if (item().entries().size() == 1) {
+                left.countDown(); // the waiter's removal was applied (its first write may be refused)
+            }
+        });
+        try (DynamoDbClient waiterClient = waiterFaults.clientFor(dynamo, ATTEMPTS);
+                LockTemplate waiterSide = template(waiterClient, "waiter", LEASE)) {
+            CompletableFuture<LockHandle> waiting = waiterSide.acquireAsync(LockRequest.builder(entity)
+                    .failClosed(true).wait(Duration.ofSeconds(60)).build());
+            FaultInjector.await(enqueued, 10);
+            faults.onAttempt(Step.BREAK, request -> {
+                if (faults.attempts(Step.BREAK) == 2) { // after the break's first write, before its second
+                    waiting.cancel(false);
+                    FaultInjector.await(left, 10);
+                }
+            });
+            faults.failAlways(Step.LOWER_TTL, Fault.THROTTLE_BEFORE);
+
+            faulty.breakLock(entity, null, held.fencingToken());
+
+            assertThat(left.getCount()).as("the waiter left between the break's writes").isZero();
+            assertThat(item().entries()).isEmpty();
+            assertThat(ttl()).as("no entry left, so the item must be able to expire").isLessThan(NEVER);
+        }
+    }
+
+    /**
+     * A break whose removal was applied but whose answer was lost is retried by the SDK: the retry finds the entry
+     * gone and counts nothing, so the other fail-closed entry still keeps the item from expiring.
+     */
+    @Test
+    void aBreakWhoseAnswerIsLostCountsItsFailClosedEntryOutOnce() {
+        LockTemplate dead = template(client, "dead", LEASE);
+        LockHandle held = dead.acquire(LockRequest.builder(entity).failClosed(true).build());
+        dead.close();
+        LockTemplate other = template(client, "other", LEASE);
+        CompletableFuture<LockHandle> waiting = other.acquireAsync(LockRequest.builder(entity).failClosed(true)
+                .wait(Duration.ofSeconds(60)).build());
+        Await.until(Duration.ofSeconds(10), "the fail-closed waiter enqueued", () -> item().entries().size() == 2);
+        faults.onAttempt(Step.BREAK, request -> {
+            if (faults.attempts(Step.BREAK) == 2) { // the removal while another fail-closed entry remains
+                faults.fail(Step.BREAK, Fault.LOST_RESPONSE, 1);
+            }
+        });
+        try {
+            assertThatThrownBy(() -> faulty.breakLock(entity, null, held.fencingToken()))
+                    .as("the retry found nothing to remove").isInstanceOf(LockEntryNotFoundException.class);
+
+            assertThat(item().entries()).as("only the waiter is left").hasSize(1);
+            assertThat(client.getItem(b -> b.tableName(table).consistentRead(true).key(Map.of(
+                    "pk", AttributeValue.fromS(entity), "sk", AttributeValue.fromS("default"))))
+                    .item().get("fc").n()).as("fail-closed entries counted").isEqualTo("1");
+            assertThat(ttl()).as("the waiter is fail-closed").isEqualTo(NEVER);
+        }
+        finally {
+            waiting.cancel(false);
+            other.close();
+        }
     }
 
     /**

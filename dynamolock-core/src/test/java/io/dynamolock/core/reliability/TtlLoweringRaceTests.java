@@ -26,8 +26,13 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  */
 class TtlLoweringRaceTests extends LockTableTestSupport {
 
+    /**
+     * Two fail-closed entries leave at once, and a long-lease caller enqueues before the last removal lands: that
+     * removal sets a finite TTL in its own write (an hour from now, short of the long lease), so the item it
+     * returned, with the long lease in it, must raise it again; no Lower TTL is needed.
+     */
     @Test
-    void aLowerTtlComputedBeforeALongLeaseEnqueuedNeverUndercutsThatLease() throws Exception {
+    void theLastFailClosedRemovalNeverUndercutsALongLeaseThatEnqueuedMeanwhile() throws Exception {
         String entity = "ttl-race-" + UUID.randomUUID();
         FaultInjector faultsA = new FaultInjector();
         FaultInjector faultsB = new FaultInjector();
@@ -45,13 +50,17 @@ class TtlLoweringRaceTests extends LockTableTestSupport {
                     .wait(Duration.ofMinutes(1)).build());
             Await.until(Duration.ofSeconds(10), "two entries", () -> items.read(entity, "default").entries().size() == 2);
 
-            // Both leave at once: each one's "last fail-closed entry" write sees fc = 2 and is refused, then both
-            // plain removals land, the second leaving fc = 0 with the TTL still "never".
+            // Both leave at once: each one's "last fail-closed entry" write sees fc = 2 and is refused; then each
+            // sends the removal of one of several, which only one can land (fc = 1): the other is refused and
+            // sends the last one's write again. The long lease enqueues just before that one.
             AtomicInteger removes = new AtomicInteger();
             CyclicBarrier firstWrites = new CyclicBarrier(2);
             CountDownLatch firstAnswers = new CountDownLatch(2);
+            CountDownLatch longLeaseEnqueued = new CountDownLatch(1);
+            AtomicReference<LockHandle> longLease = new AtomicReference<>();
             faultsA.onAttempt(Step.REMOVE, request -> {
-                if (removes.getAndIncrement() < 2) {
+                int attempt = removes.getAndIncrement();
+                if (attempt < 2) {
                     try {
                         firstWrites.await(10, TimeUnit.SECONDS);
                     }
@@ -59,28 +68,19 @@ class TtlLoweringRaceTests extends LockTableTestSupport {
                         throw new IllegalStateException(ex);
                     }
                 }
-                else {
+                else if (attempt < 4) {
                     FaultInjector.await(firstAnswers, 10);
+                }
+                else if (attempt == 4) {
+                    new Thread(() -> longLease.set(b.acquire(entity, Duration.ofSeconds(30)))).start();
+                    FaultInjector.await(longLeaseEnqueued, 10);
                 }
             });
             faultsA.onAnswer(Step.REMOVE, request -> firstAnswers.countDown());
-
-            // While the TTL is "never" and no fail-closed entry is left, a long-lease caller enqueues; its own
-            // "lower TTL" lands after the one computed before it joined.
-            CountDownLatch longLeaseLowering = new CountDownLatch(1);
-            CountDownLatch firstLoweringAnswered = new CountDownLatch(1);
-            AtomicReference<LockHandle> longLease = new AtomicReference<>();
-            AtomicInteger lowerings = new AtomicInteger();
-            faultsA.onAttempt(Step.LOWER_TTL, request -> {
-                if (lowerings.getAndIncrement() == 0) {
-                    new Thread(() -> longLease.set(b.acquire(entity, Duration.ofSeconds(30)))).start();
-                    FaultInjector.await(longLeaseLowering, 10);
+            faultsB.onAnswer(Step.ENQUEUE, request -> {
+                if (!items.read(entity, "default").of("b").isEmpty()) {
+                    longLeaseEnqueued.countDown(); // its first write may be refused ("never" kept its TTL out)
                 }
-            });
-            faultsA.onAnswer(Step.LOWER_TTL, request -> firstLoweringAnswered.countDown());
-            faultsB.onAttempt(Step.LOWER_TTL, request -> {
-                longLeaseLowering.countDown();
-                FaultInjector.await(firstLoweringAnswered, 10);
             });
 
             Thread release = new Thread(f1::release);
@@ -89,10 +89,11 @@ class TtlLoweringRaceTests extends LockTableTestSupport {
             release.join(20_000);
             Await.until(Duration.ofSeconds(20), "long lease held", () -> longLease.get() != null);
 
-            // The forced interleaving happened: A's lowering waited for B's to be sent, and B's for A's answer.
-            assertThat(lowerings.get()).as("A's lowerings").isPositive();
-            assertThat(longLeaseLowering.getCount()).as("B's lowering sent while A's waited").isZero();
-            assertThat(firstLoweringAnswered.getCount()).as("A's lowering answered before B's was sent").isZero();
+            // The forced interleaving happened, and no follow-up had to let the item expire.
+            assertThat(removes.get()).as("removal writes: two refused, one landed, one refused, one landed")
+                    .isEqualTo(5);
+            assertThat(longLeaseEnqueued.getCount()).as("the long lease enqueued before the last removal").isZero();
+            assertThat(faultsA.attempts(Step.LOWER_TTL)).as("Lower TTL requests").isZero();
             LockItems.Item item = items.read(entity, "default");
             LockItems.Entry entry = item.entries().values().iterator().next();
             assertThat(item.entries()).hasSize(1);
