@@ -203,7 +203,9 @@ class WithLockTests {
     fun aBlockWhoseLockWasLostBeforeItStartedDoesNotRun() {
         val locks = LostAtGrant(fixture.template())
         val ran = AtomicBoolean()
-        val failure = runBlocking { runCatching { locks.withLock("lost-at-grant") { ran.set(true) } }.exceptionOrNull() }
+        val failure = runBlocking {
+            runCatching { locks.withLock("lost-at-grant") { ran.set(true) } }.exceptionOrNull()
+        }
         assertThat(failure).isInstanceOf(LockLostException::class.java).hasMessageContaining("lost-at-grant")
         assertThat(ran).`as`("the block ran with a lock already lost").isFalse()
     }

@@ -69,16 +69,23 @@ final class QueueLockedDeclarations {
      */
     private static List<Method> lockedMethods(Class<?> implemented) {
         return LOCKED_METHODS.computeIfAbsent(implemented, type -> Arrays.stream(type.getMethods())
+                .filter(method -> !Modifier.isStatic(method.getModifiers()))
                 .filter(method -> MergedAnnotations.from(method, SearchStrategy.TYPE_HIERARCHY)
                         .isPresent(QueueLocked.class))
                 .toList());
     }
 
-    /** Declared on a method that another declaration's method, in a subtype, overrides. */
-    private static boolean overridden(MergedAnnotation<QueueLocked> annotation, List<MergedAnnotation<QueueLocked>> all) {
+    /**
+     * Declared on a method that another declaration's method overrides: one in a subtype, or, for an interface's,
+     * any class's. Every declaration found is of the one method the bean runs, so a class's is the implementation's
+     * own, also where a superclass that does not name the interface declares it.
+     */
+    private static boolean overridden(MergedAnnotation<QueueLocked> annotation,
+            List<MergedAnnotation<QueueLocked>> all) {
         Class<?> declaredIn = declaringClass(annotation);
         return declaredIn != null && all.stream().map(QueueLockedDeclarations::declaringClass)
-                .anyMatch(other -> other != null && other != declaredIn && declaredIn.isAssignableFrom(other));
+                .anyMatch(other -> other != null && other != declaredIn && (declaredIn.isAssignableFrom(other)
+                        || declaredIn.isInterface() && !other.isInterface()));
     }
 
     private static Class<?> declaringClass(MergedAnnotation<QueueLocked> annotation) {

@@ -338,6 +338,22 @@ class QueueLockedValidationTests {
         });
     }
 
+    /**
+     * The superclass's method, which the class implements the interface with, carries a lock of its own: it replaces
+     * the interface's, as an override's does, whichever class names the interface.
+     */
+    @Test
+    void anInheritedImplementationsOwnLockReplacesTheInterfaces() {
+        contextRunner.withBean(OwnInheritedBill.class).run(context -> {
+            assertThat(context).hasNotFailed();
+            LockTemplate locks = context.getBean(LockTemplate.class);
+            AtomicReference<String> held = new AtomicReference<>();
+            context.getBean(Bills.class).run("1", () -> held.set(locks.currentScope().locks().stream()
+                    .map(lock -> lock.entity()).toList().toString()));
+            assertThat(held.get()).isEqualTo("[own-1]");
+        });
+    }
+
     @Test
     void failsOnEmptyEntity() {
         assertFails(EmptyEntity.class, EmptyEntity.class.getName() + ".run(String): entity is empty");
@@ -1008,6 +1024,17 @@ class QueueLockedValidationTests {
     }
 
     public static class InheritedBill extends Runner implements Bills {
+    }
+
+    public static class OwnRunner {
+
+        @QueueLocked(entity = "'own-' + #id")
+        public void run(String id, Runnable body) {
+            body.run();
+        }
+    }
+
+    public static class OwnInheritedBill extends OwnRunner implements Bills {
     }
 
     public static class OrderAndBill implements Orders, Bills {
