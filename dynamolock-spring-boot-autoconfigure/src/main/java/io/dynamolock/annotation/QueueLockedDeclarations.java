@@ -53,7 +53,10 @@ final class QueueLockedDeclarations {
         List<MergedAnnotation<QueueLocked>> found = new ArrayList<>();
         Set<String> seen = new LinkedHashSet<>();
         for (Method declaration : declarations) {
+            // Spring's search also finds a static interface method of the same signature, which nothing implements.
             MergedAnnotations.from(declaration, SearchStrategy.TYPE_HIERARCHY).stream(QueueLocked.class)
+                    .filter(annotation -> !(annotation.getSource() instanceof Method source) || source.equals(specific)
+                            || !Modifier.isStatic(source.getModifiers()))
                     .filter(annotation -> seen.add(annotation.getSource() + " " + annotation.getMetaTypes()))
                     .forEach(found::add);
         }

@@ -354,6 +354,17 @@ class QueueLockedValidationTests {
         });
     }
 
+    /** A static interface method is no method the class implements: its annotation locks nothing of the class's. */
+    @Test
+    void aStaticInterfaceMethodLendsNoLockToAnInstanceMethodOfItsName() {
+        contextRunner.withBean(StaticNamesake.class).run(context -> {
+            LockTemplate locks = context.getBean(LockTemplate.class);
+            AtomicReference<String> held = new AtomicReference<>();
+            context.getBean(StaticNamesake.class).run("1", () -> held.set(locks.currentScope().locks().toString()));
+            assertThat(held.get()).isEqualTo("[]");
+        });
+    }
+
     @Test
     void failsOnEmptyEntity() {
         assertFails(EmptyEntity.class, EmptyEntity.class.getName() + ".run(String): entity is empty");
@@ -1024,6 +1035,21 @@ class QueueLockedValidationTests {
     }
 
     public static class InheritedBill extends Runner implements Bills {
+    }
+
+    public interface StaticLock {
+
+        @QueueLocked(entity = "#id")
+        static void run(String id, Runnable body) {
+            body.run();
+        }
+    }
+
+    public static class StaticNamesake implements StaticLock {
+
+        public void run(String id, Runnable body) {
+            body.run();
+        }
     }
 
     public static class OwnRunner {
