@@ -8,6 +8,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import kotlin.Unit;
@@ -234,7 +235,7 @@ final class CoroutineBody implements ThreadContextElement<Object>, ReactiveQueue
      */
     @Override
     @SuppressWarnings("unchecked")
-    public Publisher<Object> body(Object returned) {
+    public Publisher<Object> body(Object returned, BooleanSupplier usable) {
         return untilEnded(Flux.defer(() -> state.compareAndSet(null, SUBSCRIBED)
                 ? Flux.from((Publisher<Object>) returned)
                 : Flux.error(new CancellationException("The caller cancelled before the body started"))));

@@ -4,6 +4,7 @@ import io.dynamolock.core.LockLostException;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import kotlin.Result;
@@ -69,8 +70,8 @@ final class LockedFlow {
         return new Collecting(collector, caller).invokeSuspend(Unit.INSTANCE);
     }
 
-    /** The method's flow and the lock's Reactor context, once granted. */
-    private record Grant(Flow<Object> flow, CoroutineContext context) {
+    /** The method's flow, the lock's Reactor context, and whether the lock may still be used, once granted. */
+    private record Grant(Flow<Object> flow, CoroutineContext context, BooleanSupplier usable) {
     }
 
     /**
@@ -180,9 +181,9 @@ final class LockedFlow {
          * it left behind have ended. Cancelled (the lease lost), it cancels the collection.
          */
         @Override
-        public Publisher<Object> body(Object returned) {
+        public Publisher<Object> body(Object returned, BooleanSupplier usable) {
             return element.untilEnded(Mono.deferContextual(context -> granted.complete(
-                            new Grant((Flow<Object>) returned, new ReactorContext(context).plus(element)))
+                            new Grant((Flow<Object>) returned, new ReactorContext(context).plus(element), usable))
                     ? Mono.fromFuture(collected, true).doOnCancel(this::stop)
                     : Mono.empty())); // the collector was cancelled as the grant came in: no code ran, release
         }
@@ -190,8 +191,10 @@ final class LockedFlow {
         /** The method's flow, emitting straight to the collector, in a scope that a lost lease cancels. */
         private Object collectHolding(CoroutineScope scope, Continuation<? super Unit> continuation) {
             Job job = scope.getCoroutineContext().get(Job.Key);
-            if (!collection.compareAndSet(null, job)) {
-                throw lost(); // the lease was lost before the collection started: none of the flow's code may run
+            // The lease was lost before the collection started: none of the flow's code may run. Asked of the lock
+            // too, since the cancel that stops the collection may come after others heard of the loss.
+            if (!collection.compareAndSet(null, job) || !grant.usable().getAsBoolean()) {
+                throw lost();
             }
             return FlowKt.emitAll(collector, FlowKt.flowOn(grant.flow(), grant.context()), continuation);
         }

@@ -117,8 +117,11 @@ final class ReactiveQueueLockedInvocation {
 
         Object[] arguments(Object[] given);
 
-        /** The publisher of what the method returned. */
-        Publisher<Object> body(Object returned);
+        /**
+         * The publisher of what the method returned; {@code usable} turns false once the lock is lost under
+         * on-lost-lease=fail, for a body that starts its work later than its subscription (a flow's collection).
+         */
+        Publisher<Object> body(Object returned, BooleanSupplier usable);
     }
 
     /** On each subscription: the lock, then the method, shaped by {@code shape} ({@code null}: as given). */
@@ -165,6 +168,7 @@ final class ReactiveQueueLockedInvocation {
         if (returned == null) {
             return Mono.empty();
         }
-        return shape == null ? (Publisher<Object>) returned : shape.body(returned);
+        return shape == null ? (Publisher<Object>) returned
+                : shape.body(returned, () -> !failOnLostLease.getAsBoolean() || lock.isValid());
     }
 }
