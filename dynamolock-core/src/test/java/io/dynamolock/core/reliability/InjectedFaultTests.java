@@ -38,6 +38,7 @@ import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 import software.amazon.awssdk.core.exception.SdkException;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
@@ -645,6 +646,68 @@ class InjectedFaultTests extends FaultyTemplateTestSupport {
             assertThat(item().entries()).isEmpty();
             assertThat(ttl()).as("no entry left, so the item must be able to expire").isLessThan(NEVER);
         }
+    }
+
+    /**
+     * A break whose count condition is refused twice, as other fail-closed entries leave (fc 2 to 1) and join (1 to
+     * 2) between its writes, goes back and forth between its two forms until one applies, and counts its entry out
+     * once, also when the answer of the write that applied is lost: fc 1 and TTL "never" with one entry left, fc 0
+     * and a finite TTL once it leaves.
+     */
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void aBreakGoesBackAndForthBetweenItsFormsAsTheCountCrossesOne(boolean loseLastAnswer) {
+        LockTemplate dead = template(client, "dead", LEASE);
+        LockHandle held = dead.acquire(LockRequest.builder(entity).failClosed(true).build());
+        dead.close();
+        LockTemplate other = template(client, "other", LEASE);
+        CompletableFuture<LockHandle> y = other.acquireAsync(LockRequest.builder(entity).failClosed(true)
+                .wait(Duration.ofSeconds(60)).build());
+        Await.until(Duration.ofSeconds(10), "y enqueued", () -> item().entries().size() == 2);
+        AtomicReference<CompletableFuture<LockHandle>> z = new AtomicReference<>();
+        faults.onAttempt(Step.BREAK, request -> {
+            int attempt = faults.attempts(Step.BREAK);
+            if (attempt == 2) { // oneOfMore: Y leaves first (fc 2 -> 1)
+                y.cancel(false);
+                Await.until(Duration.ofSeconds(10), "y left", () -> item().entries().size() == 1);
+            }
+            else if (attempt == 3) { // lastOne again: Z joins first (fc 1 -> 2)
+                z.set(other.acquireAsync(LockRequest.builder(entity).failClosed(true)
+                        .wait(Duration.ofSeconds(60)).build()));
+                Await.until(Duration.ofSeconds(10), "z enqueued", () -> item().entries().size() == 2);
+            }
+            else if (attempt == 4 && loseLastAnswer) {
+                faults.fail(Step.BREAK, Fault.LOST_RESPONSE, 1);
+            }
+        });
+        try {
+            if (loseLastAnswer) {
+                assertThatThrownBy(() -> faulty.breakLock(entity, null, held.fencingToken()))
+                        .isInstanceOf(LockEntryNotFoundException.class);
+            }
+            else {
+                faulty.breakLock(entity, null, held.fencingToken());
+            }
+            assertThat(faults.attempts(Step.BREAK)).isEqualTo(loseLastAnswer ? 5 : 4);
+            assertThat(item().entries()).as("only z").hasSize(1);
+            assertThat(failClosedCount()).isEqualTo("1");
+            assertThat(ttl()).isEqualTo(NEVER);
+            if (!z.get().cancel(false)) {
+                z.get().join().release();
+            }
+            Await.until(Duration.ofSeconds(10), "z left", () -> item().entries().isEmpty());
+            assertThat(ttl()).isLessThan(NEVER);
+            assertThat(failClosedCount()).isEqualTo("0");
+        }
+        finally {
+            other.close();
+        }
+    }
+
+    /** The item's {@code fc} as stored. */
+    private String failClosedCount() {
+        return client.getItem(b -> b.tableName(table).consistentRead(true).key(Map.of(
+                "pk", AttributeValue.fromS(entity), "sk", AttributeValue.fromS("default")))).item().get("fc").n();
     }
 
     /**
