@@ -99,8 +99,8 @@ suspend fun <T> LockOperations.withLock(request: LockRequest, block: suspend (Lo
     val scope = currentLockScope()
     val lock = acquire(request, scope)
     val coroutines = BlockCoroutines()
-    return holding(lock, coroutines) {
-        withContext(lockScopeElements(scope.with(lock), coroutines) + coroutines) { guarded(lock, block) }
+    return holding(lock, coroutines, WITH_LOCK) {
+        withContext(lockScopeElements(scope.with(lock), coroutines) + coroutines) { guarded(lock, WITH_LOCK, block) }
     }
 }
 
@@ -138,9 +138,11 @@ fun <T> Flow<T>.locked(locks: LockOperations, request: LockRequest): Flow<T> {
         val scope = currentLockScope()
         val lock = locks.acquire(request, scope)
         val coroutines = BlockCoroutines()
-        holding(lock, coroutines) {
+        holding(lock, coroutines, LOCKED_FLOW) {
             // flowOn without a dispatcher collects upstream in the lock's context and emits in the collector's.
-            guarded(lock) { emitAll(upstream.flowOn(lockScopeElements(scope.with(lock), coroutines) + coroutines)) }
+            guarded(lock, LOCKED_FLOW) {
+                emitAll(upstream.flowOn(lockScopeElements(scope.with(lock), coroutines) + coroutines))
+            }
         }
     }
 }
@@ -173,7 +175,7 @@ private suspend fun LockOperations.acquire(request: LockRequest, scope: LockScop
  * Runs [work] holding [lock], then releases it, once the coroutines [coroutines] saw have ended, however [work] ended;
  * a loss found by the release fails the call.
  */
-private suspend inline fun <T> holding(lock: LockHandle, coroutines: BlockCoroutines, work: () -> T): T {
+private suspend inline fun <T> holding(lock: LockHandle, coroutines: BlockCoroutines, what: String, work: () -> T): T {
     val result = try {
         work()
     } catch (ex: Throwable) {
@@ -185,14 +187,15 @@ private suspend inline fun <T> holding(lock: LockHandle, coroutines: BlockCorout
         // A loss cancels the work (also once it has returned, while its scope waits for its children): reported as
         // the loss. The work ran: a loss before the grant of a lock it asked for must not reach our caller as "not
         // granted".
-        throw if (ex is CancellationException && lock.wasLost()) lost(lock) else LockLostException.escapingWork(ex)
+        throw if (ex is CancellationException && lock.wasLost()) lost(lock, what)
+        else LockLostException.escapingWork(ex)
     }
     withContext(NonCancellable + Dispatchers.IO) {
         coroutines.awaitEnd() // a proxied call the work gave up on (a time-out, a cancelled child) may run on
         lock.release()
     }
     // The release may find the entry gone before any heartbeat told us (broken, or purged after the lease).
-    if (lock.wasLost()) throw lost(lock)
+    if (lock.wasLost()) throw lost(lock, what)
     return result
 }
 
@@ -247,21 +250,21 @@ private class BlockCoroutines : ThreadContextElement<Unit>, AbstractCoroutineCon
  * `wasLost()`, as `LockTemplate.execute` asks, not of `isValid`, which a block that released early has turned false
  * too. The block runs in this coroutine (a scope, not a child of its own), so a flow may emit from it.
  */
-private suspend fun <T> guarded(lock: LockHandle, block: suspend (LockHandle) -> T): T = coroutineScope {
+private suspend fun <T> guarded(lock: LockHandle, what: String, block: suspend (LockHandle) -> T): T = coroutineScope {
     val body = coroutineContext.job
     lock.onLost { body.cancel(CancellationException("The lease of the lock was lost")) }
     val result = try {
         // Lost (or run out on the clock) before the block's turn: none of its code runs. The cancel above would stop
         // it only at its first suspension, after a blocking write at its start.
-        if (!lock.isValid) throw lost(lock)
+        if (!lock.isValid) throw lost(lock, what)
         block(lock)
     } catch (ex: CancellationException) {
-        throw if (lock.wasLost()) lost(lock) else ex
+        throw if (lock.wasLost()) lost(lock, what) else ex
     } catch (ex: Throwable) {
-        if (lock.wasLost()) ex.addSuppressed(lost(lock))
+        if (lock.wasLost()) ex.addSuppressed(lost(lock, what))
         throw ex
     }
-    if (lock.wasLost()) throw lost(lock)
+    if (lock.wasLost()) throw lost(lock, what)
     result
 }
 
@@ -279,4 +282,8 @@ private suspend fun lockScopeElements(scope: LockScope, coroutines: BlockCorouti
     else element
 }
 
-private fun lost(lock: LockHandle) = LockLostException.whileRunning(lock, "the block of withLock")
+/** What ran under the lock, as a loss names it. */
+private const val WITH_LOCK = "the block of withLock"
+private const val LOCKED_FLOW = "the collection of a locked flow"
+
+private fun lost(lock: LockHandle, what: String) = LockLostException.whileRunning(lock, what)

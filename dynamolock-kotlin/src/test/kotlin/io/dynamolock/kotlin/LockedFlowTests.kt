@@ -155,6 +155,7 @@ class LockedFlowTests {
             }.exceptionOrNull()
         }
         assertThat(failure).isInstanceOf(LockLostException::class.java).hasMessageContaining("flow-lost")
+            .hasMessageContaining("the collection of a locked flow")
         assertThat((failure as LockLostException).wasGranted()).isTrue()
         assertThat(fixture.queue("flow-lost")).isEmpty()
     }
