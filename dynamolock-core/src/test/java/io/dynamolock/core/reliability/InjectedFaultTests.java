@@ -588,9 +588,7 @@ class InjectedFaultTests extends FaultyTemplateTestSupport {
      */
     @Test
     void writesOfOtherEntriesNeverLowerTheTtlOfAnItemHoldingAFailClosedEntry() {
-        LockTemplate dead = template(client, "dead", LEASE);
-        LockHandle held = dead.acquire(LockRequest.builder(entity).failClosed(true).build());
-        dead.close(); // the holder "dies": no more renewals, and nothing may remove its entry
+        LockHandle held = deadFailClosedHolder(); // no more renewals, and nothing may remove its entry
         List<Long> ttlsAfterWrites = new CopyOnWriteArrayList<>();
         faults.onAnswer(Step.ENQUEUE, request -> ttlsAfterWrites.add(ttl()));
         faults.onAnswer(Step.RENEW, request -> ttlsAfterWrites.add(ttl()));
@@ -615,9 +613,7 @@ class InjectedFaultTests extends FaultyTemplateTestSupport {
      */
     @Test
     void aBreakThatRacesTheLastOtherFailClosedEntryLeavesAnItemThatCanExpire() {
-        LockTemplate dead = template(client, "dead", LEASE);
-        LockHandle held = dead.acquire(LockRequest.builder(entity).failClosed(true).build());
-        dead.close(); // the holder's process is gone: the runbook's case for a break
+        LockHandle held = deadFailClosedHolder();
         FaultInjector waiterFaults = new FaultInjector();
         CountDownLatch enqueued = new CountDownLatch(1);
         CountDownLatch left = new CountDownLatch(1);
@@ -657,13 +653,9 @@ class InjectedFaultTests extends FaultyTemplateTestSupport {
     @ParameterizedTest
     @ValueSource(booleans = {false, true})
     void aBreakGoesBackAndForthBetweenItsFormsAsTheCountCrossesOne(boolean loseLastAnswer) {
-        LockTemplate dead = template(client, "dead", LEASE);
-        LockHandle held = dead.acquire(LockRequest.builder(entity).failClosed(true).build());
-        dead.close();
+        LockHandle held = deadFailClosedHolder();
         LockTemplate other = template(client, "other", LEASE);
-        CompletableFuture<LockHandle> y = other.acquireAsync(LockRequest.builder(entity).failClosed(true)
-                .wait(Duration.ofSeconds(60)).build());
-        Await.until(Duration.ofSeconds(10), "y enqueued", () -> item().entries().size() == 2);
+        CompletableFuture<LockHandle> y = failClosedWaiter(other);
         AtomicReference<CompletableFuture<LockHandle>> z = new AtomicReference<>();
         faults.onAttempt(Step.BREAK, request -> {
             int attempt = faults.attempts(Step.BREAK);
@@ -672,9 +664,7 @@ class InjectedFaultTests extends FaultyTemplateTestSupport {
                 Await.until(Duration.ofSeconds(10), "y left", () -> item().entries().size() == 1);
             }
             else if (attempt == 3) { // lastOne again: Z joins first (fc 1 -> 2)
-                z.set(other.acquireAsync(LockRequest.builder(entity).failClosed(true)
-                        .wait(Duration.ofSeconds(60)).build()));
-                Await.until(Duration.ofSeconds(10), "z enqueued", () -> item().entries().size() == 2);
+                z.set(failClosedWaiter(other));
             }
             else if (attempt == 4 && loseLastAnswer) {
                 faults.fail(Step.BREAK, Fault.LOST_RESPONSE, 1);
@@ -704,6 +694,23 @@ class InjectedFaultTests extends FaultyTemplateTestSupport {
         }
     }
 
+    /** A fail-closed holder whose process is gone (its template closed): the runbook's case for a break. */
+    private LockHandle deadFailClosedHolder() {
+        LockTemplate dead = template(client, "dead", LEASE);
+        LockHandle held = dead.acquire(LockRequest.builder(entity).failClosed(true).build());
+        dead.close();
+        return held;
+    }
+
+    /** A fail-closed waiter of {@code locks}, once its entry is in the queue. */
+    private CompletableFuture<LockHandle> failClosedWaiter(LockTemplate locks) {
+        int before = item().entries().size();
+        CompletableFuture<LockHandle> waiting = locks.acquireAsync(LockRequest.builder(entity).failClosed(true)
+                .wait(Duration.ofSeconds(60)).build());
+        Await.until(Duration.ofSeconds(10), "the fail-closed waiter enqueued", () -> item().entries().size() > before);
+        return waiting;
+    }
+
     /** The item's {@code fc} as stored. */
     private String failClosedCount() {
         return client.getItem(b -> b.tableName(table).consistentRead(true).key(Map.of(
@@ -716,13 +723,9 @@ class InjectedFaultTests extends FaultyTemplateTestSupport {
      */
     @Test
     void aBreakWhoseAnswerIsLostCountsItsFailClosedEntryOutOnce() {
-        LockTemplate dead = template(client, "dead", LEASE);
-        LockHandle held = dead.acquire(LockRequest.builder(entity).failClosed(true).build());
-        dead.close();
+        LockHandle held = deadFailClosedHolder();
         LockTemplate other = template(client, "other", LEASE);
-        CompletableFuture<LockHandle> waiting = other.acquireAsync(LockRequest.builder(entity).failClosed(true)
-                .wait(Duration.ofSeconds(60)).build());
-        Await.until(Duration.ofSeconds(10), "the fail-closed waiter enqueued", () -> item().entries().size() == 2);
+        CompletableFuture<LockHandle> waiting = failClosedWaiter(other);
         faults.onAttempt(Step.BREAK, request -> {
             if (faults.attempts(Step.BREAK) == 2) { // the removal while another fail-closed entry remains
                 faults.fail(Step.BREAK, Fault.LOST_RESPONSE, 1);
