@@ -119,6 +119,42 @@ class LeaderElectionTests {
         });
     }
 
+    /** A leader whose lease is lost while its process lives (another process purged its entry) is revoked. */
+    @Test
+    void aLeaderWhoseEntryIsPurgedIsRevokedAndStandsAgain() {
+        candidates.withPropertyValues("candidate=a").run(a -> {
+            timeline.await("a granted");
+            candidates.withPropertyValues("candidate=b").run(b -> {
+                fixture.awaitQueueLength(ROLE, 2);
+                QueueSnapshot.Entry leader = fixture.queue(ROLE).get(0);
+                assertThat(leader.owner()).startsWith(a.getBean(LockTemplate.class).ownerName());
+                fixture.purge(ROLE, leader.entryId());
+                timeline.await("b granted");
+                timeline.await("a revoked");
+                fixture.awaitQueueLength(ROLE, 2); // a stands again behind b
+                assertThat(fixture.queue(ROLE).get(0).owner()).startsWith(b.getBean(LockTemplate.class).ownerName());
+            });
+        });
+    }
+
+    /** A leader that yields is revoked, and the next candidate leads. */
+    @Test
+    void aLeaderThatYieldsIsRevokedAndTheNextLeads() {
+        candidates.withPropertyValues("candidate=a").run(a -> {
+            timeline.await("a granted");
+            candidates.withPropertyValues("candidate=b").run(b -> {
+                fixture.awaitQueueLength(ROLE, 2);
+                a.getBean(LockRegistryLeaderInitiator.class).getContext().yield();
+                timeline.await("a revoked");
+                timeline.await("b granted");
+                fixture.awaitQueueLength(ROLE, 2);
+                assertThat(fixture.queue(ROLE).get(0).owner()).startsWith(b.getBean(LockTemplate.class).ownerName());
+                assertThat(timeline.events()).containsSubsequence("a granted", "a revoked", "b granted");
+            });
+        });
+    }
+
+
     /** One candidate for {@link #ROLE}, named by the property {@code candidate}. */
     @Configuration(proxyBeanMethods = false)
     static class Candidacy {
