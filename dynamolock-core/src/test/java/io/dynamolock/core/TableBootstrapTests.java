@@ -184,6 +184,7 @@ class TableBootstrapTests {
         try (DynamoDbClient client = DynamoDbLocal.shared().client(eventuallyConsistent)) {
             assertThat(TableBootstrap.of(client, table).createIfMissing().usable()).isTrue();
         }
+        assertThat(notYetSeen).as("a look after the creation did not see the table").isFalse();
     }
 
     /** A table that stays CREATING past the timeout: the bootstrap says so, not a request's 1 ms time-out. */

@@ -1,6 +1,10 @@
 package io.dynamolock.core.test;
 
 import java.time.Duration;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
@@ -23,6 +27,27 @@ public final class Await {
             }
             LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
         }
+    }
+
+    /**
+     * Fails if {@code future} completes within {@code window}: a grant that must not happen yet may come from another
+     * thread a moment after the step that would wrongly cause it, so one look right after that step misses it.
+     */
+    public static void notDoneWithin(Duration window, String why, Future<?> future) {
+        try {
+            future.get(window.toMillis(), TimeUnit.MILLISECONDS);
+        }
+        catch (TimeoutException expected) {
+            return;
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("Interrupted while watching: " + why, ex);
+        }
+        catch (ExecutionException ex) {
+            throw new AssertionError("Done (failed) within " + window.toMillis() + " ms, though " + why, ex);
+        }
+        throw new AssertionError("Done within " + window.toMillis() + " ms, though " + why);
     }
 
     /** Waits until {@code value} is not null and returns it. */
