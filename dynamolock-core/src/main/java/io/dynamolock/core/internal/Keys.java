@@ -24,7 +24,8 @@ final class Keys {
 
     static void requireTableName(String tableName) {
         if (tableName == null || !tableName.matches("[a-zA-Z0-9_.-]{3,255}")) {
-            throw new LockOptionException("tableName", tableName, "tableName '" + tableName + "' is not a valid DynamoDB table name:"
+            throw new LockOptionException("tableName", tableName, "tableName '" + Printable.escape(tableName)
+                    + "' is not a valid DynamoDB table name:"
                     + " use 3 to 255 letters, digits, '_', '-' or '.'");
         }
     }

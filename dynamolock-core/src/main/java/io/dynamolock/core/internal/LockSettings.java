@@ -29,8 +29,10 @@ public record LockSettings(String tableName, String defaultNamespace, Duration l
                     + "' must be 1 to " + MAX_OWNER_NAME_LENGTH
                     + " characters and not blank; leave it unset for host:pid");
         }
-        requirePositive(minPollInterval, "minPollInterval");
-        requirePositive(maxPollInterval, "maxPollInterval");
+        requireAtMostAYear(minPollInterval, "minPollInterval", "a waiter renews its entry meanwhile, so polls a"
+                + " minute or more apart only delay its turn");
+        requireAtMostAYear(maxPollInterval, "maxPollInterval", "a waiter renews its entry meanwhile, so polls a"
+                + " minute or more apart only delay its turn");
         if (maxPollInterval.compareTo(minPollInterval) < 0) {
             throw new LockOptionException("maxPollInterval", maxPollInterval, "maxPollInterval " + maxPollInterval + " is shorter than minPollInterval "
                     + minPollInterval + "; the longest pause between polls must be at least the shortest");
@@ -61,11 +63,19 @@ public record LockSettings(String tableName, String defaultNamespace, Duration l
 
     /** Checks a lease: positive and at most {@link #MAX_LEASE}. */
     static void requireLease(Duration lease, String name) {
-        requirePositive(lease, name);
-        if (lease.compareTo(MAX_LEASE) > 0) {
-            throw new LockOptionException(name, lease, name + " " + lease + " is too long: at most " + MAX_LEASE.toDays()
-                    + " days. A holder that dies blocks the lock for a whole lease; heartbeats renew it, so seconds"
-                    + " to minutes are enough");
+        requireAtMostAYear(lease, name, "a holder that dies blocks the lock for a whole lease; heartbeats renew it,"
+                + " so seconds to minutes are enough");
+    }
+
+    /**
+     * Positive and at most {@link #MAX_LEASE}: the nanosecond arithmetic of deadlines and pauses overflows past 292
+     * years, which a waiter met only as an ArithmeticException.
+     */
+    private static void requireAtMostAYear(Duration value, String name, String why) {
+        requirePositive(value, name);
+        if (value.compareTo(MAX_LEASE) > 0) {
+            throw new LockOptionException(name, value, name + " " + value + " is too long: at most "
+                    + MAX_LEASE.toDays() + " days. " + Character.toUpperCase(why.charAt(0)) + why.substring(1));
         }
     }
 

@@ -12,6 +12,7 @@ import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockListener;
 import io.dynamolock.core.LockQueueFullException;
 import io.dynamolock.core.LockLostException;
+import io.dynamolock.core.LockOptionException;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTableException;
 import io.dynamolock.core.LockTemplate;
@@ -353,6 +354,14 @@ class BadInputTests extends LockTableTestSupport {
         assertThatThrownBy(() -> builder().pollInterval(Duration.ZERO, Duration.ofSeconds(1)).build())
                 .hasMessageContaining("minPollInterval PT0S");
         assertThatThrownBy(() -> builder().maxQueueLength(0).build()).hasMessageContaining("maxQueueLength 0");
+        // Past 292 years a pause overflows the wait loop's nanoseconds: every waiter failed with "long overflow".
+        Duration ages = Duration.ofDays(110_000);
+        assertThatThrownBy(() -> builder().pollInterval(ages, ages).build())
+                .isInstanceOf(LockOptionException.class).hasMessageContaining("minPollInterval " + ages)
+                .hasMessageContaining("at most");
+        // A name with a line break must not forge a log line in the start-up report that shows it.
+        assertThatThrownBy(() -> builder().tableName("locks\n12:00:00 ERROR forged").build())
+                .message().doesNotContain("\n").contains("locks\\u000a12:00:00");
         assertThatThrownBy(() -> builder().clock(null).build()).hasMessageContaining("clock must not be null");
         assertThatThrownBy(() -> LockTemplate.builder(null)).hasMessageContaining("dynamoDbClient must not be null");
     }
