@@ -62,9 +62,15 @@ public class DynamoLockProperties implements Validator {
      */
     private String ownerName;
 
+    /** A time-out past 292 years overflows the nanoseconds it is counted down in: a year is far more than enough. */
+    private static final Duration LONGEST_TIMEOUT = Duration.ofDays(365);
+
     private static void rejectUnlessPositive(Errors errors, String field, Duration value, String example) {
         if (value == null || value.isNegative() || value.isZero()) {
             errors.rejectValue(field, "positive", "must be positive, e.g. " + example);
+        }
+        else if (value.compareTo(LONGEST_TIMEOUT) > 0) {
+            errors.rejectValue(field, "too-long", "must be at most 365 days, e.g. " + example);
         }
     }
 

@@ -49,6 +49,14 @@ class PropertyValidationFailureAnalyzerTests {
                 .doesNotContain("startupTimeout").doesNotContain("apiCallAttemptTimeout");
     }
 
+    /** Past 292 years the start-up deadline overflowed: the start failed with "long overflow", naming nothing. */
+    @Test
+    void namesATimeoutTooLongToCountDown(CapturedOutput output) {
+        fail("--dynamolock.startup-timeout=110000d");
+        assertThat(report(output)).contains("Property: dynamolock.startup-timeout").contains("at most 365 days")
+                .doesNotContain("long overflow");
+    }
+
     /** A key id without its secret (or the other way round): both named as written, neither value shown. */
     @Test
     void anIncompleteKeyPairNamesBothPropertiesAndNoValue(CapturedOutput output) {
