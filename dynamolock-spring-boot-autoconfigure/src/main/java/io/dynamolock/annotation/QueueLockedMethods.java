@@ -462,6 +462,9 @@ final class QueueLockedMethods {
         }
     }
 
+    /** A bare number but 0: a duration without its unit. */
+    private static final Pattern BARE_NUMBER = Pattern.compile("\\s*[-+]?0*[1-9]\\d*\\s*");
+
     private Duration duration(String raw, String attribute, String description) {
         String value = resolve(raw, attribute, description);
         if (value.isEmpty()) {
@@ -469,6 +472,13 @@ final class QueueLockedMethods {
         }
         if (attribute.equals("maxWait") && value.equalsIgnoreCase("infinite")) {
             return LockRequest.WAIT_FOREVER;
+        }
+        if (BARE_NUMBER.matcher(value).matches()) {
+            // Read as milliseconds, lease = "60" was a 60 ms lease that every call lost (as for the properties,
+            // UnitlessDurationBindHandlerAdvisor); 0 means the same in every unit.
+            String shown = value.equals(raw) ? "'" + raw + "'" : "'" + raw + "' (resolved to '" + value + "')";
+            throw invalid(description, attribute + " " + shown + " has no unit; write it: " + value.trim() + "s for"
+                    + " seconds, " + value.trim() + "ms if milliseconds were meant (also m, h, d, or PT1M)");
         }
         try {
             return DurationStyle.detectAndParse(value);

@@ -76,6 +76,13 @@ public class DynamoLockAutoConfiguration {
         return new EmptyValueBindHandlerAdvisor();
     }
 
+    /** A {@code dynamolock.*} duration without a unit stops the start: Boot would read {@code 60} as 60 ms. */
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    static UnitlessDurationBindHandlerAdvisor dynamoLockUnitlessDurationBindHandlerAdvisor() {
+        return new UnitlessDurationBindHandlerAdvisor();
+    }
+
     @Bean
     @ConditionalOnMissingBean
     static QueueLockedMethodValidator queueLockedMethodValidator(QueueLockedAdvisor queueLockedAdvisor) {

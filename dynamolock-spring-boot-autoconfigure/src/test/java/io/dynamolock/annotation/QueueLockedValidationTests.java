@@ -365,6 +365,13 @@ class QueueLockedValidationTests {
         });
     }
 
+    /** Read as milliseconds, lease = "60" was a 60 ms lease that every call lost; 0 means the same in any unit. */
+    @Test
+    void failsOnADurationWithoutAUnit() {
+        assertFails(UnitlessLease.class, UnitlessLease.class.getName() + ".run(String): lease '60' has no unit; write"
+                + " it: 60s for seconds, 60ms if milliseconds were meant");
+    }
+
     @Test
     void failsOnEmptyEntity() {
         assertFails(EmptyEntity.class, EmptyEntity.class.getName() + ".run(String): entity is empty");
@@ -1100,6 +1107,13 @@ class QueueLockedValidationTests {
 
         @QueueLocked(entity = "#id")
         @BillLocked
+        public void run(String id) {
+        }
+    }
+
+    public static class UnitlessLease {
+
+        @QueueLocked(entity = "#id", lease = "60", maxWait = "0")
         public void run(String id) {
         }
     }
