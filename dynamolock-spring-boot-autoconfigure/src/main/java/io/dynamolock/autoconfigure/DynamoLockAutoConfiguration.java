@@ -79,8 +79,8 @@ public class DynamoLockAutoConfiguration {
     /** A {@code dynamolock.*} duration without a unit stops the start: Boot would read {@code 60} as 60 ms. */
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-    static UnitlessDurationBindHandlerAdvisor dynamoLockUnitlessDurationBindHandlerAdvisor() {
-        return new UnitlessDurationBindHandlerAdvisor();
+    static UnitlessDurationBindHandlerAdvisor dynamoLockUnitlessDurationBindHandlerAdvisor(Environment environment) {
+        return new UnitlessDurationBindHandlerAdvisor(environment);
     }
 
     @Bean

@@ -9,6 +9,7 @@ import org.springframework.boot.context.properties.bind.BindHandler;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
+import org.springframework.core.env.PropertyResolver;
 
 /**
  * Refuses a {@code dynamolock.*} duration written without a unit. Boot reads a bare number as milliseconds, so
@@ -17,6 +18,13 @@ import org.springframework.boot.context.properties.source.ConfigurationPropertyN
  * naming the property, its value and both readings of it. Boot reports the refusal with the value's origin.
  */
 class UnitlessDurationBindHandlerAdvisor implements ConfigurationPropertiesBindHandlerAdvisor {
+
+    /** Resolves {@code ${...}} in a raw value, which the binder hands over unresolved. */
+    private final PropertyResolver placeholders;
+
+    UnitlessDurationBindHandlerAdvisor(PropertyResolver placeholders) {
+        this.placeholders = placeholders;
+    }
 
     private static final ConfigurationPropertyName PREFIX = ConfigurationPropertyName.of("dynamolock");
 
@@ -31,11 +39,20 @@ class UnitlessDurationBindHandlerAdvisor implements ConfigurationPropertiesBindH
             public Object onSuccess(ConfigurationPropertyName name, Bindable<?> target, BindContext context,
                     Object result) {
                 ConfigurationProperty property = context.getConfigurationProperty();
-                // YAML gives a bare number as a number, a properties file or the command line as text.
-                if (result instanceof Duration && PREFIX.isAncestorOf(name) && property != null
-                        && property.getName().equals(name) && isBareNumber(property.getValue())) {
-                    String number = property.getValue().toString().trim();
-                    throw new IllegalArgumentException("'" + number + "' has no unit, which Spring Boot reads as"
+                if (!(result instanceof Duration) || !PREFIX.isAncestorOf(name) || property == null
+                        || !property.getName().equals(name)) {
+                    return super.onSuccess(name, target, context, result);
+                }
+                // YAML gives a bare number as a number, a properties file or the command line as text, and the
+                // binder hands it over with its ${...} unresolved.
+                Object raw = property.getValue();
+                Object value = raw instanceof CharSequence text ? placeholders.resolvePlaceholders(text.toString())
+                        : raw;
+                if (isBareNumber(value)) {
+                    String number = value.toString().trim();
+                    String shown = value.equals(raw) ? "'" + number + "'" : "'" + raw + "' (resolved to '" + number
+                            + "')";
+                    throw new IllegalArgumentException(shown + " has no unit, which Spring Boot reads as"
                             + " milliseconds; write the unit: " + number + "s for seconds, " + number
                             + "ms if milliseconds were meant (also m, h, d, or an ISO-8601 duration such as PT1M)");
                 }

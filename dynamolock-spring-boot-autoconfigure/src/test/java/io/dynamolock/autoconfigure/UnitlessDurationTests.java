@@ -24,6 +24,14 @@ class UnitlessDurationTests {
                 .contains("no unit").contains("write the unit: 60s");
     }
 
+    /** {@code ${LOCK_LEASE:60}}, the form the README recommends for these properties, is judged as it resolves. */
+    @Test
+    void aPlaceholderResolvingToABareNumberIsRefusedToo(CapturedOutput output) {
+        fail("--dynamolock.lease-duration=${LOCK_LEASE_UNSET_IN_TESTS:60}");
+        assertThat(report(output)).contains("dynamolock.lease-duration").contains("resolved to '60'")
+                .contains("no unit");
+    }
+
     @Test
     void everyDurationNeedsItsUnit(CapturedOutput output) {
         fail("--dynamolock.poll-interval.min=50");
