@@ -97,7 +97,7 @@ suspend fun <T> LockOperations.withLock(
  */
 suspend fun <T> LockOperations.withLock(request: LockRequest, block: suspend (LockHandle) -> T): T {
     val scope = currentLockScope()
-    val lock = acquire(request, scope)
+    val lock = awaitGrant(request, scope)
     val coroutines = BlockCoroutines()
     return holding(lock, coroutines, WITH_LOCK) {
         withContext(lockScopeElements(scope.with(lock), coroutines) + coroutines) { guarded(lock, WITH_LOCK, block) }
@@ -136,7 +136,7 @@ fun <T> Flow<T>.locked(locks: LockOperations, request: LockRequest): Flow<T> {
     val upstream = this
     return flow {
         val scope = currentLockScope()
-        val lock = locks.acquire(request, scope)
+        val lock = locks.awaitGrant(request, scope)
         val coroutines = BlockCoroutines()
         holding(lock, coroutines, LOCKED_FLOW) {
             // flowOn without a dispatcher collects upstream in the lock's context and emits in the collector's.
@@ -154,8 +154,11 @@ private fun request(entity: String, namespace: String?, wait: Duration?): LockRe
     return request.build()
 }
 
-/** Waits for the lock without blocking a thread; a cancel as the grant comes in gives the lock back. */
-private suspend fun LockOperations.acquire(request: LockRequest, scope: LockScope): LockHandle {
+/**
+ * Waits for the lock without blocking a thread; a cancel as the grant comes in gives the lock back. Not named
+ * `acquire`: a member of that signature, blocking, would win over this extension without a word.
+ */
+private suspend fun LockOperations.awaitGrant(request: LockRequest, scope: LockScope): LockHandle {
     // Asked for inside the observation of the coroutine's ReactorContext (WebFlux's request), so that the lock's
     // observations are in its trace; the acquisition's start (onAcquiring) is reported on this thread, in this call.
     val acquisition = ReactorObservation.around(coroutineContext) { acquireAsync(request, scope) }
