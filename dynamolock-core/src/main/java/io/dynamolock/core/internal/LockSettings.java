@@ -29,10 +29,8 @@ public record LockSettings(String tableName, String defaultNamespace, Duration l
                     + "' must be 1 to " + MAX_OWNER_NAME_LENGTH
                     + " characters and not blank; leave it unset for host:pid");
         }
-        requireAtMostAYear(minPollInterval, "minPollInterval", "a waiter renews its entry meanwhile, so polls a"
-                + " minute or more apart only delay its turn");
-        requireAtMostAYear(maxPollInterval, "maxPollInterval", "a waiter renews its entry meanwhile, so polls a"
-                + " minute or more apart only delay its turn");
+        requireAtMostAYear(minPollInterval, "minPollInterval", LONG_POLLS);
+        requireAtMostAYear(maxPollInterval, "maxPollInterval", LONG_POLLS);
         if (maxPollInterval.compareTo(minPollInterval) < 0) {
             throw new LockOptionException("maxPollInterval", maxPollInterval, "maxPollInterval " + maxPollInterval + " is shorter than minPollInterval "
                     + minPollInterval + "; the longest pause between polls must be at least the shortest");
@@ -61,9 +59,12 @@ public record LockSettings(String tableName, String defaultNamespace, Duration l
      */
     static final Duration MAX_LEASE = Duration.ofDays(365);
 
+    private static final String LONG_POLLS = "A waiter renews its entry meanwhile, so polls a minute or more apart"
+            + " only delay its turn";
+
     /** Checks a lease: positive and at most {@link #MAX_LEASE}. */
     static void requireLease(Duration lease, String name) {
-        requireAtMostAYear(lease, name, "a holder that dies blocks the lock for a whole lease; heartbeats renew it,"
+        requireAtMostAYear(lease, name, "A holder that dies blocks the lock for a whole lease; heartbeats renew it,"
                 + " so seconds to minutes are enough");
     }
 
@@ -75,7 +76,7 @@ public record LockSettings(String tableName, String defaultNamespace, Duration l
         requirePositive(value, name);
         if (value.compareTo(MAX_LEASE) > 0) {
             throw new LockOptionException(name, value, name + " " + value + " is too long: at most "
-                    + MAX_LEASE.toDays() + " days. " + Character.toUpperCase(why.charAt(0)) + why.substring(1));
+                    + MAX_LEASE.toDays() + " days. " + why);
         }
     }
 
