@@ -65,7 +65,8 @@ public class DynamoLockProperties implements Validator {
     /** A time-out past 292 years overflows the nanoseconds it is counted down in: a year is far more than enough. */
     private static final Duration LONGEST_TIMEOUT = Duration.ofDays(365);
 
-    private static void rejectUnlessPositive(Errors errors, String field, Duration value, String example) {
+    /** A time-out: positive, and short enough to count down. */
+    private static void rejectUnlessUsable(Errors errors, String field, Duration value, String example) {
         if (value == null || value.isNegative() || value.isZero()) {
             errors.rejectValue(field, "positive", "must be positive, e.g. " + example);
         }
@@ -231,9 +232,9 @@ public class DynamoLockProperties implements Validator {
         if (onLostLease == null) {
             errors.rejectValue("onLostLease", "missing", "must be 'fail' or 'log'");
         }
-        rejectUnlessPositive(errors, "startupTimeout", startupTimeout, "1m");
-        rejectUnlessPositive(errors, "dynamodb.apiCallAttemptTimeout", dynamodb.apiCallAttemptTimeout, "5s");
-        rejectUnlessPositive(errors, "dynamodb.apiCallTimeout", dynamodb.apiCallTimeout, "20s");
+        rejectUnlessUsable(errors, "startupTimeout", startupTimeout, "1m");
+        rejectUnlessUsable(errors, "dynamodb.apiCallAttemptTimeout", dynamodb.apiCallAttemptTimeout, "5s");
+        rejectUnlessUsable(errors, "dynamodb.apiCallTimeout", dynamodb.apiCallTimeout, "20s");
         URI endpoint = dynamodb.endpoint;
         if (endpoint != null && (endpoint.getHost() == null
                 || !"http".equalsIgnoreCase(endpoint.getScheme()) && !"https".equalsIgnoreCase(endpoint.getScheme()))) {
