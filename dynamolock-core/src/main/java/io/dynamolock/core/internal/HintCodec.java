@@ -201,7 +201,9 @@ final class HintCodec {
         if (in.position != body) {
             return rejected(Rejection.GARBAGE);
         }
-        if (Math.abs(clock.millis() - sentAt) > freshness.toMillis()) {
+        // Compared side by side, not as |now - sentAt|: that difference overflows for a forged timestamp 2^63 ms away.
+        long now = clock.millis();
+        if (sentAt < now - freshness.toMillis() || sentAt > now + freshness.toMillis()) {
             return rejected(Rejection.STALE);
         }
         return new Decoded(new WakeUpHint(key, entryId, sentAt, secret != null ? item : null), null);

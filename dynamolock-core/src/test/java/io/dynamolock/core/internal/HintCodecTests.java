@@ -148,6 +148,15 @@ class HintCodecTests {
                 .isNull();
     }
 
+    /** 2^63 ms away either way is as stale as any: the distance must not overflow into a small one. */
+    @Test
+    void rejectsATimestampWhoseDistanceOverflows() {
+        for (long sentAt : new long[] {NOW + Long.MIN_VALUE, Long.MIN_VALUE, Long.MAX_VALUE}) {
+            assertThat(decode(signed, signed.encode(new WakeUpHint(KEY, "abc", sentAt, null))).rejection())
+                    .as("sent at %d", sentAt).isEqualTo(HintCodec.Rejection.STALE);
+        }
+    }
+
     @Test
     void rejectsOtherVersionsTruncatedAndOversizedDatagrams() {
         byte[] genuine = signed.encode(new WakeUpHint(KEY, "abc", NOW, item(3)));
