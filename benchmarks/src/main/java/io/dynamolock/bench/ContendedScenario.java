@@ -21,11 +21,15 @@ final class ContendedScenario {
      *                           already waiting), of which {@code handoffCrossJvmP50} is the median
      * @param releaseCrossJvmP50 of those handoffs, the median of the release's own request
      * @param answerToGrantCrossJvmP50 of those handoffs, the median from the release's answer to the next grant
+     * @param holdMean           the mean hold of the window's grants, from the grant to the call to release, in ms
+     * @param releaseMean        the mean of the window's releases' own requests, from the call to the answer, in ms:
+     *                           with {@code holdMean}, the cycle of a lock whose next holder waits for that answer
      */
     record Row(CompetitorKind kind, int contenders, int grants, double grantsPerSecond, double utilisation,
             double waitP50, double waitP99, double waitMax, double maxWaitInCycles, double jain, int overtakes,
             int tokenOrderViolations, double handoffSameJvmP50, double handoffCrossJvmP50, int handoffsAcrossJvms,
-            double releaseCrossJvmP50, double answerToGrantCrossJvmP50, double requestsPerGrant, Meter meter, int failures, int overlaps, double[] waitsMillis) {
+            double releaseCrossJvmP50, double answerToGrantCrossJvmP50, double holdMean, double releaseMean,
+            double requestsPerGrant, Meter meter, int failures, int overlaps, double[] waitsMillis) {
 
         /** Handoffs between processes per second of the window: grants that went to another JVM's waiter. */
         double handoffsAcrossJvmsPerSecond() {
@@ -118,6 +122,7 @@ final class ContendedScenario {
                 Stats.percentile(Stats.handoffMillis(window, true), 50),
                 Stats.percentile(acrossJvms, 50), acrossJvms.length,
                 Stats.percentile(acrossParts[0], 50), Stats.percentile(acrossParts[1], 50),
+                Stats.meanMillis(window, Grant::holdNanos), Stats.meanMillis(window, Grant::releaseNanos),
                 (double) run.meter().total() / Math.max(1, run.grants().size()), run.meter(),
                 run.failures(), Stats.overlaps(run.grants()), waits);
     }

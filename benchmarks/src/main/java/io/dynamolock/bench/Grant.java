@@ -18,6 +18,15 @@ record Grant(String contender, int jvm, long waitStart, long granted, long relea
         return granted - waitStart;
     }
 
+    long holdNanos() {
+        return released - granted;
+    }
+
+    /** The release's own request, from its call to its answer. */
+    long releaseNanos() {
+        return answered - released;
+    }
+
     String encode() {
         return contender + " " + jvm + " " + waitStart + " " + granted + " " + released + " " + answered + " " + token;
     }

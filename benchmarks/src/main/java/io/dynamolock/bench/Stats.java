@@ -6,6 +6,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.function.ToLongBiFunction;
+import java.util.function.ToLongFunction;
 import java.util.Map;
 
 /** The figures computed from a run's grants: pure functions. */
@@ -114,6 +115,11 @@ final class Stats {
             }
         }
         return gaps.stream().mapToDouble(Double::doubleValue).toArray();
+    }
+
+    /** The mean of {@code nanos} over {@code grants}, in milliseconds; 0 for none. */
+    static double meanMillis(List<Grant> grants, ToLongFunction<Grant> nanos) {
+        return grants.stream().mapToLong(nanos).average().orElse(0) / 1e6;
     }
 
     /** Wait times in milliseconds. */

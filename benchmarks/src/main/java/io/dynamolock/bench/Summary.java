@@ -96,8 +96,10 @@ final class Summary {
         line(md, kinds, "lock utilisation", kind -> eachPass(rows, kind, (row, awsRow) -> Report.f2(row.utilisation())));
         // A waiter that learns of a release from DynamoDB learns of it after its write has landed and an answer has
         // come back: at best as the releaser learns it, one round trip after the call. That bounds every lock whose
-        // next holder waits for the release to land; a hand-over (authenticated hints) does not wait for it.
-        line(md, kinds, "bound if the next holder waits for the release's request: utilisation / grants/s (x AWS)",
+        // next holder waits for the release to land; a hand-over (authenticated hints) does not wait for it. Means,
+        // over every grant of the window: utilisation is a mean too, and these latencies are skewed to the right.
+        line(md, kinds, "bound if the next holder waits for the release's request (means of the window's holds and"
+                + " releases): utilisation / grants/s (x AWS)",
                 kind -> eachPass(rows, kind, (row, awsRow) -> bound(row, awsRow == null ? 0 : awsRow.grantsPerSecond())));
         line(md, kinds, "requests per grant",
                 kind -> eachPass(rows, kind, (row, awsRow) -> Report.f2(row.requestsPerGrant())));
@@ -108,12 +110,11 @@ final class Summary {
     }
 
     private static String bound(ContendedScenario.Row row, double aws) {
-        if (row.handoffsAcrossJvms() == 0) {
-            return "-"; // no handoff, so no release's request measured
+        if (row.grants() == 0) {
+            return "-"; // no grant, so no hold or release measured
         }
-        double hold = ContendedRun.HOLD.toNanos() / 1e6;
-        double cycle = hold + row.releaseCrossJvmP50();
-        return Report.f2(hold / cycle) + " / " + Report.f1(1000 / cycle)
+        double cycle = row.holdMean() + row.releaseMean();
+        return Report.f2(row.holdMean() / cycle) + " / " + Report.f1(1000 / cycle)
                 + (aws > 0 ? " (" + Report.f2(1000 / cycle / aws) + "x)" : "");
     }
 

@@ -55,17 +55,49 @@ class ReportTests {
                 .filter(cols -> cols.length == 2).collect(Collectors.toMap(cols -> cols[0], cols -> cols[1]));
         assertThat(cells).containsEntry("handoff p50 ms across processes (handoffs)", "- (0)")
                 .containsEntry("of them handoffs between processes, per second", "0.0");
-        assertThat(cells.entrySet()).filteredOn(e -> e.getKey().startsWith("bound if"))
-                .extracting(Map.Entry::getValue).containsExactly("-");
         assertThat(cells.entrySet()).filteredOn(e -> e.getKey().startsWith("p50 of its parts"))
                 .extracting(Map.Entry::getValue).containsExactly("- / -");
+        assertThat(cells.entrySet()).filteredOn(e -> e.getKey().startsWith("bound if"))
+                .as("not a handoff figure: every release of the window counts, 20 ms holds and 5 ms releases,"
+                        + " against the run's 10 grants in 300 ms")
+                .extracting(Map.Entry::getValue).containsExactly("0.80 / 40.0 (1.20x)");
+    }
+
+    /** The bound takes the mean, not the median: one slow release in four moves it. */
+    @Test
+    void theBoundIsTheMeanCycleOfTheWindow() {
+        List<Grant> grants = new ArrayList<>();
+        long t = 0;
+        for (int i = 0; i < 4; i++) {
+            long release = i == 3 ? 45 : 5;
+            grants.add(grant((i % 2 + 1) + "-0", i % 2 + 1, t - 20, t, t + 20, t + 20 + release));
+            t += 20 + release;
+        }
+        ContendedScenario.Row row = ContendedScenario.row(
+                new ContendedRun(CompetitorKind.DYNAMOLOCK, List.of("1-0", "2-0"), grants, 0, t * MS, Meter.NONE, 0),
+                5 * MS);
+        assertThat(row.holdMean()).isEqualTo(20);
+        assertThat(row.releaseMean()).as("(5 + 5 + 5 + 45) / 4, where the median is 5").isEqualTo(15);
+        assertThat(boundCell(row)).isEqualTo("0.57 / 28.6");
+    }
+
+    @Test
+    void aRunWithoutGrantsHasNoBound() {
+        ContendedScenario.Row row = ContendedScenario.row(
+                new ContendedRun(CompetitorKind.DYNAMOLOCK, EIGHT, List.of(), 0, 300 * MS, Meter.NONE, 8), 5 * MS);
+        assertThat(boundCell(row)).isEqualTo("-");
+    }
+
+    private static String boundCell(ContendedScenario.Row row) {
+        return Summary.goals(List.of(row.kind()), List.of(row)).lines().filter(line -> line.startsWith("| bound if"))
+                .map(line -> line.substring(2, line.length() - 2).split(" \\| ")[1]).findFirst().orElseThrow();
     }
 
     /** A hand-over: the next holder starts before the release's answer, so the handoff is below its parts' sum. */
     @Test
     void theHandoffChartShowsTheHandoffItselfBesideItsParts() {
         ContendedScenario.Row row = new ContendedScenario.Row(CompetitorKind.DYNAMOLOCK_HINTS_AUTH, 8, 538, 44.8,
-                0.90, 146, 162, 196, 1.10, 1.0, 0, 0, 0, 1.8, 543, 11.3, -9.5, 2.0, Meter.NONE, 0, 0, new double[538]);
+                0.90, 146, 162, 196, 1.10, 1.0, 0, 0, 0, 1.8, 543, 11.3, -9.5, 21.0, 11.5, 2.0, Meter.NONE, 0, 0, new double[538]);
         CategoryChart handoff = (CategoryChart) Report.processesCharts(List.of(CompetitorKind.DYNAMOLOCK_HINTS_AUTH),
                 List.of(row)).get(1);
         assertThat(handoff.getStyler().isStacked()).isFalse();
@@ -78,7 +110,7 @@ class ReportTests {
 
     private static ContendedScenario.Row rate(CompetitorKind kind, double grantsPerSecond) {
         return new ContendedScenario.Row(kind, 8, 100, grantsPerSecond, 0.5, 100, 150, 200, 1.0, 1.0, 0, 0, 0, 30, 90,
-                10, 20, 3.5, Meter.NONE, 0, 0, new double[100]);
+                10, 20, 21, 10, 3.5, Meter.NONE, 0, 0, new double[100]);
     }
 
     /**
