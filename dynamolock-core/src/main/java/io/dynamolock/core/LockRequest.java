@@ -25,7 +25,9 @@ import java.util.Objects;
  * mode and permits), all or nothing: the single locks are taken one after another in one canonical order
  * (sorted by entity; all share the namespace), so two requests for overlapping sets never wait for each other
  * in a cycle, under one overall wait (a request made inside a scope that holds a later part but not an earlier
- * one would wait while holding, and is refused before anything is sent unless it does not wait); if the wait runs
+ * one would wait while holding, and is refused before anything is sent unless it does not wait; a request made
+ * while holding a lock outside the set is a nested lock like any other, and nested locks are taken in one order by
+ * their callers or not at all); if the wait runs
  * out, the caller is interrupted or a step fails, what was taken is released. Duplicates are locked once. The handle reports every part
  * ({@link LockHandle#parts()}, {@link LockHandle#fencingTokens()}); a lost lease of any part is a lost lease of
  * the whole.

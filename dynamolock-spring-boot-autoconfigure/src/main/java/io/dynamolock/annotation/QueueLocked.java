@@ -67,7 +67,8 @@ public @interface QueueLocked {
      * {@code #root.target} and beans ({@code @ids.of(#order)}). Its value is turned
      * into a string; a {@code null} or blank value fails the call before any lock is taken.
      * <p>Several expressions, or one whose value is a collection or an array, lock every entity they
-     * name, all or nothing: in one canonical order (so no two calls wait for each other in a cycle),
+     * name, all or nothing: in one canonical order (so no two calls wait for each other in a cycle, unless
+     * one of them already holds another lock: nest locks in one order),
      * under one {@link #maxWait()}, duplicates once ({@code LockRequest.builder(Collection)}).
      */
     String[] entity();
