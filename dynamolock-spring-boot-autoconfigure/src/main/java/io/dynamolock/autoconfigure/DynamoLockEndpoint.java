@@ -37,7 +37,8 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  * instead:
  * {@code GET /actuator/dynamolock?entity=tenant%2F7}, {@code DELETE /actuator/dynamolock?entity=tenant%2F7&ticket=N}. Off by default: the endpoint's access is
  * read-only unless the application sets {@code management.endpoint.dynamolock.access=unrestricted}
- * (and should then secure it). Answers 200 with what was removed, 404 when no entry has the ticket,
+ * (and should then secure it), or widens it by Boot's other access rules ({@code management.endpoints.access.default},
+ * the deprecated {@code enabled} switches); {@code management.endpoints.access.max-permitted=read-only} keeps it off. Answers 200 with what was removed, 404 when no entry has the ticket,
  * 400 for a missing or malformed ticket or key. Each break tried is logged at WARN with who asked, before it is
  * tried (one refused for its ticket or namespace is not). A queue's GET
  * answers 400 too for a key the lock table cannot hold (an entity over 2048 bytes, a blank namespace).
