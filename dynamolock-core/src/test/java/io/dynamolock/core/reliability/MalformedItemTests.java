@@ -200,7 +200,38 @@ class MalformedItemTests {
 
         fixture.template().acquire("uncounted", Duration.ofSeconds(5)).release();
         assertThat(Long.parseLong(fixture.item("uncounted", "default").get("expiresAt").n()))
-                .as("the TTL at the next release").isLessThan(NEVER_TTL_SECONDS);
+                .as("the TTL after the next acquisition").isLessThan(NEVER_TTL_SECONDS);
+    }
+
+    /**
+     * The README's removal of a counted fail-closed entry takes fc to 0 but leaves the TTL "never" (the command
+     * does not touch it): the lock's next enqueue, refused the TTL it would lower, settles it in a request of its
+     * own, so the item expires again once unused.
+     */
+    @Test
+    void aCountedFailClosedEntryRemovedByTheReadmesCommandLeavesAnItemThatExpiresAfterTheNextEnqueue() {
+        put("counted", Map.of("t#x", AttributeValue.fromN("5"), "e#x", AttributeValue.fromN("1"),
+                "k#x", AttributeValue.fromN("60000"), "fc", AttributeValue.fromN("1"),
+                "expiresAt", AttributeValue.fromN(Long.toString(NEVER_TTL_SECONDS))));
+        fixture.admin().updateItem(b -> b.tableName(fixture.table())
+                .key(Map.of("pk", AttributeValue.fromS("counted"), "sk", AttributeValue.fromS("default")))
+                .updateExpression("REMOVE #t, #e, #o, #k, #m, #w ADD #fc :minusOne")
+                .conditionExpression("attribute_exists(#k) AND #fc > :zero")
+                .expressionAttributeNames(Map.of("#t", "t#x", "#e", "e#x", "#o", "o#x", "#k", "k#x", "#m", "m#x",
+                        "#w", "w#x", "#fc", "fc"))
+                .expressionAttributeValues(Map.of(":minusOne", AttributeValue.fromN("-1"),
+                        ":zero", AttributeValue.fromN("0"))));
+        assertThat(fixture.item("counted", "default").get("fc").n()).isEqualTo("0");
+
+        LockTemplate locks = fixture.template(b -> { }, requests);
+        LockHandle lock = locks.acquire("counted", Duration.ZERO);
+
+        assertThat(requests.attempts(Step.LOWER_TTL)).as("the enqueue's own write may not lower it").isEqualTo(1);
+        assertThat(Long.parseLong(fixture.item("counted", "default").get("expiresAt").n()))
+                .as("finite while the lock is held").isLessThan(NEVER_TTL_SECONDS);
+        lock.release();
+        assertThat(Long.parseLong(fixture.item("counted", "default").get("expiresAt").n()))
+                .as("and after its release").isLessThan(NEVER_TTL_SECONDS);
     }
 
     private static Map<String, String> with(Map<String, String> names, String name, String attribute) {
