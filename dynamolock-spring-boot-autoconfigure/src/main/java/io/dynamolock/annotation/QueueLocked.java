@@ -65,11 +65,13 @@ public @interface QueueLocked {
      * SpEL expression of the locked entity, over the method's parameters by name
      * ({@code #orderId}, {@code #order.id}), {@code #root.args}, {@code #root.method},
      * {@code #root.target} and beans ({@code @ids.of(#order)}). Its value is turned
-     * into a string; a {@code null} or blank value fails the call before any lock is taken.
-     * <p>Several expressions, or one whose value is a collection or an array, lock every entity they
-     * name, all or nothing: in one canonical order (so no two calls wait for each other in a cycle, unless
-     * one of them already holds another lock: nest locks in one order),
-     * under one {@link #maxWait()}, duplicates once ({@code LockRequest.builder(Collection)}).
+     * into a string; a {@code null} or blank value fails the call before any lock is taken. Of an
+     * {@code Optional}, its value is (not {@code Optional[order-1]}): an empty one fails the call as {@code null}
+     * does.
+     * <p>Several expressions, or one whose value is a collection or an array (also in an {@code Optional}), lock
+     * every entity they name, all or nothing: in one canonical order (so no two calls wait for each other in a
+     * cycle, unless one of them already holds another lock: nest locks in one order), under one
+     * {@link #maxWait()}, duplicates once ({@code LockRequest.builder(Collection)}).
      */
     String[] entity();
 

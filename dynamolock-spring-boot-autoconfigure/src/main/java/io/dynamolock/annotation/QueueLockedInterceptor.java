@@ -14,6 +14,7 @@ import java.util.Collection;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -263,7 +264,7 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
 
     /**
      * Every entity the expressions name: the value of each, or each element of a value that is a collection or an
-     * array. The request sorts them and drops duplicates.
+     * array; of an {@code Optional}, its value. The request sorts them and drops duplicates.
      */
     private List<String> entities(LockedMethod locked, MethodInvocation invocation, Class<?> targetClass) {
         List<String> entities = new ArrayList<>();
@@ -277,6 +278,9 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
             catch (EvaluationException ex) {
                 throw badEntity(source, locked, "could not be evaluated: " + ex.getMessage(), ex);
             }
+            if (value instanceof Optional<?> optional && optional.isPresent()) {
+                value = optional.get(); // an empty one stays, to fail below as an element would
+            }
             List<Object> values = value instanceof Collection<?> collection ? new ArrayList<>(collection)
                     : value != null && value.getClass().isArray() ? Arrays.asList(ObjectUtils.toObjectArray(value))
                     : Collections.singletonList(value);
@@ -285,11 +289,14 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
                         + "; a lock needs at least one entity", null);
             }
             String evaluated = values.size() > 1 ? "yielded " : "evaluated to ";
-            for (Object element : values) {
+            for (Object given : values) {
+                // An Optional's string (Optional[order-1], Optional.empty) names no entity: its value does, and an
+                // empty one is an optional key's null.
+                Object element = given instanceof Optional<?> optional ? optional.orElse(null) : given;
                 String entity = element == null ? null : element.toString();
                 if (entity == null || entity.isBlank()) {
-                    throw badEntity(source, locked, evaluated
-                            + (entity == null ? "null" : "'" + Printable.escape(entity) + "'")
+                    throw badEntity(source, locked, evaluated + (given instanceof Optional<?> && element == null
+                            ? "an empty Optional" : entity == null ? "null" : "'" + Printable.escape(entity) + "'")
                             + "; a lock needs a non-blank entity", null);
                 }
                 if (!(element instanceof CharSequence) && QueueLockedMethods.isLaterValue(element.getClass())) {

@@ -15,6 +15,7 @@ import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
@@ -355,13 +356,23 @@ final class QueueLockedMethods {
             throw invalid(description, "entity expression '" + source + "' is a " + entityType.getName() + ", "
                     + LATER_VALUE + ". " + LATER_VALUE_FIX);
         }
-        Class<?> type = ClassUtils.resolvePrimitiveIfNecessary(declared.toClass());
+        ResolvableType value = optionalValue(declared);
+        Class<?> type = ClassUtils.resolvePrimitiveIfNecessary(value.toClass());
         if (!Collection.class.isAssignableFrom(type) && !type.isArray() && type != Object.class
                 && !Modifier.isAbstract(type.getModifiers()) && hasIdentityString(type)) {
-            throw invalid(description, "entity expression '" + source + "' is a " + type.getName() + ", whose"
-                    + " toString() is Object's: " + IDENTITY_STRING + ". Name a stable key such as " + source
-                    + ".id, or give " + type.getSimpleName() + " a toString() that names the entity");
+            throw invalid(description, "entity expression '" + source + "' is a" + (value == declared ? ""
+                    : "n Optional of a") + " " + type.getName() + ", whose toString() is Object's: " + IDENTITY_STRING
+                    + ". Name a stable key such as " + source + ".id, or give " + type.getSimpleName()
+                    + " a toString() that names the entity");
         }
+    }
+
+    /**
+     * What a call locks of a value of {@code type}: an {@code Optional}'s value (its own string, Optional[order-1],
+     * names no entity); else {@code type} itself.
+     */
+    private static ResolvableType optionalValue(ResolvableType type) {
+        return type.toClass() == Optional.class ? type.getGeneric(0) : type;
     }
 
     private static QueueLockedConfigurationException noSuchProperty(String source, String property, Class<?> type,
@@ -408,14 +419,14 @@ final class QueueLockedMethods {
 
     /**
      * The declared type of the entities a value of {@code type} gives: its elements' if it is a collection or an
-     * array, as a call locks each of them; {@code null} if not known.
+     * array, as a call locks each of them, an {@code Optional}'s value's (also as an element); {@code null} if not
+     * known.
      */
     private static Class<?> entityType(ResolvableType type) {
-        if (type.isArray()) {
-            return type.getComponentType().resolve();
-        }
-        return Collection.class.isAssignableFrom(type.toClass()) ? type.asCollection().getGeneric(0).resolve()
-                : type.resolve();
+        ResolvableType value = optionalValue(type);
+        ResolvableType element = value.isArray() ? value.getComponentType()
+                : Collection.class.isAssignableFrom(value.toClass()) ? value.asCollection().getGeneric(0) : value;
+        return optionalValue(element).resolve();
     }
 
     /** The index {@code #p3} or {@code #a3} names, {@code -1} for any other variable. */

@@ -10,6 +10,7 @@ import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.test.DynamoDbLocal;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -68,6 +69,15 @@ class EntityOfAsyncParameterTests {
                 + " is a java.util.concurrent.CompletableFuture");
         assertFails(MonoOrders.class, MonoOrders.class.getName() + ".save(Mono[]): entity expression '#orders'"
                 + " is a reactor.core.publisher.Mono");
+    }
+
+    /** An Optional's value is the entity, and its elements if it is a collection. */
+    @Test
+    void failsOnAnOptionalOfFutures() {
+        assertFails(OptionalFutureOrder.class, OptionalFutureOrder.class.getName() + ".save(Optional): entity"
+                + " expression '#order' is a java.util.concurrent.CompletableFuture, a value that arrives later");
+        assertFails(OptionalMonoOrders.class, OptionalMonoOrders.class.getName() + ".save(Optional): entity"
+                + " expression '#orders' is a reactor.core.publisher.Mono");
     }
 
     /** A property path off a parameter is checked at its end as the parameter itself is. */
@@ -209,6 +219,20 @@ class EntityOfAsyncParameterTests {
 
         @QueueLocked(entity = "#orders")
         public void save(Mono<String>[] orders) {
+        }
+    }
+
+    public static class OptionalFutureOrder {
+
+        @QueueLocked(entity = "#order")
+        public void save(Optional<CompletableFuture<String>> order) {
+        }
+    }
+
+    public static class OptionalMonoOrders {
+
+        @QueueLocked(entity = "#orders")
+        public void save(Optional<List<Mono<String>>> orders) {
         }
     }
 

@@ -20,6 +20,7 @@ import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.LockWaitTimeoutException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -162,6 +163,29 @@ class QueueLockedTests extends QueueLockedTestSupport {
                 .withMessageContaining("No lock was taken");
         assertThatIllegalArgumentException().isThrownBy(() -> service.anyEntity("  "))
                 .withMessageContaining("evaluated to '  '");
+        assertThat(service.calls()).isEqualTo(calls);
+        assertThat(locks.activeLocks()).isEmpty();
+    }
+
+    /** An Optional's own string (Optional[opt-1]) names no entity, and would not exclude a lock of "opt-1". */
+    @Test
+    void aPresentOptionalEntityLocksItsValue() {
+        assertThat(service.optionalEntity(Optional.of("opt-1"))).containsExactly("opt-1");
+        assertThat(service.optionalEntity(Optional.of(List.of("opt-2", "opt-3"))))
+                .containsExactlyInAnyOrder("opt-2", "opt-3");
+        assertThat(locks.activeLocks()).isEmpty();
+    }
+
+    /** Optional.empty() is an optional key's null: locking 'Optional.empty' would put every such call in one queue. */
+    @Test
+    void anEmptyOptionalEntityFailsAsNullDoes() {
+        int calls = service.calls();
+        assertThatIllegalArgumentException().isThrownBy(() -> service.optionalEntity(Optional.empty()))
+                .withMessageContaining("@QueueLocked entity expression '#id' of " + LockedService.class.getName()
+                        + ".optionalEntity(Optional) evaluated to an empty Optional; a lock needs a non-blank entity")
+                .withMessageContaining("No lock was taken");
+        assertThatIllegalArgumentException().isThrownBy(() -> service.anyKey(List.of("opt-4", Optional.empty())))
+                .withMessageContaining("yielded an empty Optional");
         assertThat(service.calls()).isEqualTo(calls);
         assertThat(locks.activeLocks()).isEmpty();
     }

@@ -13,6 +13,7 @@ import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 import java.lang.reflect.Proxy;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -136,6 +137,14 @@ class QueueLockedValidationTests {
                 + " '#order' is a " + OrderRef.class.getName() + ", whose toString() is Object's: an identity hash,"
                 + " different for each instance and each JVM, so no two calls would share a lock. Name a stable key"
                 + " such as #order.id, or give OrderRef a toString() that names the entity");
+    }
+
+    /** An Optional's value is the entity: checked as a parameter of the value's type is. */
+    @Test
+    void failsOnAnOptionalOfATypeWithoutToStringOfItsOwn() {
+        assertFails(OptionalIdentityEntity.class, OptionalIdentityEntity.class.getName() + ".update(Optional): entity"
+                + " expression '#order' is an Optional of a " + OrderRef.class.getName() + ", whose toString() is"
+                + " Object's: an identity hash");
     }
 
     /** A record is final: no value of it can have another property, so the typo fails the start, not each call. */
@@ -729,6 +738,13 @@ class QueueLockedValidationTests {
 
         @QueueLocked(entity = "#order")
         public void update(OrderRef order) {
+        }
+    }
+
+    public static class OptionalIdentityEntity {
+
+        @QueueLocked(entity = "#order")
+        public void update(Optional<OrderRef> order) {
         }
     }
 

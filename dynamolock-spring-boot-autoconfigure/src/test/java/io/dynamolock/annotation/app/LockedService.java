@@ -5,6 +5,7 @@ import io.dynamolock.core.LockInfo;
 import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.QueueSnapshot;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.springframework.stereotype.Service;
@@ -74,6 +75,13 @@ public class LockedService implements Inventory {
     @QueueLocked(entity = "#key")
     public void anyKey(Object key) {
         calls.incrementAndGet();
+    }
+
+    /** An optional key: the entity is its value, the entities its elements if it is a collection. */
+    @QueueLocked(entity = "#id")
+    public List<String> optionalEntity(Optional<?> id) {
+        calls.incrementAndGet();
+        return held().stream().map(LockInfo::entity).toList();
     }
 
     @OrderLock
