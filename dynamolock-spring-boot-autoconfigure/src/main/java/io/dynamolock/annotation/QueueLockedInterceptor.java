@@ -19,6 +19,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -41,7 +42,8 @@ import org.springframework.expression.EvaluationException;
  * {@link LockRequest} and hands the call to the {@link LockOperations} (the {@code LockTemplate}), as spring-retry's
  * interceptor hands it to a {@code RetryTemplate}: acquire, run the method with the lock in
  * the thread's scope ({@code inScope}: calls made inside it join the lock), release when the
- * method returns or, for a method returning {@code CompletableFuture} / {@code CompletionStage},
+ * method returns or, for a method returning {@code CompletableFuture} / {@code CompletionStage}
+ * (declared, or a {@code CompletableFuture} returned through {@code Object} or a type variable),
  * when its future completes; with a {@code minHold}, no earlier than that after the grant. A
  * wait that runs out fails the call or, with {@link WaitTimeoutPolicy#SKIP}, skips it. A lease
  * lost meanwhile is handled as the {@link LostLeasePolicy} says.
@@ -126,8 +128,31 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
         if (locked.async() && returned != null) {
             return releaseOnCompletion((CompletionStage<?>) returned, lock, locked, grantedAt);
         }
+        if (returned != null && QueueLockedMethods.isLaterValue(returned.getClass()) && !isDone(returned)) {
+            return followUndeclared(returned, lock, locked, grantedAt);
+        }
         finish(lock, locked, grantedAt, null);
         return returned;
+    }
+
+    /**
+     * Work still running that the method returned through a type the start could not refuse or follow ({@code Object},
+     * a type variable). A {@code CompletableFuture} is followed as a declared one is; the caller gets one back, as it
+     * would have. Anything else would run after the release: the call fails, the lock released, and a publisher is
+     * not subscribed. So is another {@code CompletionStage}, which the caller may expect of its own class.
+     */
+    private Object followUndeclared(Object returned, LockHandle lock, LockedMethod locked, long grantedAt) {
+        if (returned.getClass() == CompletableFuture.class) {
+            return releaseOnCompletion((CompletableFuture<?>) returned, lock, locked, grantedAt);
+        }
+        IllegalStateException refused = QueueLockedMethods.undeclaredLaterWork(locked, returned.getClass());
+        finish(lock, locked, grantedAt, refused);
+        throw refused;
+    }
+
+    /** A future that is done holds a value: nothing runs after the release. */
+    private static boolean isDone(Object returned) {
+        return returned instanceof Future<?> future && future.isDone();
     }
 
     /**

@@ -96,6 +96,8 @@ final class QueueLockedMethods {
 
     static final String HTTP_ENTITY = "org.springframework.http.HttpEntity";
 
+    static final String PUBLISHER = "org.reactivestreams.Publisher";
+
     static final String CONTROLLER = "org.springframework.stereotype.Controller";
 
     /**
@@ -104,7 +106,7 @@ final class QueueLockedMethods {
      * executor, a DeferredResult or an emitter completes whenever its producer says so), also as the body of a
      * {@code ResponseEntity}.
      */
-    static final List<String> LATER_WORK = List.of("org.reactivestreams.Publisher",
+    static final List<String> LATER_WORK = List.of(PUBLISHER,
             "org.springframework.web.context.request.async.DeferredResult",
             "org.springframework.web.context.request.async.WebAsyncTask",
             "org.springframework.web.servlet.mvc.method.annotation.ResponseBodyEmitter",
@@ -585,6 +587,26 @@ final class QueueLockedMethods {
                 + " would be released before it is done. " + SUPPORTED + ". Return one of those, or take the lock"
                 + " inside the asynchronous work with LockTemplate" + (isKotlinLaterWork(type) ? ". " + KOTLIN_FIX
                 : ""));
+    }
+
+    /**
+     * The failure of a call that returned work the lock cannot follow through a return type that did not say so
+     * ({@code Object}, a type variable): seen only at the call, it is told then, with the type to declare.
+     */
+    static IllegalStateException undeclaredLaterWork(LockedMethod locked, Class<?> returned) {
+        // A future first: Spring's adapters know it too. What is left but a publisher is Spring MVC's later work.
+        String declare = isA(returned, KOTLIN_DEFERRED) ? "Return no Deferred: " + KOTLIN_FIX
+                : isA(returned, KOTLIN_FLOW) ? "Declare the return type as Flow so the lock follows it"
+                : !CompletionStage.class.isAssignableFrom(returned) && !Future.class.isAssignableFrom(returned)
+                        && (isA(returned, PUBLISHER) || Flow.Publisher.class.isAssignableFrom(returned)
+                        || ReactiveAdapterRegistry.getSharedInstance().getAdapter(returned) != null)
+                        ? "Declare the return type as Mono or Flux so the lock follows it"
+                        : "Declare the return type as CompletableFuture or CompletionStage so the lock follows it";
+        return new IllegalStateException("@QueueLocked " + locked.description() + " returned a " + returned.getName()
+                + " through its return type " + locked.method().getGenericReturnType().getTypeName() + ": its work"
+                + " goes on after the method returned, where the lock cannot follow it, so the lock was released and"
+                + " the call fails. " + declare + " (" + SUPPORTED + "), or take the lock inside the asynchronous"
+                + " work with LockTemplate");
     }
 
     /**

@@ -25,9 +25,14 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import kotlinx.coroutines.flow.Flow;
+import kotlinx.coroutines.flow.FlowKt;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
+import reactor.core.publisher.Mono;
 
 class QueueLockedTests extends QueueLockedTestSupport {
 
@@ -276,6 +281,55 @@ class QueueLockedTests extends QueueLockedTestSupport {
     void releasesAtOnceWhenTheMethodReturnsNoFuture() {
         assertThat(service.asyncNull("cf-3")).isNull();
         assertThat(heldEntities()).doesNotContain("cf-3");
+    }
+
+    /** A return type of Object tells nothing at the start: the future the call returns is followed all the same. */
+    @Test
+    void holdsTheLockUntilAFutureReturnedThroughObjectCompletes() throws Exception {
+        CompletableFuture<String> gate = new CompletableFuture<>();
+        CompletableFuture<?> result = (CompletableFuture<?>) service.untyped("cf-7", gate);
+        assertThat(result).isNotDone();
+        assertThat(heldEntities()).contains("cf-7");
+        gate.complete("done");
+        assertThat(result.get(10, TimeUnit.SECONDS)).isEqualTo("done");
+        assertThat(heldEntities()).doesNotContain("cf-7");
+        CompletableFuture<String> done = CompletableFuture.completedFuture("done");
+        assertThat(service.untyped("cf-7", done)).isSameAs(done); // a value like any other
+    }
+
+    @Test
+    void holdsTheLockUntilAFutureReturnedThroughATypeVariableCompletes() throws Exception {
+        CompletableFuture<String> gate = new CompletableFuture<>();
+        CompletableFuture<String> result = service.supplied("cf-8", () -> gate);
+        assertThat(heldEntities()).contains("cf-8");
+        gate.complete("done");
+        assertThat(result.get(10, TimeUnit.SECONDS)).isEqualTo("done");
+        assertThat(heldEntities()).doesNotContain("cf-8");
+    }
+
+    /**
+     * Late work returned through Object that the lock cannot follow would run after the release: the call fails,
+     * the lock released, and the publisher is never subscribed.
+     */
+    @Test
+    void failsOnLateWorkReturnedThroughObjectThatTheLockCannotFollow() {
+        int calls = service.calls();
+        AtomicBoolean subscribed = new AtomicBoolean();
+        Mono<String> mono = Mono.just("x").doOnSubscribe(subscription -> subscribed.set(true));
+        assertThatIllegalStateException().isThrownBy(() -> service.untyped("late-1", mono))
+                .withMessageContaining(LockedService.class.getName() + ".untyped(String, Object) returned a "
+                        + mono.getClass().getName() + " through its return type java.lang.Object")
+                .withMessageContaining("Declare the return type as Mono or Flux so the lock follows it");
+        assertThat(subscribed).isFalse();
+        assertThatIllegalStateException().isThrownBy(() -> service.untyped("late-1", new FutureTask<>(() -> "x")))
+                .withMessageContaining("returned a java.util.concurrent.FutureTask")
+                .withMessageContaining("Declare the return type as CompletableFuture or CompletionStage");
+        Flow<String> flow = FlowKt.emptyFlow();
+        assertThatIllegalStateException().isThrownBy(() -> service.supplied("late-1", () -> flow))
+                .withMessageContaining("returned a " + flow.getClass().getName() + " through its return type T")
+                .withMessageContaining("Declare the return type as Flow");
+        assertThat(service.calls()).isEqualTo(calls + 3);
+        assertThat(heldEntities()).doesNotContain("late-1");
     }
 
     @Test

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import org.springframework.stereotype.Service;
 
 /** Annotated methods that report the locks this instance holds while they run. */
@@ -82,6 +83,20 @@ public class LockedService implements Inventory {
     public List<String> optionalEntity(Optional<?> id) {
         calls.incrementAndGet();
         return held().stream().map(LockInfo::entity).toList();
+    }
+
+    /** Returns what it is given through a return type that tells the lock nothing of it. */
+    @QueueLocked(entity = "#id")
+    public Object untyped(String id, Object returned) {
+        calls.incrementAndGet();
+        return returned;
+    }
+
+    /** Returns what {@code work} gives through a type variable. */
+    @QueueLocked(entity = "#id")
+    public <T> T supplied(String id, Supplier<T> work) {
+        calls.incrementAndGet();
+        return work.get();
     }
 
     @OrderLock
