@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.mockito.Mockito.mock;
 
 import io.dynamolock.core.LockRequest;
+import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.test.DynamoDbLocal;
 import io.dynamolock.reactive.ReactiveLockOperations;
 import io.dynamolock.reactive.ReactiveLockTemplate;
@@ -32,6 +33,24 @@ class DynamoLockReactiveAutoConfigurationTests {
             StepVerifier.create(locks.execute(LockRequest.builder("auto-reactive").build(),
                     lock -> Mono.just(lock.entity()))).expectNext("auto-reactive").verifyComplete();
         });
+    }
+
+    /**
+     * An application that excludes DynamoLockAutoConfiguration and defines its own LockTemplate still gets a
+     * ReactiveLockTemplate, with the properties' defaults, as it gets the health indicator and the endpoint.
+     */
+    @Test
+    void configuresAReactiveLockTemplateWithoutTheMainAutoConfiguration() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DynamoLockReactiveAutoConfiguration.class))
+                .withBean(LockTemplate.class, () -> LockTemplate.builder(DynamoDbLocal.shared().client())
+                        .tableName(TABLE).build())
+                .run(context -> {
+                    assertThat(context).hasNotFailed().hasSingleBean(ReactiveLockTemplate.class);
+                    StepVerifier.create(context.getBean(ReactiveLockOperations.class).execute(
+                            LockRequest.builder("own-template").build(), lock -> Mono.just(lock.entity())))
+                            .expectNext("own-template").verifyComplete();
+                });
     }
 
     @Test
