@@ -129,11 +129,18 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
         for (Method method : annotated.keySet()) {
             int modifiers = method.getModifiers();
             boolean viaInterface = jdkProxy && ClassUtils.getInterfaceMethodIfPossible(method, type) != method;
-            if (Modifier.isPrivate(modifiers) || Modifier.isFinal(modifiers) && !viaInterface
-                    || Modifier.isStatic(modifiers)) {
+            if (Modifier.isPrivate(modifiers) || Modifier.isStatic(modifiers)) {
                 log.warn("@QueueLocked on {} has no effect: a Spring proxy cannot intercept a {} method; make it"
-                        + " public or protected and not final", QueueLockedMethods.describe(method, type),
-                        Modifier.isPrivate(modifiers) ? "private" : Modifier.isFinal(modifiers) ? "final" : "static");
+                        + " a public or protected instance method", QueueLockedMethods.describe(method, type),
+                        Modifier.isPrivate(modifiers) ? "private" : "static");
+                continue;
+            }
+            if (Modifier.isFinal(modifiers) && !viaInterface) {
+                // CGLIB cannot override it, so it runs on the proxy, an instance made without a constructor call.
+                log.warn("@QueueLocked on {} does not work: a class-based proxy cannot override a final method, so a"
+                        + " call through the bean runs it on the proxy instance, whose fields were never set (a"
+                        + " NullPointerException at the first injected field it uses), and without the lock; make it"
+                        + " not final (open in Kotlin)", QueueLockedMethods.describe(method, type));
                 continue;
             }
             try {
