@@ -4,9 +4,9 @@ import io.dynamolock.core.LockTemplate;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.aop.Advisor;
@@ -19,6 +19,7 @@ import org.springframework.beans.factory.FactoryBean;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.NoUniqueBeanDefinitionException;
 import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.core.MethodIntrospector;
 import org.springframework.core.Ordered;
@@ -35,8 +36,12 @@ import org.springframework.util.ClassUtils;
  * (private, final, static), and about a transaction advisor that would run outside the
  * lock advisor. Looks the advisor's {@code LockTemplate} up, so that no call has to, and stops the start
  * if there are several and none is {@code @Primary}: no call could lock.
+ * <p>
+ * A bean created after the start (a lazy one, with {@code spring.main.lazy-initialization=true} every one) may be of
+ * a class the start could not know: its {@code @Bean} method returns an interface. Its class is checked when the bean
+ * is created, a bad declaration failing that creation with the same message, and the template made to outlive it.
  */
-public class QueueLockedMethodValidator implements SmartInitializingSingleton, BeanFactoryAware {
+public class QueueLockedMethodValidator implements SmartInitializingSingleton, BeanFactoryAware, BeanPostProcessor {
 
     private static final Logger log = LoggerFactory.getLogger(QueueLockedMethodValidator.class);
 
@@ -45,6 +50,10 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
 
     private final QueueLockedAdvisor advisor;
     private ListableBeanFactory beanFactory;
+    /** The classes checked, each with whether it has {@code @QueueLocked} methods; lazy beans are created at will. */
+    private final Map<Class<?>, Boolean> checked = new ConcurrentHashMap<>();
+    /** Whether the start-up check is done: the beans created since are checked one by one. */
+    private volatile boolean started;
 
     public QueueLockedMethodValidator(QueueLockedAdvisor advisor) {
         this.advisor = advisor;
@@ -58,18 +67,17 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
     @Override
     public void afterSingletonsInstantiated() {
         List<String> problems = new ArrayList<>();
-        Map<Class<?>, Boolean> seen = new HashMap<>();
         List<String> locking = new ArrayList<>();
         for (String name : beanFactory.getBeanDefinitionNames()) {
             Class<?> type = beanClass(name);
             if (type == null || !AnnotationUtils.isCandidateClass(type, QueueLocked.class)) {
                 continue;
             }
-            if (!seen.containsKey(type)) {
+            if (!checked.containsKey(type)) {
                 checkClass(type, problems);
-                seen.put(type, check(type, isJdkProxy(name), problems));
+                checked.put(type, check(type, isJdkProxy(name), problems));
             }
-            if (seen.get(type)) {
+            if (checked.get(type)) {
                 locking.add(name);
             }
         }
@@ -78,13 +86,48 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
             lookUpBeans(); // first: without one template, the leases and namespaces above could not be checked
             outliveLockingBeans(locking);
         }
+        failOn(problems);
+        if (found) {
+            warnIfTransactionsRunOutside();
+        }
+        started = true;
+    }
+
+    /**
+     * Before the start-up check, nothing: it sees every bean created by then. After it, a bean of a class not yet
+     * checked (a lazy bean whose {@code @Bean} method returns an interface) is checked now, as the start would have.
+     */
+    @Override
+    public Object postProcessAfterInitialization(Object bean, String beanName) {
+        if (!started) {
+            return bean;
+        }
+        Class<?> type = AopProxyUtils.ultimateTargetClass(bean);
+        if (!AnnotationUtils.isCandidateClass(type, QueueLocked.class)) {
+            return bean;
+        }
+        Boolean locking = checked.get(type);
+        if (locking == null) {
+            List<String> problems = new ArrayList<>();
+            checkClass(type, problems);
+            locking = check(type, AopUtils.isJdkDynamicProxy(bean), problems);
+            if (locking) {
+                lookUpBeans();
+            }
+            failOn(problems);
+            checked.put(type, locking);
+        }
+        if (locking && beanFactory.containsBean(beanName) && beanFactory.isSingleton(beanName)) {
+            outliveLockingBeans(List.of(beanName));
+        }
+        return bean;
+    }
+
+    private static void failOn(List<String> problems) {
         if (!problems.isEmpty()) {
             throw new QueueLockedConfigurationException(problems.size() == 1 ? problems.get(0)
                     : problems.size() + " @QueueLocked methods are declared wrongly:\n - "
                             + String.join("\n - ", problems));
-        }
-        if (found) {
-            warnIfTransactionsRunOutside();
         }
     }
 

@@ -83,7 +83,9 @@ public class DynamoLockAutoConfiguration {
         return new UnitlessDurationBindHandlerAdvisor(environment);
     }
 
+    /** Also a bean post-processor, for the beans created after the start (lazy ones): infrastructure, as the advisor. */
     @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     @ConditionalOnMissingBean
     static QueueLockedMethodValidator queueLockedMethodValidator(QueueLockedAdvisor queueLockedAdvisor) {
         return new QueueLockedMethodValidator(queueLockedAdvisor);

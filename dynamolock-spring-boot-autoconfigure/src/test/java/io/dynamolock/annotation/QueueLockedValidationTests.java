@@ -1,6 +1,7 @@
 package io.dynamolock.annotation;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 import io.dynamolock.autoconfigure.DynamoDbLocalProperties;
 import io.dynamolock.autoconfigure.DynamoLockAutoConfiguration;
@@ -23,14 +24,18 @@ import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.beans.factory.BeanCreationException;
 import org.springframework.beans.factory.FactoryBean;
 import org.springframework.beans.factory.NoSuchBeanDefinitionException;
 import org.springframework.beans.factory.support.DefaultListableBeanFactory;
+import org.springframework.boot.LazyInitializationBeanFactoryPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.StandardEnvironment;
 import org.springframework.http.ResponseEntity;
 import org.springframework.stereotype.Controller;
@@ -594,6 +599,26 @@ class QueueLockedValidationTests {
                         + " override a final method, so a call through the bean runs it on the proxy instance, whose"
                         + " fields were never set (a NullPointerException at the first injected field it uses), and"
                         + " without the lock; make it not final (open in Kotlin)");
+    }
+
+    /**
+     * A lazy bean whose @Bean method returns an interface: its class is known only once it is created (as with
+     * spring.main.lazy-initialization=true), so its declarations are checked then, with the start-up check's message.
+     */
+    @Test
+    void checksALazyBeanOfAnInterfaceTypeWhenItIsCreated() {
+        contextRunner.withUserConfiguration(LazyBadOrdersConfiguration.class)
+                .withInitializer(context -> context.addBeanFactoryPostProcessor(
+                        new LazyInitializationBeanFactoryPostProcessor()))
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThatExceptionOfType(BeanCreationException.class)
+                            .isThrownBy(() -> context.getBean(Saving.class))
+                            .havingRootCause().isInstanceOf(QueueLockedConfigurationException.class)
+                            .withMessageContaining("@QueueLocked on " + BadSaving.class.getName() + ".save(String):"
+                                    + " entity expression '#orderid' refers to #orderid, which is not a parameter of"
+                                    + " the method; parameters are [orderId]");
+                });
     }
 
     @Test
@@ -1379,6 +1404,28 @@ class QueueLockedValidationTests {
         @QueueLocked(entity = "#id")
         public MyFuture<String> run(String id) {
             return new MyFuture<>();
+        }
+    }
+
+    public interface Saving {
+
+        void save(String orderId);
+    }
+
+    public static class BadSaving implements Saving {
+
+        @Override
+        @QueueLocked(entity = "#orderid")
+        public void save(String orderId) {
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class LazyBadOrdersConfiguration {
+
+        @Bean
+        Saving saving() {
+            return new BadSaving();
         }
     }
 

@@ -24,6 +24,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 import org.springframework.beans.BeanWrapperImpl;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.beans.factory.DisposableBean;
+import org.springframework.boot.LazyInitializationBeanFactoryPostProcessor;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
@@ -178,6 +179,62 @@ class DynamoLockAutoConfigurationTests {
         });
         assertThat(FlushOnShutdown.outcome.get()).as("what the @QueueLocked call in a destroy() got")
                 .isEqualTo("flushed pending");
+    }
+
+    /**
+     * The same with every bean lazy (spring.main.lazy-initialization=true) and the flusher's @Bean method returning an
+     * interface: its class, and its @QueueLocked method, are known only once it is created, after the start.
+     */
+    @Test
+    void aLazyBeanOfAnInterfaceTypeThatCallsAQueueLockedMethodWhenItIsDestroyedStillGetsTheLock() {
+        LazyFlushOnShutdown.outcome.set(null);
+        contextRunner.withUserConfiguration(LazyFlushOnShutdown.class)
+                .withInitializer(context -> context.addBeanFactoryPostProcessor(
+                        new LazyInitializationBeanFactoryPostProcessor()))
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    context.getBean("flushOnShutdown");
+                    assertThat(context.getBean(Flushing.class).flush("running")).isEqualTo("flushed running");
+                });
+        assertThat(LazyFlushOnShutdown.outcome.get()).as("what the @QueueLocked call in a destroy() got")
+                .isEqualTo("flushed pending");
+    }
+
+    public interface Flushing {
+
+        String flush(String id);
+    }
+
+    public static class LockedFlusher implements Flushing {
+
+        @Override
+        @QueueLocked(entity = "#id")
+        public String flush(String id) {
+            return "flushed " + id;
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class LazyFlushOnShutdown {
+
+        static final AtomicReference<String> outcome = new AtomicReference<>();
+
+        @Bean
+        Flushing flusher() {
+            return new LockedFlusher();
+        }
+
+        @Bean
+        DisposableBean flushOnShutdown(Flushing flusher) {
+            return () -> {
+                try {
+                    outcome.set(flusher.flush("pending"));
+                }
+                catch (RuntimeException ex) {
+                    outcome.set(ex.toString());
+                }
+            };
+        }
     }
 
     public static class Flusher {
