@@ -66,6 +66,16 @@ class ConfigurationMetadataTests {
         assertThat(names).containsAll(hinted);
     }
 
+    /** The README's switch of the health indicator is one IDEs complete and describe too. */
+    @Test
+    void describesTheHealthIndicatorSwitch() {
+        List<Map<String, Object>> found = METADATA.read(
+                "$.properties[?(@.name == 'management.health.dynamolock.enabled')]");
+        assertThat(found).singleElement().satisfies(property -> assertThat(property)
+                .containsEntry("type", "java.lang.Boolean").containsEntry("defaultValue", true)
+                .containsKey("description"));
+    }
+
     /** A hinted value that failed to bind, or to pass the startup checks, would lead users to a failed start. */
     @Test
     void everyHintedValueBindsAndPassesTheStartupChecks() {
