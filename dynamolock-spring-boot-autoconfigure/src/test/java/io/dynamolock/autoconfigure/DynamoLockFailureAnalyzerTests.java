@@ -5,11 +5,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.dynamolock.annotation.QueueLockedConfigurationException;
 import io.dynamolock.core.LockTableException;
 import io.dynamolock.core.LockTableNotReadyException;
+import io.dynamolock.core.test.DynamoDbLocal;
+import java.util.Objects;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.NoUniqueBeanDefinitionException;
+import org.springframework.beans.factory.support.DefaultListableBeanFactory;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.beans.factory.BeanCreationException;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.diagnostics.FailureAnalyzer;
+import org.springframework.core.env.Environment;
+import org.springframework.core.env.StandardEnvironment;
 import org.springframework.core.io.support.SpringFactoriesLoader;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 class DynamoLockFailureAnalyzerTests {
 
@@ -44,6 +54,42 @@ class DynamoLockFailureAnalyzerTests {
         FailureAnalysis analysis = analyzer.analyze(new QueueLockedConfigurationException("@QueueLocked on A.b(): x"));
         assertThat(analysis.getDescription()).isEqualTo("@QueueLocked on A.b(): x");
         assertThat(analysis.getAction()).contains("SpEL");
+    }
+
+    /**
+     * Two DynamoDbClient beans, none primary: the analysis names dynamolock's bean and both ways out, ahead of Boot's
+     * generic one.
+     */
+    @Test
+    void explainsSeveralDynamoDbClientsWithoutAPrimary() {
+        DynamoDbLocal local = DynamoDbLocal.shared();
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DynamoLockAutoConfiguration.class))
+                .withPropertyValues("dynamolock.table-name=" + local.newLockTable())
+                .withBean("first", DynamoDbClient.class, local::client)
+                .withBean("second", DynamoDbClient.class, local::client)
+                .run(context -> {
+                    Throwable failure = context.getStartupFailure();
+                    assertThat(failure).hasRootCauseInstanceOf(NoUniqueBeanDefinitionException.class);
+                    FailureAnalysis analysis = firstAnalysis(failure);
+                    assertThat(analysis.getDescription()).contains("lockTableInitializer", "2 DynamoDbClient beans",
+                            "first, second");
+                    assertThat(analysis.getAction()).contains("Mark the DynamoDbClient the locks should use @Primary",
+                            "or define a LockTemplate bean of your own");
+                });
+        assertThat(new SeveralDynamoDbClientsFailureAnalyzer().analyze(new BeanCreationException("mine", "failed",
+                new NoUniqueBeanDefinitionException(DynamoDbClient.class, "first", "second")))).as("an application"
+                        + " bean's failure is the application's").isNull();
+    }
+
+    /** As Boot's report chooses: the first analyzer in order with an analysis, Boot's own among them. */
+    private static FailureAnalysis firstAnalysis(Throwable failure) {
+        SpringFactoriesLoader.ArgumentResolver arguments = SpringFactoriesLoader.ArgumentResolver
+                .of(BeanFactory.class, new DefaultListableBeanFactory())
+                .and(Environment.class, new StandardEnvironment());
+        return SpringFactoriesLoader.forDefaultResourceLocation().load(FailureAnalyzer.class, arguments,
+                SpringFactoriesLoader.FailureHandler.handleMessage((message, ignored) -> { })).stream()
+                .map(analyzer -> analyzer.analyze(failure)).filter(Objects::nonNull).findFirst().orElseThrow();
     }
 
     @Test

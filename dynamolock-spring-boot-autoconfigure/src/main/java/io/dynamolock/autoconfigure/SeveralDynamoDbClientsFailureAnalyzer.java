@@ -1,0 +1,47 @@
+package io.dynamolock.autoconfigure;
+
+import java.util.Set;
+import org.springframework.beans.factory.BeanCreationException;
+import org.springframework.beans.factory.NoUniqueBeanDefinitionException;
+import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.core.Ordered;
+import org.springframework.core.annotation.Order;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+
+/**
+ * Several {@code DynamoDbClient} beans, none {@code @Primary} (Spring Cloud AWS's and one of the application's for
+ * another region, say), and dynamolock's table check or template cannot choose: names the ways out, which Boot's
+ * generic report of a missing single bean does not. Only for dynamolock's beans: an application bean's failure is
+ * left to Boot.
+ */
+@Order(Ordered.HIGHEST_PRECEDENCE) // ahead of Boot's NoUniqueBeanDefinitionFailureAnalyzer, which would answer too
+class SeveralDynamoDbClientsFailureAnalyzer extends AbstractFailureAnalyzer<NoUniqueBeanDefinitionException> {
+
+    /** dynamolock's beans that take the client (see DynamoLockAutoConfiguration.LockTemplateConfiguration). */
+    private static final Set<String> OURS = Set.of("lockTableInitializer", "lockTemplate");
+
+    @Override
+    protected FailureAnalysis analyze(Throwable rootFailure, NoUniqueBeanDefinitionException cause) {
+        String bean = requiringBean(rootFailure);
+        if (!DynamoDbClient.class.equals(cause.getBeanType()) || bean == null) {
+            return null;
+        }
+        return new FailureAnalysis("dynamolock's " + bean + " needs one DynamoDbClient, and the context has "
+                + cause.getNumberOfBeansFound() + " DynamoDbClient beans, none of them @Primary"
+                + (cause.getBeanNamesFound() == null ? "" : ": " + String.join(", ", cause.getBeanNamesFound())),
+                "Mark the DynamoDbClient the locks should use @Primary (the others can still be injected by name or"
+                        + " @Qualifier), or define a LockTemplate bean of your own on the client of your choice"
+                        + " (dynamolock then neither checks nor creates its table).", cause);
+    }
+
+    /** The dynamolock bean whose creation failed for want of a single client, or {@code null}. */
+    private static String requiringBean(Throwable failure) {
+        for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+            if (cause instanceof BeanCreationException creation && OURS.contains(creation.getBeanName())) {
+                return creation.getBeanName();
+            }
+        }
+        return null;
+    }
+}
