@@ -7,9 +7,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.aop.Advisor;
+import org.springframework.aop.framework.AopInfrastructureBean;
 import org.springframework.aop.framework.AopProxyUtils;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.BeansException;
@@ -40,15 +42,19 @@ import org.springframework.util.ClassUtils;
  * A bean created after the start (a lazy one, with {@code spring.main.lazy-initialization=true} every one) may be of
  * a class the start could not know: its {@code @Bean} method returns an interface. Its class is checked when the bean
  * is created, a bad declaration failing that creation with the same message, and the template made to outlive it.
+ * As a post-processor it is created before the other beans: it is no candidate for auto-proxying (which would look
+ * every advisor up then) and asks for its advisor only once the singletons exist.
  */
-public class QueueLockedMethodValidator implements SmartInitializingSingleton, BeanFactoryAware, BeanPostProcessor {
+public class QueueLockedMethodValidator implements SmartInitializingSingleton, BeanFactoryAware, BeanPostProcessor,
+        AopInfrastructureBean {
 
     private static final Logger log = LoggerFactory.getLogger(QueueLockedMethodValidator.class);
 
     static final String TRANSACTION_INTERCEPTOR =
             "org.springframework.transaction.interceptor.TransactionInterceptor";
 
-    private final QueueLockedAdvisor advisor;
+    /** Asked for once the singletons exist: created with the post-processors, the advisor would miss some. */
+    private final Supplier<QueueLockedAdvisor> advisor;
     private ListableBeanFactory beanFactory;
     /** The classes checked, each with whether it has {@code @QueueLocked} methods; lazy beans are created at will. */
     private final Map<Class<?>, Boolean> checked = new ConcurrentHashMap<>();
@@ -56,6 +62,14 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
     private volatile boolean started;
 
     public QueueLockedMethodValidator(QueueLockedAdvisor advisor) {
+        this(() -> advisor);
+    }
+
+    /**
+     * @param advisor the advisor whose methods are checked, asked for only once the singletons exist: this
+     *                validator is a bean post-processor, created before them
+     */
+    public QueueLockedMethodValidator(Supplier<QueueLockedAdvisor> advisor) {
         this.advisor = advisor;
     }
 
@@ -187,7 +201,7 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
                 continue;
             }
             try {
-                advisor.methods().get(method, type);
+                advisor.get().methods().get(method, type);
             }
             catch (QueueLockedConfigurationException ex) {
                 problems.add(ex.getMessage());
@@ -202,7 +216,7 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
      */
     private void lookUpBeans() {
         try {
-            advisor.lookUpBeans();
+            advisor.get().lookUpBeans();
         }
         catch (NoUniqueBeanDefinitionException ex) {
             throw new QueueLockedConfigurationException("@QueueLocked methods need one LockTemplate to lock with, and"
@@ -240,11 +254,11 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
         Class<?> transactionInterceptor = ClassUtils.resolveClassName(TRANSACTION_INTERCEPTOR, classLoader);
         for (Advisor other : beanFactory.getBeansOfType(Advisor.class, false, false).values()) {
             if (transactionInterceptor.isInstance(other.getAdvice()) && other instanceof Ordered ordered
-                    && ordered.getOrder() <= advisor.getOrder()) {
+                    && ordered.getOrder() <= advisor.get().getOrder()) {
                 log.warn("The @Transactional advisor has order {} and the @QueueLocked advisor {}: where both"
                         + " apply, the lock is taken inside the transaction and released before it commits, so"
                         + " another caller can read uncommitted state. Set dynamolock.advisor-order below {}",
-                        ordered.getOrder(), advisor.getOrder(), ordered.getOrder());
+                        ordered.getOrder(), advisor.get().getOrder(), ordered.getOrder());
             }
         }
     }

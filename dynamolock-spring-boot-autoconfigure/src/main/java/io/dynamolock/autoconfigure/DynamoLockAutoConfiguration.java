@@ -83,12 +83,16 @@ public class DynamoLockAutoConfiguration {
         return new UnitlessDurationBindHandlerAdvisor(environment);
     }
 
-    /** Also a bean post-processor, for the beans created after the start (lazy ones): infrastructure, as the advisor. */
+    /**
+     * Also a bean post-processor, for the beans created after the start (lazy ones): infrastructure, as the advisor,
+     * which it asks for only once the singletons exist.
+     */
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     @ConditionalOnMissingBean
-    static QueueLockedMethodValidator queueLockedMethodValidator(QueueLockedAdvisor queueLockedAdvisor) {
-        return new QueueLockedMethodValidator(queueLockedAdvisor);
+    static QueueLockedMethodValidator queueLockedMethodValidator(
+            ObjectProvider<QueueLockedAdvisor> queueLockedAdvisor) {
+        return new QueueLockedMethodValidator(queueLockedAdvisor::getObject);
     }
 
     /**
