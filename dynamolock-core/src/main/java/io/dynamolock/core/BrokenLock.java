@@ -7,7 +7,9 @@ package io.dynamolock.core;
  *
  * @param entity    the locked entity
  * @param namespace the lock's namespace
- * @param entry     the entry as it was just before the break: owner, ticket, lease end, mode
+ * @param entry     the entry exactly as the break's write removed it: owner, ticket, lease end, mode. If its holder
+ *                  renewed it after the break read the queue, this is the renewed lease end (the entry was alive
+ *                  when removed), not the one read before
  */
 public record BrokenLock(String entity, String namespace, QueueSnapshot.Entry entry) {
 }

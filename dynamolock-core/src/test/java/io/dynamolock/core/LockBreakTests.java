@@ -179,6 +179,49 @@ class LockBreakTests {
         }
     }
 
+    /**
+     * A silent fail-closed holder resumes and its renewal lands between the break's read and its write: the break
+     * still removes the entry (an operator may break a live holder), but reports it as its write removed it, renewed,
+     * not as read before, silent (review rr21e: the report, the WARN line and the endpoint's status said silent).
+     */
+    @Test
+    void aBreakReportsTheEntryAsItsWriteRemovedItNotAsItWasReadBefore() {
+        Cut cut = new Cut();
+        LockHandle held = fixture.template(b -> { }, cut).acquire(LockRequest.builder("resumed").wait(Duration.ZERO)
+                .failClosed(true).build());
+        cut.off = true; // stopped (GC, SIGSTOP, partition): none of its renewals reaches DynamoDB for now
+        setLeaseEnd("resumed", held, Instant.now().minusSeconds(5).toEpochMilli()); // as if its lease ran out
+        assertThat(fixture.queue("resumed")).singleElement()
+                .satisfies(entry -> assertThat(entry.isSilentAt(Instant.now())).as("silent when read").isTrue());
+        long renewedUntil = Instant.now().plus(Duration.ofMinutes(1)).toEpochMilli();
+        ExecutionInterceptor resumesBeforeTheBreak = new ExecutionInterceptor() {
+            @Override
+            public void beforeExecution(Context.BeforeExecution context, ExecutionAttributes attributes) {
+                if (attributes.getAttribute(ProtocolStep.ATTRIBUTE) == ProtocolStep.BREAK) {
+                    setLeaseEnd("resumed", held, renewedUntil); // its process resumed: its renewal lands first
+                }
+            }
+        };
+
+        BrokenLock broken = fixture.template(b -> { }, resumesBeforeTheBreak).breakLock("resumed", null,
+                held.fencingToken());
+
+        assertThat(fixture.queue("resumed")).as("the renewed entry was removed all the same").isEmpty();
+        assertThat(broken.entry().leaseExpiresAt()).as("the lease end the break removed")
+                .isEqualTo(Instant.ofEpochMilli(renewedUntil));
+        assertThat(broken.entry().isSilentAt(Instant.now())).as("reported alive, as it was when removed").isFalse();
+        assertThat(broken.entry().ticket()).isEqualTo(held.fencingToken());
+    }
+
+    /** Writes the lease end of {@code lock}'s entry as its own renewal would (or would have, for a past one). */
+    private void setLeaseEnd(String entity, LockHandle lock, long leaseEndMillis) {
+        fixture.admin().updateItem(b -> b.tableName(fixture.table())
+                .key(Map.of("pk", AttributeValue.fromS(entity), "sk", AttributeValue.fromS("default")))
+                .updateExpression("SET #e = :e")
+                .expressionAttributeNames(Map.of("#e", "e#" + lock.entryId()))
+                .expressionAttributeValues(Map.of(":e", AttributeValue.fromN(Long.toString(leaseEndMillis)))));
+    }
+
     @Test
     void breakOfALockWithoutQueueSaysSo() {
         assertThatThrownBy(() -> fixture.template().breakLock("never-locked", "ns", 42))

@@ -273,7 +273,8 @@ public class DynamoLockEndpoint {
      * @param table     the lock table
      * @param entity    the entity
      * @param namespace the namespace
-     * @param broken    the entry as it was just before the break
+     * @param broken    the entry exactly as the break removed it (renewed after the queue was read, it shows the
+     *                  renewed lease end and {@code alive})
      */
     public record BreakDescriptor(String table, String entity, String namespace, EntryDescriptor broken)
             implements OperationResponseBody {

@@ -417,11 +417,11 @@ public final class LockEngine {
                     + "{entity})");
         }
         QueueState seen = table.read(key);
-        QueueState.Entry entry = seen.entryWithTicket(ticket);
-        QueueTable.Written broken = entry == null ? null : table.breakEntry(key, entry, settings.clock().millis());
-        if (broken == null || !broken.applied()) {
+        QueueState.Entry found = seen.entryWithTicket(ticket);
+        QueueTable.Broken broken = found == null ? null : table.breakEntry(key, found, settings.clock().millis());
+        if (broken == null || broken.removed() == null) {
             notify(listener -> listener.onBreakRefused(key.entity(), key.namespace(), ticket));
-            QueueState now = broken == null ? seen : broken.state();
+            QueueState now = broken == null ? seen : broken.written().state();
             throw new LockEntryNotFoundException("No entry with ticket " + ticket + " in the queue of " + key
                     + " in table '" + settings.tableName() + "'; the queue holds " + now.entries().stream()
                     .map(e -> e.ticket() + " (" + Printable.escape(e.owner()) + ")").toList()
@@ -429,10 +429,13 @@ public final class LockEngine {
                     + " meanwhile, or the ticket is wrong; nothing was removed by this answer (if the request was"
                     + " retried after a lost answer, its first attempt may have removed it: check the queue)");
         }
-        handoff.publish(key, broken.state(), settings.clock().millis());
+        QueueState after = broken.written().state();
+        handoff.publish(key, after, settings.clock().millis());
         if (wakeUps != null) {
-            wakeUps.afterBreak(key, broken.state().item(), ticket);
+            wakeUps.afterBreak(key, after.item(), ticket);
         }
+        // As the write removed it, not as read before: its holder may have renewed it in between.
+        QueueState.Entry entry = broken.removed();
         live.stream().filter(own -> own.id().equals(entry.id())).findFirst().ifPresent(own -> {
             // Ours: its holder or waiter learns it now, not at its next heartbeat.
             own.markLost("broken by an operator with breakLock in this process");

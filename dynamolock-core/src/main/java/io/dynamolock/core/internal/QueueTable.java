@@ -101,8 +101,10 @@ import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
  * returned holds an entry that expires later than the TTL allows. It never sets "never". With one lease for
  * everyone the latest writer's expiry is the latest, so this request is not needed (R9).</li>
  * <li><b>Break</b> (an operator's): a strongly consistent read, then {@code REMOVE t#x, e#x, o#x, k#x, m#x,
- * w#x} if {@code attribute_exists(t#x) AND t#x = :ticket}, for the entry with the ticket the operator saw. An
- * entry that left meanwhile is never confused with a newer one: tickets are never reused.</li>
+ * w#x} if {@code attribute_exists(t#x) AND t#x = :ticket AND e#x = :seen}, for the entry with the ticket the
+ * operator saw. An entry that left meanwhile is never confused with a newer one: tickets are never reused. The
+ * lease end is in the condition so that the break reports the entry as it removed it: refused because its holder
+ * renewed it since the read, the write is sent again on the lease end the refusal returned.</li>
  * <li><b>Lower TTL</b>: {@code SET expiresAt = :ttl} if {@code expiresAt = never AND fc = 0}, after a write
  * that returned an item with a "never" TTL and no fail-closed entry, which no removal of ours leaves (an item
  * whose {@code fc} was edited by hand, or written by a version that settled the TTL in a follow-up request);
@@ -470,16 +472,38 @@ final class QueueTable {
     }
 
     /**
-     * Request 7: removes the entry {@code id} if it still has {@code ticket}, whoever made it. The state is the
-     * item after the break, or as it stood when nothing was removed.
+     * A break's outcome: {@code written} as a removal's, and the entry exactly as the applied write removed it
+     * ({@code null} if nothing was removed).
      */
-    Written breakEntry(LockKey key, QueueState.Entry entry, long nowMillis) {
-        Written broken = removeEntry(key, entry.id(), ProtocolStep.BREAK, " AND #t = :ticket", Map.of(),
-                Map.of(":ticket", number(entry.ticket())), entry.failClosed(), nowMillis, null);
-        if (broken.applied() && entry.failClosed()) {
-            keepTtl(key, broken.state(), nowMillis);
+    record Broken(Written written, QueueState.Entry removed) {
+    }
+
+    /**
+     * Request 7: removes the entry {@code seen} (read by the operator's break) if it still has its ticket, whoever
+     * made it, and tells which entry the write removed. Its holder may renew between that read and this write, so
+     * the write is also conditioned on the lease end it will report; refused for a renewal, it is sent again on the
+     * lease end the refusal returned. (Each refusal means a renewal landed since the last answer: one per heartbeat.)
+     * The state is the item after the break, or as it stood when nothing was removed.
+     */
+    Broken breakEntry(LockKey key, QueueState.Entry seen, long nowMillis) {
+        QueueState.Entry entry = seen;
+        while (true) {
+            Map<String, AttributeValue> values = new HashMap<>(Map.of(":ticket", number(entry.ticket())));
+            String asSeen = " AND #t = :ticket AND " + sameLeaseEnd("#e", ":seenEnd", entry.expiresAtMillis(), values);
+            Written broken = removeEntry(key, entry.id(), ProtocolStep.BREAK, asSeen, Map.of(), values,
+                    entry.failClosed(), nowMillis, null);
+            if (broken.applied()) {
+                if (entry.failClosed()) {
+                    keepTtl(key, broken.state(), nowMillis);
+                }
+                return new Broken(broken, entry);
+            }
+            QueueState.Entry now = broken.state().entry(entry.id());
+            if (now == null || now.ticket() != entry.ticket() || now.equals(entry)) {
+                return new Broken(broken, null); // it left, or something else refused the write: nothing removed
+            }
+            entry = now; // renewed since it was seen
         }
-        return broken;
     }
 
     /**
