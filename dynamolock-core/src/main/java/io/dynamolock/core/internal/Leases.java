@@ -241,7 +241,8 @@ final class Leases {
             return;
         }
         try {
-            QueueState state = table.renew(entry.key(), entry.id(), clock.millis(), entry.lease(), entry.failClosed(),
+            long renewedAtMillis = clock.millis();
+            QueueState state = table.renew(entry.key(), entry.id(), renewedAtMillis, entry.lease(), entry.failClosed(),
                     renewalTimeout(entry, entry.confirmedUntilNanos() - sentAt));
             if (state.entry(entry.id()) == null) {
                 // Refused: another process judged the entry expired and purged it, or an operator broke it.
@@ -253,6 +254,10 @@ final class Leases {
             // A free look at the queue for this JVM's waiters and holders of the lock, this entry among them.
             handoff.publish(entry.key(), state, clock.millis());
             scheduleRenewal(entry, nextRenewal(entry));
+            // Only now, the lease being recorded: a TTL raise may take up to a renewal interval, and one that stalls
+            // must not let the deadline pass on a lease that DynamoDB extended (a failed one is sent again by the
+            // next write that finds the TTL short, this entry's next renewal at the latest).
+            table.keepTtl(entry.key(), state, renewedAtMillis);
         }
         catch (RuntimeException ex) {
             Duration retry = retryDelay(entry);

@@ -391,7 +391,9 @@ final class QueueTable {
      * shortens the lease: one whose attempt DynamoDB applies only after a later renewal of the entry (the client
      * gave up on it, and the retry landed first) would write the older, earlier end back, and a waiter could purge
      * the entry while its holder still counts on the later end. Refused for that, it finds the entry with a lease
-     * at least as long as it asked for, which is as good as renewed.
+     * at least as long as it asked for, which is as good as renewed. The TTL is not settled here: the caller records
+     * the renewal first, then settles it ({@link #keepTtl}), so that a raise that stalls cannot hold back the news of
+     * a lease that DynamoDB already extended.
      *
      * @param timeout the longest the renewal may take, SDK retries included
      */
@@ -412,7 +414,7 @@ final class QueueTable {
                     ttlFor(expiresAt), seen -> seen.entry(id) != null && seen.entry(id).expiresAtMillis() < expiresAt,
                     timeout);
         }
-        return state.entry(id) == null ? state : keepTtl(key, state, nowMillis);
+        return state;
     }
 
     /**
@@ -679,8 +681,11 @@ final class QueueTable {
         return bound.compareTo(Duration.ofMillis(1)) < 0 ? Duration.ofMillis(1) : bound;
     }
 
-    /** {@link #settleTtl}, but a failure is only logged: the next write of the lock settles it. */
-    private QueueState keepTtl(LockKey key, QueueState state, long nowMillis) {
+    /**
+     * {@link #settleTtl} after a write that returned {@code state}, but a failure is only logged: the next write of
+     * the lock (a heartbeat at the latest, while an entry is live) settles it.
+     */
+    QueueState keepTtl(LockKey key, QueueState state, long nowMillis) {
         try {
             settleTtl(key, state, nowMillis);
         }

@@ -476,6 +476,64 @@ class InjectedFaultTests extends FaultyTemplateTestSupport {
         assertThat(item().entries()).isEmpty();
     }
 
+    /**
+     * A renewal lands, then the TTL raise its answer calls for hangs (a dead pooled connection) until its time limit,
+     * a whole heartbeat interval, well past the lease as confirmed before the renewal. The lease runs from the
+     * renewal's answer, so it is not lost (review rr21b: it was recorded only after the raise, and markLost fired
+     * while DynamoDB held the new lease end); and the failed raise is sent again by a later write (R9).
+     */
+    @Test
+    void aRenewalThatLandedIsNotLostToATtlRaiseThatHangsAfterIt() throws Exception {
+        AtomicBoolean hangNext = new AtomicBoolean(true);
+        CountDownLatch hangEnded = new CountDownLatch(1);
+        CountDownLatch never = new CountDownLatch(1);
+        faults.onAttempt(Step.RAISE_TTL, request -> {
+            if (hangNext.compareAndSet(true, false)) {
+                try {
+                    FaultInjector.await(never, 30); // until the call's time limit interrupts it
+                }
+                finally {
+                    hangEnded.countDown();
+                }
+            }
+        });
+        // Renewed 1.5 s after each send of a 2 s lease: a renewal goes out 0.5 s before the lease as confirmed ends,
+        // and a raise may take 1.5 s.
+        LockTemplate lateRenewals = template(faultyClient, faultyOwner + "-late", LEASE, Duration.ofMillis(1500), null);
+        // A long lease waiting behind it, renewed once an hour: only its enqueue moves the TTL.
+        LockTemplate longLease = template(client, "long", Duration.ofHours(2), Duration.ofHours(1), null);
+        try {
+            LockHandle lock = lateRenewals.acquire(entity, LONG);
+            CountDownLatch lost = new CountDownLatch(1);
+            lock.onLost(handle -> lost.countDown());
+            CompletableFuture<LockHandle> waiting = longLease.acquireAsync(LockRequest.builder(entity).wait(LONG)
+                    .build());
+            Await.until(Duration.ofSeconds(5), "the long lease queued", () -> item().entries().size() == 2);
+            // The TTL as the last fail-closed entry's removal leaves it, an hour from now, short of the long lease:
+            // the next renewal's answer calls for a raise.
+            client.updateItem(b -> b.tableName(table).key(Map.of("pk", AttributeValue.fromS(entity),
+                    "sk", AttributeValue.fromS("default"))).updateExpression("SET expiresAt = :ttl")
+                    .expressionAttributeValues(Map.of(":ttl", AttributeValue.fromN(Long.toString(
+                            System.currentTimeMillis() / 1000 + 3600)))));
+
+            assertThat(hangEnded.await(10, TimeUnit.SECONDS)).as("a raise hung until its time limit").isTrue();
+
+            assertThat(lost.getCount()).as("lost to the raise after a renewal that landed").isEqualTo(1);
+            assertThat(lock.isValid()).isTrue();
+            long longLeaseEnd = item().entries().values().stream().filter(e -> e.owner().startsWith("long"))
+                    .findFirst().orElseThrow().expiresAtMillis();
+            Await.until(Duration.ofSeconds(10), "R9: the TTL raised past the long lease by a later write",
+                    () -> item().ttlEpochSeconds() * 1000 >= longLeaseEnd + Duration.ofMinutes(55).toMillis());
+            lock.release();
+            waiting.get(10, TimeUnit.SECONDS).release();
+        }
+        finally {
+            never.countDown();
+            lateRenewals.close();
+            longLease.close();
+        }
+    }
+
     @Test
     void slowEnqueueAnswerDoesNotLetTheEntryLapseBeforeItsFirstHeartbeat() {
         // The enqueue lands at once, but its answer takes 1.5 s of the 2 s lease (a cold JVM, a slow network).
