@@ -204,6 +204,42 @@ class LockPrimitivesContractTests {
         }
     }
 
+    /**
+     * R7: a dead reader's entry keeps no other reader out, so no reader's wait ever purged it, and each reader's
+     * enqueue pushed the item's TTL on: under readers only it stayed for good (review rr21b). A reader granted beside
+     * it removes it.
+     */
+    @Test
+    void aDeadReadersEntryIsPurgedByAReaderGrantedBesideIt() {
+        deadEntryIsPurgedByACallerGrantedBesideIt(LockRequest.builder("rw-dead").mode(LockMode.SHARED).build());
+    }
+
+    /** As above, for a dead holder of a semaphore with permits left: up to N-1 of them stayed. */
+    @Test
+    void aDeadHoldersEntryOfASemaphoreIsPurgedByACallerGrantedBesideIt() {
+        deadEntryIsPurgedByACallerGrantedBesideIt(LockRequest.builder("sem-dead").permits(3).build());
+    }
+
+    private void deadEntryIsPurgedByACallerGrantedBesideIt(LockRequest request) {
+        LockTemplate crashing = fixture.template();
+        LockHandle dead = crashing.tryAcquire(request).orElseThrow();
+        crashing.close(); // no release, no heartbeat: as a process that died
+        fixture.admin().updateItem(b -> b.tableName(fixture.table()) // its lease ran out
+                .key(Map.of("pk", AttributeValue.fromS(request.entity()), "sk",
+                        AttributeValue.fromS("default")))
+                .updateExpression("SET #e = :e")
+                .expressionAttributeNames(Map.of("#e", "e#" + dead.entryId()))
+                .expressionAttributeValues(Map.of(":e", AttributeValue.fromN(Long.toString(
+                        Instant.now().minusSeconds(1).toEpochMilli())))));
+
+        try (LockHandle beside = fixture.template().acquire(request)) {
+            Await.until(Duration.ofSeconds(5), "the dead entry purged while the lock is held beside it",
+                    () -> fixture.queue(dead.entity()).size() == 1);
+            assertThat(fixture.queue(dead.entity())).singleElement()
+                    .satisfies(entry -> assertThat(entry.ticket()).isEqualTo(beside.fencingToken()));
+        }
+    }
+
     @Test
     void aCrashedHolderOfSeveralEntitiesStopsNoOtherLockAndIsTakenOverAfterTheLease() throws Exception {
         LockTemplate crashing = fixture.template();

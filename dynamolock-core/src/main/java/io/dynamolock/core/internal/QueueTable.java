@@ -91,7 +91,8 @@ import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
  * left meanwhile, each is followed by the other, until one applies or the entry is gone. Break and the purge of a
  * fail-closed entry remove it the same way.</li>
  * <li><b>Purge</b>: {@code REMOVE t#x, e#x, o#x, m#x, w#x, ...} for expired entries ahead of the caller that keep
- * it from holding, when removing them lets it hold, if each
+ * it from holding, when removing them lets it hold (or, once it holds, expired ones ahead that kept it out of
+ * nothing, which no waiter would purge: sent in the background), if each
  * {@code e#x} still equals the value the caller saw expire and the caller's own entry exists. An entry
  * renewed in the meantime is never purged, nor is a fail-closed one, but for one case: a fail-closed entry whose
  * lease ran out while entries ahead of it kept it out never held, and is removed (with the {@code fc} count and

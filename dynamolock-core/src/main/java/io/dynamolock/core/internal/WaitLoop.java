@@ -17,7 +17,8 @@ import java.util.concurrent.TimeUnit;
  * otherwise, so nothing is purged that would not change our answer. A fail-closed entry never expires: it
  * only ever counts as live. The one exception: a fail-closed entry ahead of ours whose lease has run out while
  * the entries ahead of it keep it out never held, so we remove it on condition that they still do
- * ({@link #neverHeld}). After a failed request we do not purge, we wait a whole poll interval.</li>
+ * ({@link #neverHeld}). After a failed request we do not purge, we wait a whole poll interval. Granted, we purge
+ * the expired entries ahead that did not keep us out, in the background ({@link Grant}).</li>
  * <li>Otherwise give up if the deadline has passed, else wait: until a same-JVM release or a heartbeat
  * hands us a fresh state, or until the next poll. The poll interval grows with our position (the minimum
  * times the rounds of grants ahead, {@link QueueState#roundsAhead}: an entry per exclusive lock, a run of shared entries
@@ -53,8 +54,13 @@ final class WaitLoop {
     record Removed() implements Next {
     }
 
-    /** The entries ahead allow it: we hold the lock. */
-    record Grant() implements Next {
+    /**
+     * The entries ahead allow it: we hold the lock. {@code expired}: the expired entries ahead that did not keep us
+     * out (a dead reader ahead of a reader, a dead holder of a semaphore with a permit left). No waiter would ever
+     * purge them while everyone is let in beside them, and each enqueue pushes the item's TTL on, so the one granted
+     * removes them, in the background, with the usual purge's conditions.
+     */
+    record Grant(List<QueueState.Entry> expired) implements Next {
     }
 
     /** Enough of what keeps us out has expired that removing it lets us hold: remove it. */
@@ -104,7 +110,7 @@ final class WaitLoop {
         }
         QueueState.Blockers blockers = state.blockers(self);
         if (blockers.hold()) {
-            return new Grant();
+            return new Grant(state.ahead(self.ticket()).stream().filter(e -> e.isExpiredAt(nowMillis)).toList());
         }
         // First, so that no purge lets a dead fail-closed entry in first: it would then stay until broken.
         PurgeNeverHeld neverHeld = failure == null ? neverHeld(state, self, nowMillis) : null;

@@ -4,6 +4,7 @@ import io.dynamolock.core.DynamoLockException;
 import io.dynamolock.core.LockLostException;
 import io.dynamolock.core.LockTableException;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledFuture;
@@ -289,8 +290,9 @@ final class Waiter implements WakeUps.Addressee {
                 throw lost("the queue entry was removed while waiting: purged after it expired (was this JVM"
                         + " paused past the lease?) or broken by an operator");
             }
-            if (next instanceof WaitLoop.Grant) {
+            if (next instanceof WaitLoop.Grant granted) {
                 grant();
+                purgeBeside(granted.expired());
                 return;
             }
             if (next instanceof WaitLoop.GiveUp giveUp) {
@@ -329,6 +331,29 @@ final class Waiter implements WakeUps.Addressee {
                     + " handed over (" + entry.lostReason() + "); it was not granted");
         }
         settle(entry, null, null);
+    }
+
+    /**
+     * Removes {@code expired}, dead entries ahead that did not keep us out ({@link WaitLoop.Grant}), on a request
+     * thread: the grant does not wait for it. Each only if its lease end is still the one seen expired and our entry
+     * is there, as any purge. Refused (renewed meanwhile, our entry released first) or failed, it costs nothing
+     * but the request: the next grant that sees them tries again; with every request thread busy it is not sent.
+     */
+    private void purgeBeside(List<QueueState.Entry> expired) {
+        if (expired.isEmpty()) {
+            return;
+        }
+        engine.workers.tryRequest(() -> {
+            try {
+                QueueState after = engine.table.purge(entry.key(), entry.id(), expired);
+                if (expired.stream().anyMatch(dead -> after.entry(dead.id()) == null)) {
+                    engine.published(entry.key(), after);
+                }
+            }
+            catch (RuntimeException ex) {
+                log.debug("Purging the expired entries ahead of {} failed: {}", entry, ex.toString());
+            }
+        });
     }
 
     /**

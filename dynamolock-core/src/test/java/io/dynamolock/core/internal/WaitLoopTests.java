@@ -85,6 +85,26 @@ class WaitLoopTests {
                 .as("a reader ahead of a waiting writer holds: queue order is ticket order").isInstanceOf(WaitLoop.Grant.class);
     }
 
+    /**
+     * A grant lists the expired entries ahead that did not keep it out (a dead reader beside readers, a dead holder
+     * of a semaphore with a permit left): nobody else would purge them while every caller is let in at once.
+     * Neither a fail-closed entry (never purged that way), nor a live one, nor one behind is listed.
+     */
+    @Test
+    void aGrantListsTheExpiredEntriesAheadThatDidNotKeepItOut() {
+        QueueState.Entry deadReader = shared("dead", 1, NOW_MILLIS);
+        QueueState.Entry silentReader = new QueueState.Entry("k", "pod", 2, NOW_MILLIS - 1, 60_000, true);
+        QueueState.Entry liveReader = shared("live", 3, NOW_MILLIS + 1);
+        QueueState.Entry deadBehind = shared("behind", 10, NOW_MILLIS);
+        assertThat(decide(queue(deadReader, silentReader, liveReader, shared("me", 9, NOW_MILLIS + 60_000),
+                deadBehind), null)).isEqualTo(new WaitLoop.Grant(List.of(deadReader)));
+        QueueState.Entry deadHolder = entry("a", 1, NOW_MILLIS - 5);
+        assertThat(decide(semaphore(3, List.of(deadHolder, entry("b", 2, NOW_MILLIS + 60_000)),
+                entry("me", 9, NOW_MILLIS + 60_000)), null)).isEqualTo(new WaitLoop.Grant(List.of(deadHolder)));
+        assertThat(decide(queue(entry("me", 9, NOW_MILLIS + 60_000)), null))
+                .as("nothing ahead: nothing to purge").isEqualTo(new WaitLoop.Grant(List.of()));
+    }
+
     @Test
     void aSemaphoreEntryHoldsWhenFewerThanItsPermitsAreAhead() {
         List<QueueState.Entry> ahead = List.of(entry("a", 1, NOW_MILLIS + 60_000), entry("b", 2, NOW_MILLIS + 60_000));
