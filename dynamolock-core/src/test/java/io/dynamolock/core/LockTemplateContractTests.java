@@ -85,6 +85,45 @@ class LockTemplateContractTests {
         assertThat(counter.total()).as("a second release does nothing").isEqualTo(2);
     }
 
+    /**
+     * The README's exception to one request per enqueue and heartbeat: a fail-open write whose TTL would lower the
+     * item's by more than 5 minutes (a much longer lease wrote it, even one that has left) is refused and sent again
+     * without the TTL.
+     */
+    @Test
+    void afterAMuchLongerLeaseLeftAnEnqueueAndEachHeartbeatTakeTwoRequestsAsTheReadmeSays() {
+        fixture.template().acquire(LockRequest.builder("order-long").wait(Duration.ZERO).lease(Duration.ofHours(24))
+                .build()).release();
+        LockBreakTests.Steps steps = new LockBreakTests.Steps();
+        LockTemplate locks = fixture.template(b -> { }, steps);
+
+        try (LockHandle lock = locks.acquire("order-long", Duration.ZERO)) {
+            assertThat(steps.sent).as("the enqueue, refused for the TTL, then without it")
+                    .containsExactly(ProtocolStep.ENQUEUE, ProtocolStep.ENQUEUE);
+            Await.until(Duration.ofSeconds(5), "a heartbeat", () -> steps.sent.size() >= 4);
+            assertThat(steps.sent.subList(2, 4)).as("a heartbeat: the same two writes")
+                    .containsExactly(ProtocolStep.RENEW, ProtocolStep.RENEW);
+        }
+    }
+
+    /**
+     * As above, with a fail-closed entry in the item (TTL "never"): a fail-open no-wait attempt costs its enqueue
+     * twice and its removal, 3 requests where the README's usual count is 2.
+     */
+    @Test
+    void aNoWaitAttemptBehindAFailClosedHolderTakesThreeRequestsAsTheReadmeSays() {
+        LockHandle holder = fixture.template().acquire(LockRequest.builder("order-closed").wait(Duration.ZERO)
+                .failClosed(true).build());
+        LockBreakTests.Steps steps = new LockBreakTests.Steps();
+        try {
+            assertThat(fixture.template(b -> { }, steps).tryAcquire("order-closed")).isEmpty();
+            assertThat(steps.sent).containsExactly(ProtocolStep.ENQUEUE, ProtocolStep.ENQUEUE, ProtocolStep.REMOVE);
+        }
+        finally {
+            holder.release();
+        }
+    }
+
     @Test
     void excludesMutuallyUnderContention() throws Exception {
         List<LockTemplate> processes = List.of(fixture.template(), fixture.template());
