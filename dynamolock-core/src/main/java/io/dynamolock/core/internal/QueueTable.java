@@ -105,7 +105,8 @@ import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
  * w#x} if {@code attribute_exists(t#x) AND t#x = :ticket AND e#x = :seen}, for the entry with the ticket the
  * operator saw. An entry that left meanwhile is never confused with a newer one: tickets are never reused. The
  * lease end is in the condition so that the break reports the entry as it removed it: refused because its holder
- * renewed it since the read, the write is sent again on the lease end the refusal returned.</li>
+ * renewed it since the read, the write is sent again on the lease end the refusal returned (refused with the entry
+ * unchanged, its lease end matches no value, as a hand-edited {@code 5.5}: then on the ticket alone).</li>
  * <li><b>Lower TTL</b>: {@code SET expiresAt = :ttl} if {@code expiresAt = never AND fc = 0}, after a write
  * that returned an item with a "never" TTL and no fail-closed entry, which no removal of ours leaves (an item
  * whose {@code fc} was edited by hand, or written by a version that settled the TTL in a follow-up request);
@@ -490,9 +491,13 @@ final class QueueTable {
      */
     Broken breakEntry(LockKey key, QueueState.Entry seen, long nowMillis) {
         QueueState.Entry entry = seen;
+        boolean leaseEndMatchable = true;
         while (true) {
             Map<String, AttributeValue> values = new HashMap<>(Map.of(":ticket", number(entry.ticket())));
-            String asSeen = " AND #t = :ticket AND " + sameLeaseEnd("#e", ":seenEnd", entry.expiresAtMillis(), values);
+            // A lease end no condition can match (edited by hand: 5.5 reads as 5) is broken on its ticket alone: an
+            // operator's break is the only way such an entry leaves, and no holder of ours renews it.
+            String asSeen = " AND #t = :ticket" + (leaseEndMatchable
+                    ? " AND " + sameLeaseEnd("#e", ":seenEnd", entry.expiresAtMillis(), values) : "");
             Written broken = removeEntry(key, entry.id(), ProtocolStep.BREAK, asSeen, Map.of(), values,
                     entry.failClosed(), nowMillis, null);
             if (broken.applied()) {
@@ -502,10 +507,11 @@ final class QueueTable {
                 return new Broken(broken, entry);
             }
             QueueState.Entry now = broken.state().entry(entry.id());
-            if (now == null || now.ticket() != entry.ticket() || now.equals(entry)) {
+            if (now == null || now.ticket() != entry.ticket() || !leaseEndMatchable) {
                 return new Broken(broken, null); // it left, or something else refused the write: nothing removed
             }
-            entry = now; // renewed since it was seen
+            leaseEndMatchable = !now.equals(entry); // unchanged, yet refused: its lease end matches no value
+            entry = now; // renewed since it was seen, or as it stands
         }
     }
 
