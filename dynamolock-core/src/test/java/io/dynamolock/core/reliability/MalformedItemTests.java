@@ -150,14 +150,7 @@ class MalformedItemTests {
         assertThat(fixture.queue("fc-fraction")).extracting(entry -> entry.entryId()).containsExactly("x");
 
         // The README's removal, which counts it out of fc: the item expires again once unused.
-        fixture.admin().updateItem(b -> b.tableName(fixture.table())
-                .key(Map.of("pk", AttributeValue.fromS("fc-fraction"), "sk", AttributeValue.fromS("default")))
-                .updateExpression("REMOVE #t, #e, #o, #k, #m, #w ADD #fc :minusOne")
-                .conditionExpression("attribute_exists(#k) AND #fc > :zero")
-                .expressionAttributeNames(Map.of("#t", "t#x", "#e", "e#x", "#o", "o#x", "#k", "k#x", "#m", "m#x",
-                        "#w", "w#x", "#fc", "fc"))
-                .expressionAttributeValues(Map.of(":minusOne", AttributeValue.fromN("-1"),
-                        ":zero", AttributeValue.fromN("0"))));
+        removeCountedAsTheReadmeSays("fc-fraction");
         locks.acquire(LockRequest.builder("fc-fraction").failClosed(true).build()).release();
         assertThat(Long.parseLong(fixture.item("fc-fraction", "default").get("expiresAt").n()))
                 .as("the TTL after the last fail-closed entry left").isLessThan(NEVER_TTL_SECONDS);
@@ -213,14 +206,7 @@ class MalformedItemTests {
         put("counted", Map.of("t#x", AttributeValue.fromN("5"), "e#x", AttributeValue.fromN("1"),
                 "k#x", AttributeValue.fromN("60000"), "fc", AttributeValue.fromN("1"),
                 "expiresAt", AttributeValue.fromN(Long.toString(NEVER_TTL_SECONDS))));
-        fixture.admin().updateItem(b -> b.tableName(fixture.table())
-                .key(Map.of("pk", AttributeValue.fromS("counted"), "sk", AttributeValue.fromS("default")))
-                .updateExpression("REMOVE #t, #e, #o, #k, #m, #w ADD #fc :minusOne")
-                .conditionExpression("attribute_exists(#k) AND #fc > :zero")
-                .expressionAttributeNames(Map.of("#t", "t#x", "#e", "e#x", "#o", "o#x", "#k", "k#x", "#m", "m#x",
-                        "#w", "w#x", "#fc", "fc"))
-                .expressionAttributeValues(Map.of(":minusOne", AttributeValue.fromN("-1"),
-                        ":zero", AttributeValue.fromN("0"))));
+        removeCountedAsTheReadmeSays("counted");
         assertThat(fixture.item("counted", "default").get("fc").n()).isEqualTo("0");
 
         LockTemplate locks = fixture.template(b -> { }, requests);
@@ -232,6 +218,18 @@ class MalformedItemTests {
         lock.release();
         assertThat(Long.parseLong(fixture.item("counted", "default").get("expiresAt").n()))
                 .as("and after its release").isLessThan(NEVER_TTL_SECONDS);
+    }
+
+    /** The README's AWS CLI removal of the fail-closed entry {@code x} that {@code fc} counts, sent by the SDK. */
+    private void removeCountedAsTheReadmeSays(String entity) {
+        fixture.admin().updateItem(b -> b.tableName(fixture.table())
+                .key(Map.of("pk", AttributeValue.fromS(entity), "sk", AttributeValue.fromS("default")))
+                .updateExpression("REMOVE #t, #e, #o, #k, #m, #w ADD #fc :minusOne")
+                .conditionExpression("attribute_exists(#k) AND #fc > :zero")
+                .expressionAttributeNames(Map.of("#t", "t#x", "#e", "e#x", "#o", "o#x", "#k", "k#x", "#m", "m#x",
+                        "#w", "w#x", "#fc", "fc"))
+                .expressionAttributeValues(Map.of(":minusOne", AttributeValue.fromN("-1"),
+                        ":zero", AttributeValue.fromN("0"))));
     }
 
     private static Map<String, String> with(Map<String, String> names, String name, String attribute) {
