@@ -17,7 +17,6 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.EnvironmentAware;
@@ -47,8 +46,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClientBuilder;
         afterName = "io.awspring.cloud.autoconfigure.dynamodb.DynamoDbAutoConfiguration")
 @ConditionalOnClass({LockTemplate.class, DynamoDbClient.class})
 @Conditional(DynamoLockEnabledCondition.class)
-@EnableConfigurationProperties(DynamoLockProperties.class)
-@Import(DynamoLockAutoConfiguration.AutoProxyRegistrar.class)
+@Import({DynamoLockPropertiesConfiguration.class, DynamoLockAutoConfiguration.AutoProxyRegistrar.class})
 public class DynamoLockAutoConfiguration {
 
     /**
@@ -67,20 +65,6 @@ public class DynamoLockAutoConfiguration {
                 .orElse(DynamoLockProperties.DEFAULT_ADVISOR_ORDER);
         Supplier<LostLeasePolicy> lostLeasePolicy = () -> properties.getObject().getOnLostLease();
         return new QueueLockedAdvisor(lockTemplate::getObject, lostLeasePolicy, environment, beanFactory, order, events);
-    }
-
-    /** An empty value of any {@code dynamolock.*} property is unset, its default: {@code ${VAR:}} works for all. */
-    @Bean
-    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-    static EmptyValueBindHandlerAdvisor dynamoLockEmptyValueBindHandlerAdvisor() {
-        return new EmptyValueBindHandlerAdvisor();
-    }
-
-    /** A {@code dynamolock.*} duration without a unit stops the start: Boot would read {@code 60} as 60 ms. */
-    @Bean
-    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-    static UnitlessDurationBindHandlerAdvisor dynamoLockUnitlessDurationBindHandlerAdvisor(Environment environment) {
-        return new UnitlessDurationBindHandlerAdvisor(environment);
     }
 
     /**

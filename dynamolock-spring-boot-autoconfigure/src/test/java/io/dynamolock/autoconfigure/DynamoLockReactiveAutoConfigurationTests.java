@@ -53,6 +53,23 @@ class DynamoLockReactiveAutoConfigurationTests {
                 });
     }
 
+    /**
+     * Without DynamoLockAutoConfiguration, the properties are bound by the same rules: an empty value is unset, its
+     * default, and a duration without a unit stops the start (Boot would read it as milliseconds).
+     */
+    @Test
+    void bindsThePropertiesByDynamolocksRulesWithoutTheMainAutoConfiguration() {
+        ApplicationContextRunner reactiveOnly = new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DynamoLockReactiveAutoConfiguration.class))
+                .withBean(LockTemplate.class, () -> LockTemplate.builder(DynamoDbLocal.shared().client())
+                        .tableName(TABLE).build());
+        reactiveOnly.withPropertyValues("dynamolock.lease-duration=", "dynamolock.on-lost-lease=")
+                .run(context -> assertThat(context).hasNotFailed().hasSingleBean(ReactiveLockTemplate.class));
+        reactiveOnly.withPropertyValues("dynamolock.default-wait=30")
+                .run(context -> assertThat(context).getFailure().rootCause()
+                        .hasMessageContaining("'30' has no unit, which Spring Boot reads as milliseconds"));
+    }
+
     @Test
     void backsOffWhenUserDefinesReactiveLockOperations() {
         ReactiveLockOperations own = mock(ReactiveLockOperations.class);
