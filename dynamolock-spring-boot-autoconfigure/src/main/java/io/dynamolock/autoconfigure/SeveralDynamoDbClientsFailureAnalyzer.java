@@ -35,10 +35,22 @@ class SeveralDynamoDbClientsFailureAnalyzer extends AbstractFailureAnalyzer<NoUn
                         + " (dynamolock then neither checks nor creates its table).", cause);
     }
 
+    /**
+     * Whether the failing bean was defined by {@code LockTemplateConfiguration}: an application's own {@code @Bean
+     * LockTemplate lockTemplate(DynamoDbClient client)} has the name too. The description names the class as a
+     * class path resource ({@code io/dynamolock/.../DynamoLockAutoConfiguration$LockTemplateConfiguration.class}) or,
+     * registered directly, by its name.
+     */
+    private static boolean definedByUs(String resourceDescription) {
+        return resourceDescription != null && resourceDescription.replace('/', '.')
+                .contains(DynamoLockAutoConfiguration.LockTemplateConfiguration.class.getName());
+    }
+
     /** The dynamolock bean whose creation failed for want of a single client, or {@code null}. */
     private static String requiringBean(Throwable failure) {
         for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
-            if (cause instanceof BeanCreationException creation && OURS.contains(creation.getBeanName())) {
+            if (cause instanceof BeanCreationException creation && OURS.contains(creation.getBeanName())
+                    && definedByUs(creation.getResourceDescription())) {
                 return creation.getBeanName();
             }
         }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.dynamolock.annotation.QueueLockedConfigurationException;
 import io.dynamolock.core.LockTableException;
+import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.LockTableNotReadyException;
 import io.dynamolock.core.test.DynamoDbLocal;
 import java.util.Objects;
@@ -16,6 +17,8 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.beans.factory.BeanCreationException;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.diagnostics.FailureAnalyzer;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
 import org.springframework.core.env.StandardEnvironment;
 import org.springframework.core.io.support.SpringFactoriesLoader;
@@ -80,6 +83,36 @@ class DynamoLockFailureAnalyzerTests {
         assertThat(new SeveralDynamoDbClientsFailureAnalyzer().analyze(new BeanCreationException("mine", "failed",
                 new NoUniqueBeanDefinitionException(DynamoDbClient.class, "first", "second")))).as("an application"
                         + " bean's failure is the application's").isNull();
+    }
+
+    /**
+     * The application's own LockTemplate, named lockTemplate as its @Bean method is, that fails for want of one
+     * client is the application's bean: dynamolock's backed off, and "define a LockTemplate of your own" is what the
+     * application did. Boot's report is left to answer.
+     */
+    @Test
+    void leavesAnApplicationBeanNamedLockTemplateToBoot() {
+        DynamoDbLocal local = DynamoDbLocal.shared();
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DynamoLockAutoConfiguration.class))
+                .withPropertyValues("dynamolock.table-name=" + local.newLockTable())
+                .withBean("first", DynamoDbClient.class, local::client)
+                .withBean("second", DynamoDbClient.class, local::client)
+                .withUserConfiguration(OwnLockTemplate.class)
+                .run(context -> {
+                    Throwable failure = context.getStartupFailure();
+                    assertThat(failure).hasRootCauseInstanceOf(NoUniqueBeanDefinitionException.class);
+                    assertThat(new SeveralDynamoDbClientsFailureAnalyzer().analyze(failure)).isNull();
+                });
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnLockTemplate {
+
+        @Bean
+        LockTemplate lockTemplate(DynamoDbClient client) {
+            return LockTemplate.builder(client).tableName("own").build();
+        }
     }
 
     /** As Boot's report chooses: the first analyzer in order with an analysis, Boot's own among them. */
