@@ -6,6 +6,7 @@ import java.lang.reflect.Modifier;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -58,6 +59,8 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
     private ListableBeanFactory beanFactory;
     /** The classes checked, each with whether it has {@code @QueueLocked} methods; lazy beans are created at will. */
     private final Map<Class<?>, Boolean> checked = new ConcurrentHashMap<>();
+    /** Classes with final {@code @QueueLocked} methods whose bean was not created at the start: warned of then. */
+    private final Set<Class<?>> finalsUnseen = ConcurrentHashMap.newKeySet();
     /** Whether the start-up check is done: the beans created since are checked one by one. */
     private volatile boolean started;
 
@@ -89,7 +92,7 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
             }
             if (!checked.containsKey(type)) {
                 checkClass(type, problems);
-                checked.put(type, check(type, isJdkProxy(name), problems));
+                checked.put(type, check(type, createdBean(name), problems));
             }
             if (checked.get(type)) {
                 locking.add(name);
@@ -120,11 +123,14 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
         if (!AnnotationUtils.isCandidateClass(type, QueueLocked.class)) {
             return bean;
         }
+        if (finalsUnseen.remove(type)) {
+            annotatedMethods(type).forEach(method -> warnedAsFinal(method, type, bean));
+        }
         Boolean locking = checked.get(type);
         if (locking == null) {
             List<String> problems = new ArrayList<>();
             checkClass(type, problems);
-            locking = check(type, AopUtils.isJdkDynamicProxy(bean), problems);
+            locking = check(type, bean, problems);
             if (locking) {
                 lookUpBeans();
             }
@@ -172,32 +178,38 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
         }
     }
 
-    /** Whether the bean is already a JDK proxy: it is called through its interfaces, final methods included. */
-    private boolean isJdkProxy(String name) {
+    /** The bean as created (its proxy, if it has one), or {@code null} if it is not created yet (a lazy one). */
+    private Object createdBean(String name) {
         return beanFactory instanceof ConfigurableListableBeanFactory factory && factory.containsSingleton(name)
-                && AopUtils.isJdkDynamicProxy(factory.getSingleton(name));
+                ? factory.getSingleton(name) : null;
     }
 
-    /** Checks the annotated methods of {@code type}; {@code true} if it has any. */
-    private boolean check(Class<?> type, boolean jdkProxy, List<String> problems) {
-        Map<Method, Boolean> annotated = MethodIntrospector.selectMethods(type,
-                (MethodIntrospector.MetadataLookup<Boolean>) method ->
-                        QueueLockedDeclarations.of(method, type).isEmpty() ? null : Boolean.TRUE);
-        for (Method method : annotated.keySet()) {
+    private static Set<Method> annotatedMethods(Class<?> type) {
+        return MethodIntrospector.selectMethods(type, (MethodIntrospector.MetadataLookup<Boolean>) method ->
+                QueueLockedDeclarations.of(method, type).isEmpty() ? null : Boolean.TRUE).keySet();
+    }
+
+    /**
+     * Checks the annotated methods of {@code type}; {@code true} if it has any. {@code bean}, the bean as created, or
+     * {@code null} if it is not yet, tells whether its proxy is the JDK's, which calls a final method through its
+     * interface: for a bean not created yet, final methods are checked, and warned about once the bean is created.
+     */
+    private boolean check(Class<?> type, Object bean, List<String> problems) {
+        Set<Method> annotated = annotatedMethods(type);
+        for (Method method : annotated) {
             int modifiers = method.getModifiers();
-            boolean viaInterface = jdkProxy && ClassUtils.getInterfaceMethodIfPossible(method, type) != method;
             if (Modifier.isPrivate(modifiers) || Modifier.isStatic(modifiers)) {
                 log.warn("@QueueLocked on {} has no effect: a Spring proxy cannot intercept a {} method; make it"
                         + " a public or protected instance method", QueueLockedMethods.describe(method, type),
                         Modifier.isPrivate(modifiers) ? "private" : "static");
                 continue;
             }
-            if (Modifier.isFinal(modifiers) && !viaInterface) {
-                // CGLIB cannot override it, so it runs on the proxy, an instance made without a constructor call.
-                log.warn("@QueueLocked on {} does not work: a class-based proxy cannot override a final method, so a"
-                        + " call through the bean runs it on the proxy instance, whose fields were never set (a"
-                        + " NullPointerException at the first injected field it uses), and without the lock; make it"
-                        + " not final (open in Kotlin)", QueueLockedMethods.describe(method, type));
+            if (Modifier.isFinal(modifiers) && bean == null) {
+                // Which proxy it gets (spring.aop.proxy-target-class, its interfaces, the creator's own rules) is
+                // known when it is made: postProcessAfterInitialization sees it.
+                finalsUnseen.add(type);
+            }
+            else if (warnedAsFinal(method, type, bean)) {
                 continue;
             }
             try {
@@ -208,6 +220,23 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
             }
         }
         return !annotated.isEmpty();
+    }
+
+    /**
+     * Warns of a final method that the bean's proxy cannot override; {@code true} if it did. A JDK proxy calls it
+     * through its interface, where it is locked.
+     */
+    private static boolean warnedAsFinal(Method method, Class<?> type, Object bean) {
+        if (!Modifier.isFinal(method.getModifiers()) || AopUtils.isJdkDynamicProxy(bean)
+                && ClassUtils.getInterfaceMethodIfPossible(method, type) != method) {
+            return false;
+        }
+        // CGLIB cannot override it, so it runs on the proxy, an instance made without a constructor call.
+        log.warn("@QueueLocked on {} does not work: a class-based proxy cannot override a final method, so a call"
+                + " through the bean runs it on the proxy instance, whose fields were never set (a"
+                + " NullPointerException at the first injected field it uses), and without the lock; make it not"
+                + " final (open in Kotlin)", QueueLockedMethods.describe(method, type));
+        return true;
     }
 
     /**

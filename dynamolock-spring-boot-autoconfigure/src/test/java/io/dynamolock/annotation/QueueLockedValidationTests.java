@@ -593,6 +593,35 @@ class QueueLockedValidationTests {
                 + " effect");
     }
 
+    /**
+     * A lazy bean is not created at the start, so whether its proxy is the JDK's (called through its interface, final
+     * methods included) is known only when it is: the start does not warn, and the creation warns only of a proxy
+     * that cannot override the method.
+     */
+    @Test
+    void aFinalMethodOfALazyBeanIsWarnedAboutOnlyIfItsProxyCannotOverrideIt(CapturedOutput output) {
+        String warning = FinalPayments.class.getName() + ".settle(String, LockTemplate) does not work";
+        contextRunner.withPropertyValues("spring.aop.proxy-target-class=false").withBean(FinalPayments.class)
+                .withInitializer(context -> context.addBeanFactoryPostProcessor(
+                        new LazyInitializationBeanFactoryPostProcessor()))
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    Settlement settlement = context.getBean(Settlement.class);
+                    assertThat(Proxy.isProxyClass(settlement.getClass())).isTrue();
+                    assertThat(settlement.settle("o-8", context.getBean(LockTemplate.class))).containsExactly("o-8");
+                });
+        assertThat(output).doesNotContain(warning);
+        contextRunner.withBean(FinalPayments.class)
+                .withInitializer(context -> context.addBeanFactoryPostProcessor(
+                        new LazyInitializationBeanFactoryPostProcessor()))
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(output).doesNotContain(warning);
+                    context.getBean(FinalPayments.class);
+                    assertThat(output).contains(warning);
+                });
+    }
+
     @Test
     void warnsWithoutFailingOnMethodsAProxyCannotIntercept(CapturedOutput output) {
         contextRunner.withBean(Unproxyable.class).run(context -> assertThat(context).hasNotFailed());
