@@ -15,6 +15,9 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalDouble;
+import java.util.OptionalInt;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -289,7 +292,8 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
 
     /**
      * Every entity the expressions name: the value of each, or each element of a value that is a collection or an
-     * array; of an {@code Optional}, its value. The request sorts them and drops duplicates.
+     * array; of an {@code Optional} (or {@code OptionalInt}, {@code OptionalLong}, {@code OptionalDouble}), its
+     * value. The request sorts them and drops duplicates.
      */
     private List<String> entities(LockedMethod locked, MethodInvocation invocation, Class<?> targetClass) {
         List<String> entities = new ArrayList<>();
@@ -303,8 +307,8 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
             catch (EvaluationException ex) {
                 throw badEntity(source, locked, "could not be evaluated: " + ex.getMessage(), ex);
             }
-            if (value instanceof Optional<?> optional && optional.isPresent()) {
-                value = optional.get(); // an empty one stays, to fail below as an element would
+            if (isOptional(value) && optionalValue(value) != null) {
+                value = optionalValue(value); // an empty one stays, to fail below as an element would
             }
             List<Object> values = value instanceof Collection<?> collection ? new ArrayList<>(collection)
                     : value != null && value.getClass().isArray() ? Arrays.asList(ObjectUtils.toObjectArray(value))
@@ -317,11 +321,12 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
             for (Object given : values) {
                 // An Optional's string (Optional[order-1], Optional.empty) names no entity: its value does, and an
                 // empty one is an optional key's null.
-                Object element = given instanceof Optional<?> optional ? optional.orElse(null) : given;
+                Object element = optionalValue(given);
                 String entity = element == null ? null : element.toString();
                 if (entity == null || entity.isBlank()) {
-                    throw badEntity(source, locked, evaluated + (given instanceof Optional<?> && element == null
-                            ? "an empty Optional" : entity == null ? "null" : "'" + Printable.escape(entity) + "'")
+                    throw badEntity(source, locked, evaluated + (isOptional(given) && element == null
+                            ? "an empty " + given.getClass().getSimpleName() : entity == null ? "null"
+                            : "'" + Printable.escape(entity) + "'")
                             + "; a lock needs a non-blank entity", null);
                 }
                 if (!(element instanceof CharSequence) && QueueLockedMethods.isLaterValue(element.getClass())) {
@@ -338,6 +343,21 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
             }
         }
         return entities;
+    }
+
+    /** Whether {@code value} is an optional key: an {@code Optional}, {@code OptionalInt}, {@code OptionalLong}... */
+    private static boolean isOptional(Object value) {
+        return value instanceof Optional<?> || value instanceof OptionalInt || value instanceof OptionalLong
+                || value instanceof OptionalDouble;
+    }
+
+    /** An optional key's value, {@code null} if it is empty; any other value as it is. */
+    private static Object optionalValue(Object value) {
+        return value instanceof Optional<?> optional ? optional.orElse(null)
+                : value instanceof OptionalInt optional ? (optional.isPresent() ? optional.getAsInt() : null)
+                : value instanceof OptionalLong optional ? (optional.isPresent() ? optional.getAsLong() : null)
+                : value instanceof OptionalDouble optional ? (optional.isPresent() ? optional.getAsDouble() : null)
+                : value;
     }
 
     private static IllegalArgumentException badEntity(String source, LockedMethod locked, String problem,

@@ -21,6 +21,9 @@ import io.dynamolock.core.LockWaitTimeoutException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalDouble;
+import java.util.OptionalInt;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -191,6 +194,21 @@ class QueueLockedTests extends QueueLockedTestSupport {
                 .withMessageContaining("No lock was taken");
         assertThatIllegalArgumentException().isThrownBy(() -> service.anyKey(List.of("opt-4", Optional.empty())))
                 .withMessageContaining("yielded an empty Optional");
+        assertThat(service.calls()).isEqualTo(calls);
+        assertThat(locks.activeLocks()).isEmpty();
+    }
+
+    /** OptionalInt, OptionalLong and OptionalDouble are optional keys too: OptionalLong[5] would not exclude "5". */
+    @Test
+    void aPrimitiveOptionalEntityLocksItsValueAndAnEmptyOneFailsAsNullDoes() {
+        assertThat(service.anyKeyHeld(OptionalInt.of(3))).containsExactly("3");
+        assertThat(service.anyKeyHeld(OptionalLong.of(5))).containsExactly("5");
+        assertThat(service.anyKeyHeld(OptionalDouble.of(2.5))).containsExactly("2.5");
+        int calls = service.calls();
+        assertThatIllegalArgumentException().isThrownBy(() -> service.anyKeyHeld(OptionalLong.empty()))
+                .withMessageContaining("evaluated to an empty OptionalLong; a lock needs a non-blank entity");
+        assertThatIllegalArgumentException().isThrownBy(() -> service.anyKeyHeld(List.of("opt-5",
+                OptionalInt.empty()))).withMessageContaining("yielded an empty OptionalInt");
         assertThat(service.calls()).isEqualTo(calls);
         assertThat(locks.activeLocks()).isEmpty();
     }

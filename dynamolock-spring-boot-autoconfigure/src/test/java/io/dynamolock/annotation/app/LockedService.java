@@ -78,6 +78,13 @@ public class LockedService implements Inventory {
         calls.incrementAndGet();
     }
 
+    /** Any key, checked only when called, and the entities held while the call runs. */
+    @QueueLocked(entity = "#key")
+    public List<String> anyKeyHeld(Object key) {
+        calls.incrementAndGet();
+        return held().stream().map(LockInfo::entity).toList();
+    }
+
     /** An optional key: the entity is its value, the entities its elements if it is a collection. */
     @QueueLocked(entity = "#id")
     public List<String> optionalEntity(Optional<?> id) {
