@@ -22,7 +22,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -46,7 +45,7 @@ import org.springframework.expression.EvaluationException;
  * interceptor hands it to a {@code RetryTemplate}: acquire, run the method with the lock in
  * the thread's scope ({@code inScope}: calls made inside it join the lock), release when the
  * method returns or, for a method returning {@code CompletableFuture} / {@code CompletionStage}
- * (declared, or a {@code CompletableFuture} returned through {@code Object} or a type variable),
+ * (declared, or a {@code CompletableFuture} or a minimal stage returned through {@code Object} or a type variable),
  * when its future completes; with a {@code minHold}, no earlier than that after the grant. A
  * wait that runs out fails the call or, with {@link WaitTimeoutPolicy#SKIP}, skips it. A lease
  * lost meanwhile is handled as the {@link LostLeasePolicy} says.
@@ -56,6 +55,9 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
     private static final Logger log = LoggerFactory.getLogger(QueueLockedInterceptor.class);
 
     static final Duration SKIP_WARNING_INTERVAL = Duration.ofMinutes(1);
+
+    /** The class of {@code CompletableFuture.minimalCompletionStage()}, which is not public. */
+    private static final Class<?> MINIMAL_STAGE = new CompletableFuture<>().minimalCompletionStage().getClass();
 
     static final String TRANSACTION_SYNCHRONIZATION =
             "org.springframework.transaction.support.TransactionSynchronizationManager";
@@ -128,11 +130,18 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
             finish(lock, locked, grantedAt, ex);
             throw ex;
         }
-        if (locked.async() && returned != null) {
-            return releaseOnCompletion((CompletionStage<?>) returned, lock, locked, grantedAt);
+        try {
+            if (locked.async() && returned != null) {
+                return releaseOnCompletion((CompletionStage<?>) returned, lock, locked, grantedAt);
+            }
+            if (QueueLockedMethods.isUnfinishedWork(returned, targetClass)) {
+                return followUndeclared(returned, lock, locked, grantedAt);
+            }
         }
-        if (returned != null && QueueLockedMethods.isLaterValue(returned.getClass()) && !isDone(returned)) {
-            return followUndeclared(returned, lock, locked, grantedAt);
+        catch (RuntimeException | Error ex) {
+            // Nothing follows the lock: unreleased, the template would renew it for good.
+            finish(lock, locked, grantedAt, ex);
+            throw ex;
         }
         finish(lock, locked, grantedAt, null);
         return returned;
@@ -140,22 +149,22 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
 
     /**
      * Work still running that the method returned through a type the start could not refuse or follow ({@code Object},
-     * a type variable). A {@code CompletableFuture} is followed as a declared one is; the caller gets one back, as it
-     * would have. Anything else would run after the release: the call fails, the lock released, and a publisher is
-     * not subscribed. So is another {@code CompletionStage}, which the caller may expect of its own class.
+     * a type variable). A {@code CompletableFuture} is followed as a declared one is, and so is a minimal stage
+     * ({@code minimalCompletionStage()}); the caller gets one of the same class back, completing after the release.
+     * Anything else would run after the release: the call fails, the lock released, and a publisher is
+     * not subscribed. So does another {@code CompletionStage}, a subclass of {@code CompletableFuture} too (Lettuce's
+     * {@code RedisFuture}): the caller may use it as its own class, which a future of ours is not, and a release
+     * hung on the instance itself could run after the caller saw it complete, and could not fail it on a lost lease.
      */
     private Object followUndeclared(Object returned, LockHandle lock, LockedMethod locked, long grantedAt) {
         if (returned.getClass() == CompletableFuture.class) {
             return releaseOnCompletion((CompletableFuture<?>) returned, lock, locked, grantedAt);
         }
-        IllegalStateException refused = QueueLockedMethods.undeclaredLaterWork(locked, returned.getClass());
-        finish(lock, locked, grantedAt, refused);
-        throw refused;
-    }
-
-    /** A future that is done holds a value: nothing runs after the release. */
-    private static boolean isDone(Object returned) {
-        return returned instanceof Future<?> future && future.isDone();
+        if (returned.getClass() == MINIMAL_STAGE) {
+            return releaseOnCompletion((CompletionStage<?>) returned, lock, locked, grantedAt)
+                    .minimalCompletionStage();
+        }
+        throw QueueLockedMethods.undeclaredLaterWork(locked, returned.getClass());
     }
 
     /**

@@ -94,6 +94,14 @@ final class QueueLockedMethods {
         }
     };
 
+    /** Asked at every call that returns a {@code Callable} through {@code Object}: looked up once per class. */
+    private static final ClassValue<Boolean> CONTROLLERS = new ClassValue<>() {
+        @Override
+        protected Boolean computeValue(Class<?> type) {
+            return MergedAnnotations.from(type, SearchStrategy.TYPE_HIERARCHY).isPresent(CONTROLLER);
+        }
+    };
+
     static final String HTTP_ENTITY = "org.springframework.http.HttpEntity";
 
     static final String PUBLISHER = "org.reactivestreams.Publisher";
@@ -614,9 +622,34 @@ final class QueueLockedMethods {
      * as what a controller returns (Spring MVC runs it later); elsewhere it is a value like any other.
      */
     private static boolean isLaterWork(Class<?> type, Class<?> owner) {
-        return isLaterWork(type)
-                || Callable.class.isAssignableFrom(type) && MergedAnnotations.from(owner, SearchStrategy.TYPE_HIERARCHY)
-                        .isPresent(CONTROLLER);
+        return isLaterWork(type) || isControllersCallable(type, owner);
+    }
+
+    private static boolean isControllersCallable(Class<?> type, Class<?> owner) {
+        return owner != null && Callable.class.isAssignableFrom(type) && CONTROLLERS.get(owner);
+    }
+
+    /**
+     * Whether {@code value}, returned by a method of {@code owner} (or {@code null}), is work still going on after the
+     * method returned: late work ({@link #isLaterValue}, or a controller's {@code Callable}) not yet done. A future
+     * that is done holds a value: nothing runs after the release. A stage is asked through its
+     * {@code toCompletableFuture()}: a minimal stage's own {@code isDone()} throws.
+     */
+    static boolean isUnfinishedWork(Object value, Class<?> owner) {
+        if (value == null || !isLaterValue(value.getClass()) && !isControllersCallable(value.getClass(), owner)) {
+            return false;
+        }
+        if (value instanceof CompletionStage<?> stage) {
+            CompletableFuture<?> future;
+            try {
+                future = stage.toCompletableFuture();
+            }
+            catch (UnsupportedOperationException cannotTell) {
+                return true; // taken as running, so followed or refused: released under it, it could run unlocked
+            }
+            return !future.isDone();
+        }
+        return !(value instanceof Future<?> future && future.isDone());
     }
 
     /**

@@ -25,6 +25,7 @@ import java.util.OptionalDouble;
 import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -313,6 +314,52 @@ class QueueLockedTests extends QueueLockedTestSupport {
         assertThat(heldEntities()).doesNotContain("cf-7");
         CompletableFuture<String> done = CompletableFuture.completedFuture("done");
         assertThat(service.untyped("cf-7", done)).isSameAs(done); // a value like any other
+    }
+
+    /**
+     * A minimal stage (CompletableFuture.minimalCompletionStage(), whose isDone() throws) returned through Object is
+     * followed as a CompletableFuture is, and the caller gets a minimal stage back, completing after the release.
+     */
+    @Test
+    void holdsTheLockUntilAMinimalStageReturnedThroughObjectCompletes() throws Exception {
+        CompletableFuture<String> gate = new CompletableFuture<>();
+        CompletionStage<String> minimal = gate.minimalCompletionStage();
+        Object result = service.untyped("cf-9", minimal);
+        assertThat(result).isInstanceOf(minimal.getClass());
+        assertThat(heldEntities()).contains("cf-9");
+        gate.complete("done");
+        assertThat(((CompletionStage<?>) result).toCompletableFuture().get(10, TimeUnit.SECONDS)).isEqualTo("done");
+        assertThat(heldEntities()).doesNotContain("cf-9");
+        CompletionStage<String> done = CompletableFuture.completedStage("done");
+        assertThat(service.untyped("cf-9", done)).isSameAs(done); // a value like any other
+        assertThat(heldEntities()).doesNotContain("cf-9");
+    }
+
+    /** Whatever fails once the method returned, the lock is released: no path leaves it held and renewed. */
+    @Test
+    void releasesTheLockWhenLookingAtTheReturnedValueFails() {
+        FutureTask<String> unaskable = new FutureTask<>(() -> "x") {
+            @Override
+            public boolean isDone() {
+                throw new IllegalStateException("isDone failed");
+            }
+        };
+        assertThatIllegalStateException().isThrownBy(() -> service.untyped("cf-10", unaskable))
+                .withMessage("isDone failed");
+        assertThat(heldEntities()).doesNotContain("cf-10");
+    }
+
+    /**
+     * A subclass of CompletableFuture (Lettuce's RedisFuture, say) returned through Object is refused: the caller may
+     * expect its class, and a lock released on its completion could not delay the caller's view of it.
+     */
+    @Test
+    void failsOnACompletableFutureSubclassReturnedThroughObject() {
+        CompletableFuture<String> subclass = new CompletableFuture<>() {
+        };
+        assertThatIllegalStateException().isThrownBy(() -> service.untyped("cf-11", subclass))
+                .withMessageContaining("returned a " + subclass.getClass().getName());
+        assertThat(heldEntities()).doesNotContain("cf-11");
     }
 
     @Test

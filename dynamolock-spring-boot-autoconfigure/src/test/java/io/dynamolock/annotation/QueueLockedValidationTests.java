@@ -2,6 +2,7 @@ package io.dynamolock.annotation;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 import io.dynamolock.autoconfigure.DynamoDbLocalProperties;
 import io.dynamolock.autoconfigure.DynamoLockAutoConfiguration;
@@ -620,6 +621,21 @@ class QueueLockedValidationTests {
                     context.getBean(FinalPayments.class);
                     assertThat(output).contains(warning);
                 });
+    }
+
+    /**
+     * Spring MVC runs a Callable a controller returns, also through Object, after the method returned: as the start
+     * refuses one declared, the call fails, the lock released, rather than let it run unlocked.
+     */
+    @Test
+    void failsACallableReturnedThroughObjectByAController() {
+        contextRunner.withBean(CallableThroughObject.class).run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThatIllegalStateException()
+                    .isThrownBy(() -> context.getBean(CallableThroughObject.class).run("callable-1"))
+                    .withMessageContaining(CallableThroughObject.class.getName() + ".run(String) returned a ");
+            assertThat(context.getBean(LockTemplate.class).activeLocks()).isEmpty();
+        });
     }
 
     @Test
@@ -1344,6 +1360,15 @@ class QueueLockedValidationTests {
         @QueueLocked(entity = "#id")
         public org.reactivestreams.Publisher<String> run(String id) {
             return Mono.just(id);
+        }
+    }
+
+    @Controller
+    public static class CallableThroughObject {
+
+        @QueueLocked(entity = "#id")
+        public Object run(String id) {
+            return (Callable<String>) () -> id;
         }
     }
 
