@@ -1283,6 +1283,39 @@ class SuspendQueueLockedTests {
         private fun key(id: String) = mapOf("id" to AttributeValue.fromS(id))
     }
 
+    /**
+     * A suspend fun declared `Any?` that returns a future or a `Deferred` still running: its work would go on after
+     * the release, as that of one declared to return a future, which the start refuses. The call fails, the lock
+     * released; a future already done is a value like any other.
+     */
+    @Test
+    fun aSuspendFunctionReturningUnfinishedWorkThroughAnyFailsAndReleasesTheLock() {
+        contextRunner.withBean(AnyReturner::class.java).run { context ->
+            val service = context.getBean(AnyReturner::class.java)
+            val locks = locks(context)
+            val running = CompletableFuture<String>()
+            assertThatExceptionOfType(IllegalStateException::class.java)
+                .isThrownBy { runBlocking { service.returning("any-1", running) } }
+                .withMessageContaining(AnyReturner::class.java.name + ".returning(String, Object, Continuation)"
+                    + " returned a java.util.concurrent.CompletableFuture")
+                .withMessageContaining("Await it inside the suspend function")
+            val deferred = CompletableDeferred<String>()
+            assertThatExceptionOfType(IllegalStateException::class.java)
+                .isThrownBy { runBlocking { service.returning("any-1", deferred) } }
+                .withMessageContaining("returned a " + deferred.javaClass.name)
+                .withMessageContaining("Await it inside the suspend function")
+            assertThat(locks.activeLocks().filter { it.holding() }.map { it.entity() }).doesNotContain("any-1")
+            val done = CompletableFuture.completedFuture("done")
+            assertThat(runBlocking { service.returning("any-1", done) }).isSameAs(done)
+        }
+    }
+
+    @Service
+    class AnyReturner {
+        @QueueLocked(entity = ["#id"])
+        suspend fun returning(id: String, work: Any): Any? = work
+    }
+
     companion object {
         /** A context with the lock's auto-configuration on DynamoDB Local and a [CounterService]. */
         fun contextRunner(): ApplicationContextRunner = ApplicationContextRunner()

@@ -14,6 +14,7 @@ import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInvocation;
 import org.reactivestreams.Publisher;
 import org.springframework.aop.ProxyMethodInvocation;
+import org.springframework.aop.support.AopUtils;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -61,6 +62,19 @@ final class ReactiveQueueLockedInvocation {
             case FLUX -> locked(proxied, locked, request, threadScope, null);
             default -> locked(proxied, locked, request, threadScope, null).singleOrEmpty();
         };
+    }
+
+    /**
+     * A suspend function's result, if it is no work still going on ({@code Any?} returning a future or a
+     * {@code Deferred} not yet done): that would run after the release, as the start refuses for a declared return
+     * type, so the call fails, the lock released. Only a suspend function's: a {@code Mono}'s or {@code Flux}'s
+     * elements are values, as they are for a declared {@code Mono<CompletableFuture<T>>}.
+     */
+    private static Object finished(Object result, LockedMethod locked, Object target) {
+        if (QueueLockedMethods.isUnfinishedWork(result, target == null ? null : AopUtils.getTargetClass(target))) {
+            throw QueueLockedMethods.undeclaredLaterWork(locked, result.getClass());
+        }
+        return result;
     }
 
     /**
@@ -168,7 +182,12 @@ final class ReactiveQueueLockedInvocation {
         if (returned == null) {
             return Mono.empty();
         }
-        return shape == null ? (Publisher<Object>) returned
-                : shape.body(returned, () -> !failOnLostLease.getAsBoolean() || lock.isValid());
+        if (shape == null) {
+            return (Publisher<Object>) returned;
+        }
+        Publisher<Object> body = shape.body(returned, () -> !failOnLostLease.getAsBoolean() || lock.isValid());
+        // Checked inside the hold: its failure releases the lock before the caller hears of it.
+        return locked.returns() == LockedMethod.Returns.SUSPEND
+                ? Flux.from(body).map(result -> finished(result, locked, invocation.getThis())) : body;
     }
 }
