@@ -32,6 +32,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -812,6 +813,33 @@ public final class LockEngine {
      * request fails, it is retried in the background until the lease would have run out anyway.
      */
     Acquisition.Phase leave(Acquisition entry) {
+        return leave(entry, Runnable::run);
+    }
+
+    /**
+     * {@link #leave}, the removal sent on a request thread: for a waiter that leaves (cancelled, timed out, failed),
+     * whose step thread serves the template's other waiters and must not wait for a slow answer, nor its caller. A
+     * failed removal is retried as a release's is. With every request thread busy, it is handed over again shortly.
+     * The future completes once the removal was answered (or failed, and is retried in the background).
+     */
+    CompletableFuture<Void> leaveInBackground(Acquisition entry) {
+        CompletableFuture<Void> answered = new CompletableFuture<>();
+        Acquisition.Phase previous = leave(entry, removal -> inBackground(() -> {
+            try {
+                removal.run();
+            }
+            finally {
+                answered.complete(null);
+            }
+        }));
+        if (previous == Acquisition.Phase.RELEASED) {
+            answered.complete(null); // left already: nothing sent
+        }
+        return answered;
+    }
+
+    /** The bookkeeping of a leave on the calling thread, at once; the removal on {@code sender}. */
+    private Acquisition.Phase leave(Acquisition entry, Executor sender) {
         Acquisition.Phase previous = entry.markReleased();
         if (previous == Acquisition.Phase.RELEASED) {
             return previous;
@@ -828,8 +856,21 @@ public final class LockEngine {
                 }
             }
         }
-        boolean interrupted = Thread.interrupted();
         PredictivePolling.History released = entry.releaseHistory(previous, settings.clock().millis());
+        sender.execute(() -> sendRemoval(entry, previous, released));
+        return previous;
+    }
+
+    /** Sends {@code removal} on a request thread; while every one is busy, tries again after a pause. */
+    private void inBackground(Runnable removal) {
+        if (!workers.tryRequest(removal)
+                && workers.schedule(() -> inBackground(removal), Workers.BUSY_RETRY.toNanos()) == null) {
+            removal.run(); // never while the entry is pending (it keeps the threads), but nothing is left behind
+        }
+    }
+
+    private void sendRemoval(Acquisition entry, Acquisition.Phase previous, PredictivePolling.History released) {
+        boolean interrupted = Thread.interrupted();
         try {
             QueueTable.Written removed = remove(entry, released);
             sweepIfEnqueueMayLandLate(entry); // before removed(), which may end the template's threads
@@ -856,7 +897,6 @@ public final class LockEngine {
                 Thread.currentThread().interrupt();
             }
         }
-        return previous;
     }
 
     /**

@@ -29,8 +29,9 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  * arrives during a step (a poll in flight, say) is seen by the next one, never lost, and two steps never
  * race. The fields below {@link #pending} are touched by steps only.
  *
- * <p>Every way out but a grant removes the entry; one that is granted while the caller abandons the wait is
- * handed back by the caller ({@link LockEngine}), so no entry is left held that nobody owns.
+ * <p>Every way out but a grant removes the entry. The step that leaves, on a thread shared by the template's
+ * waiters, only hands the removal to a request thread; the wait settles once it is answered. One that is granted while the caller abandons the wait is handed back by
+ * the caller ({@link LockEngine}), so no entry is left held that nobody owns.
  */
 final class Waiter implements WakeUps.Addressee {
 
@@ -70,6 +71,8 @@ final class Waiter implements WakeUps.Addressee {
     private boolean hintReadSincePoll;
     private ScheduledFuture<?> timer;
     private boolean finished;
+    /** The removal of our entry, once a step sent it: answered when it completes. */
+    private CompletableFuture<Void> removal;
 
     Waiter(LockEngine engine, Acquisition entry, long startNanos, long deadlineNanos) {
         this.engine = engine;
@@ -112,9 +115,18 @@ final class Waiter implements WakeUps.Addressee {
         signal();
     }
 
-    /** Completes once the wait has ended and the entry has left the queue, unless it was granted. */
+    /**
+     * Completes once the wait has ended and, unless it was granted, the entry has left the queue: its removal was
+     * answered, or failed and is retried in the background. The removal is sent on a request thread
+     * ({@link LockEngine#leaveInBackground}), never waited for by a step thread.
+     */
     CompletableFuture<Outcome> settled() {
         return settled;
+    }
+
+    /** How long the wait has lasted so far. */
+    Duration waited() {
+        return Duration.ofNanos(System.nanoTime() - startNanos);
     }
 
     /**
@@ -177,10 +189,11 @@ final class Waiter implements WakeUps.Addressee {
                 if (!queued) {
                     entry.enqueueMayLandLate();
                 }
-                engine.leave(entry);
+                leave();
             }
             else if (entry.enqueueCanLandLate()) {
-                engine.leave(entry); // refused at last, but an earlier attempt got no answer and may land later
+                // Refused at last, but an earlier attempt got no answer and may land later.
+                leave();
             }
             else {
                 engine.notEnqueued(entry);
@@ -190,7 +203,7 @@ final class Waiter implements WakeUps.Addressee {
         catch (Error ex) {
             // Nobody would ever release the entry, and its lease would be renewed for ever.
             log.error("Waiting for {} failed", entry, ex);
-            engine.leave(entry);
+            leave();
             settle(null, null, new DynamoLockException("Waiting for " + entry.key() + " failed: " + ex, ex));
         }
     }
@@ -266,7 +279,7 @@ final class Waiter implements WakeUps.Addressee {
         while (true) {
             RuntimeException abandoned = abandonedBy.get();
             if (abandoned != null) {
-                engine.leave(entry);
+                leave();
                 settle(null, null, abandoned);
                 return;
             }
@@ -296,7 +309,7 @@ final class Waiter implements WakeUps.Addressee {
                 return;
             }
             if (next instanceof WaitLoop.GiveUp giveUp) {
-                engine.leave(entry);
+                leave();
                 WaitLoop.GaveUp gaveUp = giveUp.gaveUp();
                 settle(null, gaveUp.withFailure(lastFailure), null);
                 return;
@@ -326,7 +339,7 @@ final class Waiter implements WakeUps.Addressee {
         }
         entry.grantedWith(state);
         if (!entry.granted()) {
-            engine.leave(entry);
+            leave();
             throw LockLostException.beforeGrant("The lease of " + entry.key() + " ran out before the lock could be"
                     + " handed over (" + entry.lostReason() + "); it was not granted");
         }
@@ -455,7 +468,19 @@ final class Waiter implements WakeUps.Addressee {
                 engine.wakeUps.unregister(entry.id());
             }
         }
-        settled.complete(new Outcome(granted, gaveUp, failed, Duration.ofNanos(System.nanoTime() - startNanos)));
+        Outcome outcome = new Outcome(granted, gaveUp, failed, waited());
+        if (removal == null || removal.isDone()) {
+            settled.complete(outcome);
+            return;
+        }
+        removal.whenComplete((answered, failure) -> settled.complete(outcome));
+    }
+
+    /** Takes our entry out of the queue, the removal sent in the background; {@link #settle} waits for it. */
+    private void leave() {
+        if (removal == null) { // once: a second leave (a failed grant's, then its step's) sends nothing
+            removal = engine.leaveInBackground(entry);
+        }
     }
 
     private void cancelTimer() {

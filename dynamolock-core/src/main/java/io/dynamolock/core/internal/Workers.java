@@ -21,7 +21,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * here); it sends no request and runs no callback, so nothing it runs can be late because of a slow one.</li>
  * <li><b>callbacks</b>: lost-lease callbacks, a few at a time, queued: user code, which may block, never runs on
  * the timer, nor waits for a free request thread.</li>
- * <li><b>requests</b>: renewals and background retries. It grows with the requests in
+ * <li><b>requests</b>: renewals, background retries, and the removals of waiters that leave (a slow one must not
+ * hold a step thread, which serves every waiter). It grows with the requests in
  * flight (a thread per request waiting for its answer, up to {@link #MAX_REQUEST_THREADS}) and shrinks when
  * idle, so slow answers cost threads, not leases (R12). Grants are delivered here too, since the code an
  * application chains to an acquisition's future runs on the thread that completes it.</li>
@@ -40,8 +41,8 @@ final class Workers {
 
     /**
      * Steps of waiting acquisitions run at once at most: each is a little computing and a request or a few (a
-     * poll; an enqueue, its retry and a TTL write; a purge; a removal), and the SDK's default connection pool (50)
-     * serves renewals as well.
+     * poll; an enqueue, its retry and a TTL write; a purge; never a removal, sent on a request thread), and the
+     * SDK's default connection pool (50) serves renewals as well.
      */
     static final int STEP_THREADS = 16;
 
