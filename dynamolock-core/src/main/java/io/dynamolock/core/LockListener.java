@@ -33,7 +33,8 @@ public interface LockListener {
      * The acquisition failed other than by its wait running out: its lease was lost while it waited
      * ({@link LockLostException}), it was interrupted ({@link LockInterruptedException}), the queue was
      * full ({@link LockQueueFullException}), the template closed, or a request failed. Its entry has been
-     * removed; {@code failure} is what the caller gets thrown.
+     * removed (or, when DynamoDB is slow to answer, is leaving in the background, as {@link LockWaitTimeoutException}
+     * says); {@code failure} is what the caller gets thrown.
      */
     default void onFailed(LockAttempt attempt, Duration waited, RuntimeException failure) {
     }

@@ -38,7 +38,8 @@ public interface LockOperations {
      *
      * <p>The future completes with the lock, or exceptionally with what {@link #acquire(LockRequest)} throws
      * ({@link LockWaitTimeoutException}, {@link LockLostException}, {@link LockQueueFullException}, ...); the
-     * entry has then left the queue. It completes on a dynamolock thread: chain work that blocks with an
+     * entry has then left the queue (when DynamoDB is slow to answer the removal, it completes half a second after
+     * the wait ended at most, and the entry leaves in the background). It completes on a dynamolock thread: chain work that blocks with an
      * {@code ...Async} stage and an executor of your own. <b>Cancelling it</b> (or completing it any other way,
      * e.g. {@code orTimeout}) abandons the wait: the entry leaves the queue, also when the enqueue was still in
      * flight (once it has answered), and a grant that races with the cancel is released at once, so no entry is

@@ -6,7 +6,11 @@ import java.util.List;
 
 /**
  * The caller waited as long as it was allowed to and the lock was still taken.
- * Its queue entry has been removed: nothing of it is left in the table.
+ * Its queue entry has been removed: nothing of it is left in the table. When
+ * DynamoDB is slow to answer the removal, the time-out is thrown half a second
+ * after the wait ended at most, and the entry leaves in the background: a
+ * removal that fails is retried, and a fail-open entry left behind is purged one
+ * lease later, as a crashed caller's would be.
  */
 public class LockWaitTimeoutException extends DynamoLockException {
 

@@ -267,9 +267,16 @@ public final class LockEngine {
         catch (InterruptedException ex) {
             LockInterruptedException reason = interrupted(key, ex);
             waiter.abandon(reason);
-            // Uninterruptibly: when this throws, the entry has left the queue. Plainly: abandoned, the wait needs
-            // only the template's step threads, and a managed block may fail for want of a spare worker.
-            outcome = withdraw(Waits.awaitUninterruptibly(waiter.settled(), false), reason);
+            // Not after the step in flight (a poll may take a heartbeat interval), nor a slow removal: at most
+            // Waiter.REMOVAL_WAIT. A grant that step brings later is given back when it comes.
+            outcome = Waits.awaitUninterruptibly(waiter.settledWithin(Waiter.REMOVAL_WAIT), false);
+            if (outcome == null) {
+                waiter.settled().thenAccept(late -> withdraw(late, reason));
+                outcome = new Waiter.Outcome(null, null, reason, waiter.waited());
+            }
+            else {
+                outcome = withdraw(outcome, reason);
+            }
         }
         catch (RuntimeException | Error ex) {
             // The wait itself failed (a pool that could not start a spare worker: OutOfMemoryError): leave the queue
@@ -308,12 +315,15 @@ public final class LockEngine {
         }
     }
 
-    /** A grant that came too late for its caller is given back; anything else stands. */
+    /**
+     * A grant that came too late for its caller is given back, the removal sent in the background (the caller may
+     * be a step thread); anything else stands.
+     */
     private Waiter.Outcome withdraw(Waiter.Outcome outcome, RuntimeException reason) {
         if (outcome.granted() == null) {
             return outcome;
         }
-        leave(outcome.granted());
+        leaveInBackground(outcome.granted());
         return new Waiter.Outcome(null, null, reason, outcome.waited());
     }
 

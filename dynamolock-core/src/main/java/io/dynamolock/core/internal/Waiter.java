@@ -30,7 +30,8 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  * race. The fields below {@link #pending} are touched by steps only.
  *
  * <p>Every way out but a grant removes the entry. The step that leaves, on a thread shared by the template's
- * waiters, only hands the removal to a request thread; the wait settles once it is answered. One that is granted while the caller abandons the wait is handed back by
+ * waiters, only hands the removal to a request thread; the wait settles once it is answered (or
+ * {@link #REMOVAL_WAIT} later at most). One that is granted while the caller abandons the wait is handed back by
  * the caller ({@link LockEngine}), so no entry is left held that nobody owns.
  */
 final class Waiter implements WakeUps.Addressee {
@@ -40,6 +41,13 @@ final class Waiter implements WakeUps.Addressee {
     /** How a wait ended: exactly one of granted (the entry, held), gave up, or failed; after {@code waited}. */
     record Outcome(Acquisition granted, WaitLoop.GaveUp gaveUp, RuntimeException failure, Duration waited) {
     }
+
+    /**
+     * How long a wait that ended without a grant waits at most for its entry's removal to be answered: DynamoDB
+     * answers in milliseconds, so a caller normally finds its entry gone; during a latency spike it is not kept
+     * longer, and the removal finishes in the background.
+     */
+    static final Duration REMOVAL_WAIT = Duration.ofMillis(500);
 
     private final LockEngine engine;
     private final Acquisition entry;
@@ -118,10 +126,28 @@ final class Waiter implements WakeUps.Addressee {
     /**
      * Completes once the wait has ended and, unless it was granted, the entry has left the queue: its removal was
      * answered, or failed and is retried in the background. The removal is sent on a request thread
-     * ({@link LockEngine#leaveInBackground}), never waited for by a step thread.
+     * ({@link LockEngine#leaveInBackground}), never waited for by a step thread; and when DynamoDB is slow to answer
+     * it, this completes {@link #REMOVAL_WAIT} after the wait ended all the same, the removal going on in the
+     * background, so that a time-out is reported that late at most.
      */
     CompletableFuture<Outcome> settled() {
         return settled;
+    }
+
+    /** {@link #settled}, or {@code null} once {@code timeout} has passed (a step in flight, a slow poll, say). */
+    CompletableFuture<Outcome> settledWithin(Duration timeout) {
+        CompletableFuture<Outcome> bounded = new CompletableFuture<>();
+        ScheduledFuture<?> late = engine.workers.schedule(() -> bounded.complete(null), timeout.toNanos());
+        settled.thenAccept(outcome -> {
+            bounded.complete(outcome);
+            if (late != null) {
+                late.cancel(false);
+            }
+        });
+        if (late == null) {
+            bounded.complete(settled.getNow(null)); // the timer has shut down
+        }
+        return bounded;
     }
 
     /** How long the wait has lasted so far. */
@@ -473,10 +499,21 @@ final class Waiter implements WakeUps.Addressee {
             settled.complete(outcome);
             return;
         }
-        removal.whenComplete((answered, failure) -> settled.complete(outcome));
+        // Completed from the step threads, not the timer's: what is chained to it may block.
+        ScheduledFuture<?> late = engine.workers.schedule(() -> engine.workers.step(() -> settled.complete(outcome)),
+                REMOVAL_WAIT.toNanos());
+        removal.whenComplete((answered, failure) -> {
+            settled.complete(outcome);
+            if (late != null) {
+                late.cancel(false);
+            }
+        });
+        if (late == null) {
+            settled.complete(outcome); // the timer has shut down
+        }
     }
 
-    /** Takes our entry out of the queue, the removal sent in the background; {@link #settle} waits for it. */
+    /** Takes our entry out of the queue, the removal sent in the background; {@link #settle} waits a little for it. */
     private void leave() {
         if (removal == null) { // once: a second leave (a failed grant's, then its step's) sends nothing
             removal = engine.leaveInBackground(entry);

@@ -1,10 +1,13 @@
 package io.dynamolock.core.reliability;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.dynamolock.core.LockHandle;
+import io.dynamolock.core.LockInterruptedException;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTemplate;
+import io.dynamolock.core.LockWaitTimeoutException;
 import io.dynamolock.core.test.Await;
 import io.dynamolock.core.test.FaultInjector;
 import io.dynamolock.core.test.FaultInjector.Step;
@@ -22,8 +25,9 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 /**
  * A waiter that leaves the queue (timed out, interrupted, cancelled) sends its removal in the background: the
- * removal's answer, however slow (a DynamoDB latency spike, the very moment callers time out and cancel), does not
- * hold up the other acquisitions of the template. Removals are applied at once
+ * removal's answer, however slow (a DynamoDB latency spike, the very moment callers time out and cancel), keeps the
+ * caller half a second past its wait at most (an interrupt: past the interrupt), and holds up no other acquisition of
+ * the template. Removals are applied at once
  * but their answers are held on a latch; each test checks that the outcome came while no held answer had ended,
  * then lets them go and checks that the entries did leave.
  */
@@ -80,9 +84,82 @@ class LeavingWaiterTests extends FaultyTemplateTestSupport {
         return holding;
     }
 
+    /** A blocking acquire of {@code entity} on a thread of its own; the future has what it threw, if anything. */
+    Thread acquireOnItsOwnThread(CompletableFuture<Throwable> failed) {
+        Thread waiting = new Thread(() -> {
+            try {
+                waiters.acquire(entity, LONG).release();
+                failed.complete(null);
+            }
+            catch (Throwable ex) {
+                failed.complete(ex);
+            }
+        });
+        waiting.start();
+        Await.until(Duration.ofSeconds(30), "the waiter is in the queue",
+                () -> items.read(entity, "default").of(faultyOwner).size() == 1);
+        return waiting;
+    }
+
     void awaitWaitersGone() {
         Await.until(Duration.ofSeconds(30), "the waiters' entries left the queue",
                 () -> items.read(entity, "default").of(faultyOwner).isEmpty());
+    }
+
+    @Test
+    void aTimeOutIsReportedWhileTheRemovalOfItsEntryIsUnanswered() {
+        LockHandle holder = clean.acquire(entity, LONG);
+        try {
+            holdRemovals();
+            assertThatThrownBy(() -> waiters.acquire(entity, Duration.ofMillis(300)))
+                    .isInstanceOf(LockWaitTimeoutException.class);
+            assertThat(removalsEnded).as("held removals that had ended when the time-out was reported").hasValue(0);
+            removalsHeld.countDown();
+            awaitWaitersGone();
+        }
+        finally {
+            holder.release();
+        }
+    }
+
+    @Test
+    void anInterruptIsReportedWhileTheRemovalOfItsEntryIsUnanswered() throws Exception {
+        LockHandle holder = clean.acquire(entity, LONG);
+        try {
+            holdRemovals();
+            CompletableFuture<Throwable> failed = new CompletableFuture<>();
+            Thread waiting = acquireOnItsOwnThread(failed);
+            waiting.interrupt();
+            assertThat(failed.get(30, TimeUnit.SECONDS)).isInstanceOf(LockInterruptedException.class);
+            assertThat(removalsEnded).as("held removals that had ended when the interrupt was reported").hasValue(0);
+            removalsHeld.countDown();
+            awaitWaitersGone();
+        }
+        finally {
+            holder.release();
+        }
+    }
+
+    @Test
+    void anInterruptIsReportedWhileAPollIsUnanswered() throws Exception {
+        LockHandle holder = clean.acquire(entity, LONG);
+        CountDownLatch readsHeld = new CountDownLatch(1);
+        AtomicInteger readsEnded = new AtomicInteger();
+        try {
+            CompletableFuture<Throwable> failed = new CompletableFuture<>();
+            Thread waiting = acquireOnItsOwnThread(failed);
+            CountDownLatch pollHeld = holdAnswers(Step.READ, readsHeld, readsEnded);
+            assertThat(pollHeld.await(30, TimeUnit.SECONDS)).as("a poll's answer is held").isTrue();
+            waiting.interrupt();
+            assertThat(failed.get(30, TimeUnit.SECONDS)).isInstanceOf(LockInterruptedException.class);
+            assertThat(readsEnded).as("held polls that had ended when the interrupt was reported").hasValue(0);
+            readsHeld.countDown();
+            awaitWaitersGone();
+        }
+        finally {
+            readsHeld.countDown();
+            holder.release();
+        }
     }
 
     @Test
