@@ -14,6 +14,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import software.amazon.awssdk.core.exception.ApiCallTimeoutException;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
 /**
@@ -284,7 +285,11 @@ final class Waiter implements WakeUps.Addressee {
         boolean forHint = hinted.getAndSet(false) && !hintReadSincePoll && now - nextPollAt < 0;
         if ((forHint || now - nextPollAt >= 0) && entry.isLive()) {
             RuntimeException pausedBy = failure;
-            attempt(() -> engine.table.read(entry.key(), timeLeft()));
+            Duration left = timeLeft();
+            // Whether the wait's end, not the table's limits, bounds the poll: then a call timeout only says that
+            // the deadline came first.
+            boolean deadlineBound = engine.table.waitTimeout(left).compareTo(left) >= 0;
+            attempt(() -> engine.table.read(entry.key(), left), deadlineBound);
             if (forHint) {
                 hintReadSincePoll = true;
                 failure = failure == null ? pausedBy : failure;
@@ -448,6 +453,15 @@ final class Waiter implements WakeUps.Addressee {
      * A missing or wrong table ends the wait at once.
      */
     private boolean attempt(Supplier<QueueState> request) {
+        return attempt(request, false);
+    }
+
+    /**
+     * {@link #attempt(Supplier)}; {@code deadlineBound}: the request was given no longer than the wait had left, so
+     * a call timeout means the caller's own deadline cut it short. That is no failure of the table: it is neither
+     * logged as one nor reported as the time-out's cause, and it pauses nothing (the wait is over anyway).
+     */
+    private boolean attempt(Supplier<QueueState> request, boolean deadlineBound) {
         try {
             adopt(request.get());
             stateFromHint = false;
@@ -459,6 +473,10 @@ final class Waiter implements WakeUps.Addressee {
             throw ex;
         }
         catch (RuntimeException ex) {
+            if (deadlineBound && ex instanceof ApiCallTimeoutException) {
+                log.debug("Waiting for {}: a poll was cut short by the wait's deadline", entry);
+                return false;
+            }
             // In an outage, or under throttling, every waiter fails poll after poll: a queue of 100 would log
             // thousands of stack traces a second. One a minute per template; the rest are DEBUG lines.
             if (engine.failedRequestWarningDue()) {
