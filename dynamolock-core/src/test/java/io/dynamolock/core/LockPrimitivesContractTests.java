@@ -224,13 +224,7 @@ class LockPrimitivesContractTests {
         LockTemplate crashing = fixture.template();
         LockHandle dead = crashing.tryAcquire(request).orElseThrow();
         crashing.close(); // no release, no heartbeat: as a process that died
-        fixture.admin().updateItem(b -> b.tableName(fixture.table()) // its lease ran out
-                .key(Map.of("pk", AttributeValue.fromS(request.entity()), "sk",
-                        AttributeValue.fromS("default")))
-                .updateExpression("SET #e = :e")
-                .expressionAttributeNames(Map.of("#e", "e#" + dead.entryId()))
-                .expressionAttributeValues(Map.of(":e", AttributeValue.fromN(Long.toString(
-                        Instant.now().minusSeconds(1).toEpochMilli())))));
+        expire(request.entity(), dead.entryId()); // its lease ran out
 
         try (LockHandle beside = fixture.template().acquire(request)) {
             Await.until(Duration.ofSeconds(5), "the dead entry purged while the lock is held beside it",
@@ -238,6 +232,79 @@ class LockPrimitivesContractTests {
             assertThat(fixture.queue(dead.entity())).singleElement()
                     .satisfies(entry -> assertThat(entry.ticket()).isEqualTo(beside.fencingToken()));
         }
+    }
+
+    /**
+     * One release lets eight readers in beside one dead reader: each was granted with the dead entry ahead, and each
+     * sent a purge of it, all but one refused (a write each). One claim per template now.
+     */
+    @Test
+    void readersLetInAtOnceBesideADeadReaderSendOnePurge() throws Exception {
+        String entity = "rw-herd";
+        LockHandle writer = fixture.template().acquire(LockRequest.builder(entity).wait(Duration.ZERO).build());
+        // A reader that queued behind the writer and died: its entry, its lease run out, as its process left it.
+        Map<String, AttributeValue> key = Map.of("pk", AttributeValue.fromS(entity), "sk", AttributeValue.fromS("default"));
+        long next = Long.parseLong(fixture.item(entity, "default").get("next").n());
+        fixture.admin().updateItem(b -> b.tableName(fixture.table()).key(key)
+                .updateExpression("SET #t = :n, #next = :after, #e = :e, #o = :o, #m = :shared")
+                .conditionExpression("#next = :n")
+                .expressionAttributeNames(Map.of("#t", "t#dead", "#next", "next", "#e", "e#dead", "#o", "o#dead",
+                        "#m", "m#dead"))
+                .expressionAttributeValues(Map.of(":n", AttributeValue.fromN(Long.toString(next)),
+                        ":after", AttributeValue.fromN(Long.toString(next + 1)),
+                        ":e", AttributeValue.fromN(Long.toString(Instant.now().minusSeconds(1).toEpochMilli())),
+                        ":o", AttributeValue.fromS("dead:1"), ":shared", AttributeValue.fromS("S"))));
+        LockBreakTests.Steps steps = new LockBreakTests.Steps();
+        LockTemplate readers = fixture.template(b -> { }, steps);
+        List<CompletableFuture<LockHandle>> waiting = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            waiting.add(readers.acquireAsync(LockRequest.builder(entity).mode(LockMode.SHARED).wait(WAIT).build()));
+        }
+        fixture.awaitQueueLength(entity, 10);
+
+        writer.release();
+        List<LockHandle> held = new ArrayList<>();
+        for (CompletableFuture<LockHandle> reader : waiting) {
+            held.add(reader.get(10, TimeUnit.SECONDS));
+        }
+        Await.until(Duration.ofSeconds(5), "the dead reader purged", () -> fixture.queue(entity).size() == 8);
+        held.forEach(LockHandle::release); // requests of their own: every grant's purge decision came before them
+        assertThat(steps.count(ProtocolStep.PURGE)).as("purges sent by the 8 readers for one dead one").isEqualTo(1);
+    }
+
+    /**
+     * A dead reader whose lease end no purge's condition can match (5.5, written by hand) stays until broken; the
+     * readers granted beside it sent a purge each, every one refused.
+     */
+    @Test
+    void readersGrantedBesideAnEntryNoPurgeCanMatchSendNoPurge() {
+        String entity = "rw-unmatchable";
+        LockTemplate crashing = fixture.template();
+        LockHandle dead = crashing.tryAcquire(LockRequest.builder(entity).mode(LockMode.SHARED).build()).orElseThrow();
+        crashing.close();
+        fixture.admin().updateItem(b -> b.tableName(fixture.table())
+                .key(Map.of("pk", AttributeValue.fromS(entity), "sk", AttributeValue.fromS("default")))
+                .updateExpression("SET #e = :e").expressionAttributeNames(Map.of("#e", "e#" + dead.entryId()))
+                .expressionAttributeValues(Map.of(":e", AttributeValue.fromN("5.5"))));
+        LockBreakTests.Steps steps = new LockBreakTests.Steps();
+        LockTemplate readers = fixture.template(b -> { }, steps);
+
+        for (int i = 0; i < 5; i++) {
+            readers.acquire(LockRequest.builder(entity).mode(LockMode.SHARED).wait(Duration.ZERO).build()).release();
+        }
+
+        assertThat(steps.count(ProtocolStep.PURGE)).isZero();
+        assertThat(fixture.queue(entity)).extracting(QueueSnapshot.Entry::entryId).containsExactly(dead.entryId());
+    }
+
+    /** Sets the lease end of entry {@code id} of {@code entity} a second in the past: it has expired. */
+    private void expire(String entity, String id) {
+        fixture.admin().updateItem(b -> b.tableName(fixture.table())
+                .key(Map.of("pk", AttributeValue.fromS(entity), "sk", AttributeValue.fromS("default")))
+                .updateExpression("SET #e = :e")
+                .expressionAttributeNames(Map.of("#e", "e#" + id))
+                .expressionAttributeValues(Map.of(":e", AttributeValue.fromN(Long.toString(
+                        Instant.now().minusSeconds(1).toEpochMilli())))));
     }
 
     @Test

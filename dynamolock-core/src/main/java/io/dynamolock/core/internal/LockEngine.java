@@ -22,6 +22,8 @@ import io.dynamolock.core.WakeUpOptions;
 import io.dynamolock.core.WakeUpStats;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -65,6 +67,18 @@ public final class LockEngine {
     final WaitLoop waitLoop;
     /** Wake-up hints, or {@code null} when they are off. */
     final WakeUps wakeUps;
+    /**
+     * The dead entries a caller granted beside them purges ({@link Waiter}), each claimed once in this template, so
+     * that the callers one release lets in send one purge, not one each; entry ids are never reused, so an id stays
+     * claimed once its purge applied. The most recent ones only: an older one is at worst purged twice.
+     */
+    private final Set<String> deadClaimed = Collections.synchronizedSet(Collections.newSetFromMap(
+            new LinkedHashMap<>(16, 0.75f, false) {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+                    return size() > 1024;
+                }
+            }));
     /** Locks kept for a minimum hold ({@link #releaseAfter}), and whether each is fail-closed. */
     private final Map<LockHandle, Boolean> heldOn = new ConcurrentHashMap<>();
     private final Leases leases;
@@ -824,6 +838,16 @@ public final class LockEngine {
      */
     Acquisition.Phase leave(Acquisition entry) {
         return leave(entry, Runnable::run);
+    }
+
+    /** Whether this caller may purge the dead entry {@code id} beside it: none of the template's has yet. */
+    boolean claimDead(String id) {
+        return deadClaimed.add(id);
+    }
+
+    /** A claimed purge that did not apply: another caller may try. */
+    void unclaimDead(String id) {
+        deadClaimed.remove(id);
     }
 
     /**

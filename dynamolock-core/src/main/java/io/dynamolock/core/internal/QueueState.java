@@ -425,6 +425,25 @@ final class QueueState {
         return entries.stream().filter(entry -> entry.ticket() < ticket).toList();
     }
 
+    /**
+     * Whether a purge's condition can match {@code entry}'s lease end as stored: not one a hand or another tool wrote
+     * as a fraction or past the {@code long} range ({@code 5.5} reads as 5, which no condition matches), which only
+     * a break removes. True when the item is not known (a state built without it).
+     */
+    boolean leaseEndMatchable(Entry entry) {
+        AttributeValue stored = item.get(EXPIRY_PREFIX + entry.id());
+        if (stored == null || stored.n() == null) {
+            return true; // missing or not a number: the purge's condition has a form for that
+        }
+        try {
+            new BigDecimal(stored.n()).longValueExact();
+            return true;
+        }
+        catch (ArithmeticException | NumberFormatException unmatchable) {
+            return false;
+        }
+    }
+
     /** The entry holding {@code ticket}, or {@code null}. */
     Entry entryWithTicket(long ticket) {
         return entries.stream().filter(entry -> entry.ticket() == ticket).findFirst().orElse(null);

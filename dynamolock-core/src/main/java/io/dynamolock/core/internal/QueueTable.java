@@ -302,7 +302,7 @@ final class QueueTable {
                         nowMillis);
             }
             else if (state.entries().stream().allMatch(e -> e.isExpiredAt(nowMillis))) {
-                after = purge(key, state.entries(), guard, guardNames, guardValues);
+                after = purge(key, state.entries(), guard, guardNames, guardValues, null);
             }
             else {
                 return state;
@@ -626,12 +626,24 @@ final class QueueTable {
      */
     QueueState purge(LockKey key, String self, List<QueueState.Entry> stale) {
         // The purger's own ticket: also keeps the update from creating an item that TTL deleted meanwhile.
-        return purge(key, stale, "attribute_exists(#self)", Map.of("#self", ticket(self)), Map.of());
+        return purge(key, stale, "attribute_exists(#self)", Map.of("#self", ticket(self)), Map.of(), null);
     }
 
-    /** A purge of {@code stale} on {@code guard}, which must hold only while the item exists. */
+    /**
+     * {@link #purge(LockKey, String, List)} sent after the purger was granted, for entries that did not keep it out:
+     * no caller waits for it, so it is bounded as any background request.
+     */
+    QueueState purgeBeside(LockKey key, String self, List<QueueState.Entry> stale) {
+        return purge(key, stale, "attribute_exists(#self)", Map.of("#self", ticket(self)), Map.of(),
+                backgroundTimeout);
+    }
+
+    /**
+     * A purge of {@code stale} on {@code guard}, which must hold only while the item exists; {@code timeout}
+     * {@code null}: the client's limits (a waiter's purge may be what lets it hold).
+     */
     private QueueState purge(LockKey key, List<QueueState.Entry> stale, String guard, Map<String, String> guardNames,
-            Map<String, AttributeValue> guardValues) {
+            Map<String, AttributeValue> guardValues, Duration timeout) {
         stale = stale.subList(0, Math.min(stale.size(), MAX_PURGE));
         Map<String, String> names = new HashMap<>(guardNames);
         Map<String, AttributeValue> values = new HashMap<>(guardValues);
@@ -648,11 +660,11 @@ final class QueueTable {
                     .append(", #m").append(i).append(", #w").append(i);
             condition.append(" AND ").append(sameLeaseEnd("#e" + i, ":e" + i, entry.expiresAtMillis(), values));
         }
-        return update(key, ProtocolStep.PURGE, UpdateItemRequest.builder()
+        return write(key, ProtocolStep.PURGE, UpdateItemRequest.builder()
                 .updateExpression(remove.toString())
                 .conditionExpression(condition.toString())
                 .expressionAttributeNames(names)
-                .expressionAttributeValues(values));
+                .expressionAttributeValues(values), timeout).state();
     }
 
     /**

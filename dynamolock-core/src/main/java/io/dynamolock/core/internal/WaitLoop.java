@@ -58,7 +58,8 @@ final class WaitLoop {
      * The entries ahead allow it: we hold the lock. {@code expired}: the expired entries ahead that did not keep us
      * out (a dead reader ahead of a reader, a dead holder of a semaphore with a permit left). No waiter would ever
      * purge them while everyone is let in beside them, and each enqueue pushes the item's TTL on, so the one granted
-     * removes them, in the background, with the usual purge's conditions.
+     * removes them, in the background, with the usual purge's conditions. None whose lease end no condition matches
+     * (edited by hand), which only a break removes.
      */
     record Grant(List<QueueState.Entry> expired) implements Next {
     }
@@ -110,7 +111,8 @@ final class WaitLoop {
         }
         QueueState.Blockers blockers = state.blockers(self);
         if (blockers.hold()) {
-            return new Grant(state.ahead(self.ticket()).stream().filter(e -> e.isExpiredAt(nowMillis)).toList());
+            return new Grant(state.ahead(self.ticket()).stream()
+                    .filter(e -> e.isExpiredAt(nowMillis) && state.leaseEndMatchable(e)).toList());
         }
         // First, so that no purge lets a dead fail-closed entry in first: it would then stay until broken.
         PurgeNeverHeld neverHeld = failure == null ? neverHeld(state, self, nowMillis) : null;

@@ -335,8 +335,11 @@ final class Waiter implements WakeUps.Addressee {
                         + " paused past the lease?) or broken by an operator");
             }
             if (next instanceof WaitLoop.Grant granted) {
+                // Not on a hint's state: a holder's hand-over carries the lease ends it last learned, which may look
+                // expired though their callers renew; the next state read from DynamoDB shows what is dead.
+                List<QueueState.Entry> expired = stateFromHint ? List.of() : granted.expired();
                 grant();
-                purgeBeside(granted.expired());
+                purgeBeside(expired);
                 return;
             }
             if (next instanceof WaitLoop.GiveUp giveUp) {
@@ -380,24 +383,35 @@ final class Waiter implements WakeUps.Addressee {
     /**
      * Removes {@code expired}, dead entries ahead that did not keep us out ({@link WaitLoop.Grant}), on a request
      * thread: the grant does not wait for it. Each only if its lease end is still the one seen expired and our entry
-     * is there, as any purge. Refused (renewed meanwhile, our entry released first) or failed, it costs nothing
-     * but the request: the next grant that sees them tries again; with every request thread busy it is not sent.
+     * is there, as any purge, and only by one caller of the template ({@link LockEngine#claimDead}): the readers one
+     * release lets in would otherwise each send one. Refused (renewed meanwhile, our entry released first) or
+     * failed, it costs nothing but the request, and the next grant that sees them tries again; with every request
+     * thread busy it is not sent.
      */
     private void purgeBeside(List<QueueState.Entry> expired) {
-        if (expired.isEmpty()) {
+        List<QueueState.Entry> claimed = expired.stream().filter(dead -> engine.claimDead(dead.id())).toList();
+        if (claimed.isEmpty()) {
             return;
         }
-        engine.workers.tryRequest(() -> {
+        boolean sent = engine.workers.tryRequest(() -> {
+            List<QueueState.Entry> left = claimed; // unclaimed again unless the answer shows them gone
             try {
-                QueueState after = engine.table.purge(entry.key(), entry.id(), expired);
-                if (expired.stream().anyMatch(dead -> after.entry(dead.id()) == null)) {
+                QueueState after = engine.table.purgeBeside(entry.key(), entry.id(), claimed);
+                left = claimed.stream().filter(dead -> after.entry(dead.id()) != null).toList();
+                if (left.size() < claimed.size()) {
                     engine.published(entry.key(), after);
                 }
             }
             catch (RuntimeException ex) {
                 log.debug("Purging the expired entries ahead of {} failed: {}", entry, ex.toString());
             }
+            finally {
+                left.forEach(dead -> engine.unclaimDead(dead.id()));
+            }
         });
+        if (!sent) {
+            claimed.forEach(dead -> engine.unclaimDead(dead.id()));
+        }
     }
 
     /**

@@ -482,6 +482,48 @@ class WakeUpTemplateTests {
     }
 
     /**
+     * A writer whose renewals fail for a while hands over the readers' lease ends it last learned, which look
+     * expired though the readers renew: the second reader, granted beside the first, purged it (refused, a write per
+     * reader per hand-over). Nothing is purged on a hint's state now.
+     */
+    @Test
+    void aHandOverToShortLeaseReadersDoesNotMakeThemPurgeEachOther() throws Exception {
+        FaultInjector writerFaults = new FaultInjector();
+        FaultInjector readerSteps = new FaultInjector();
+        LockTemplate writer = fixture.template(b -> b.leaseDuration(Duration.ofSeconds(30))
+                .heartbeatInterval(Duration.ofMillis(200)).pollInterval(Duration.ofSeconds(5), Duration.ofSeconds(5))
+                .wakeUp(WakeUpOptions.builder().bindAddress("127.0.0.1").secret(SECRET).build()), writerFaults);
+        LockTemplate readers = fixture.template(b -> b.leaseDuration(Duration.ofSeconds(3))
+                .heartbeatInterval(Duration.ofSeconds(1)).pollInterval(Duration.ofSeconds(5), Duration.ofSeconds(5))
+                .wakeUp(WakeUpOptions.builder().bindAddress("127.0.0.1").secret(SECRET).build()), readerSteps);
+        LockHandle held = writer.acquire(entity, Duration.ZERO);
+        LockRequest read = LockRequest.builder(entity).wait(LONG).mode(LockMode.SHARED).build();
+        CompletableFuture<LockHandle> first = readers.acquireAsync(read);
+        fixture.awaitQueueLength(entity, 2);
+        CompletableFuture<LockHandle> second = readers.acquireAsync(read);
+        fixture.awaitQueueLength(entity, 3);
+        FaultInjector.await(writerFaults.awaitAttempts(FaultInjector.Step.RENEW, 3), 10); // it knows both readers
+        writerFaults.failAlways(FaultInjector.Step.RENEW, FaultInjector.Fault.SERVER_ERROR_BEFORE);
+        long agedFrom = System.currentTimeMillis();
+        // Its known state ages past the readers' 3 s leases, within the hand-over's 10 s freshness.
+        Await.until(Duration.ofSeconds(10), "a reader's lease past what the writer last learned",
+                () -> System.currentTimeMillis() > agedFrom + 4_000);
+        assertThat(fixture.queue(entity)).as("the readers renew: none expired")
+                .allMatch(e -> e.leaseExpiresAt().toEpochMilli() > System.currentTimeMillis());
+        int purgesBefore = readerSteps.attempts(FaultInjector.Step.PURGE);
+
+        writerFaults.failAlways(FaultInjector.Step.REMOVE, FaultInjector.Fault.SERVER_ERROR_BEFORE);
+        held.release(); // handed over; the release cannot land yet
+        LockHandle r1 = first.get(10, TimeUnit.SECONDS);
+        LockHandle r2 = second.get(10, TimeUnit.SECONDS);
+        r1.release(); // requests of their own: each grant's purge, if any, was sent before them
+        r2.release();
+        writerFaults.clear();
+        assertThat(readerSteps.attempts(FaultInjector.Step.PURGE) - purgesBefore)
+                .as("purges of a live reader sent on a genuine hand-over").isZero();
+    }
+
+    /**
      * A renewal's answer tells the holder of the waiters that enqueued after its grant: it hands over to them,
      * though their own word never reached it (its advertised port is unreachable).
      */
