@@ -138,8 +138,9 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
                 return followUndeclared(returned, lock, locked, grantedAt);
             }
         }
-        catch (RuntimeException | Error ex) {
-            // Nothing follows the lock: unreleased, the template would renew it for good.
+        catch (Throwable ex) {
+            // Nothing follows the lock: unreleased, the template would renew it for good. Any throwable: Kotlin, or a
+            // sneaky throw, gets a checked exception past the compiler.
             finish(lock, locked, grantedAt, ex);
             throw ex;
         }

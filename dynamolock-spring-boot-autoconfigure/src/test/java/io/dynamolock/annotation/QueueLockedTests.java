@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import io.dynamolock.annotation.app.CounterService;
 import io.dynamolock.annotation.app.Inventory;
@@ -18,6 +19,8 @@ import io.dynamolock.core.LockInfo;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.LockWaitTimeoutException;
+import java.io.IOException;
+import java.lang.reflect.UndeclaredThrowableException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -347,6 +350,26 @@ class QueueLockedTests extends QueueLockedTestSupport {
         assertThatIllegalStateException().isThrownBy(() -> service.untyped("cf-10", unaskable))
                 .withMessage("isDone failed");
         assertThat(heldEntities()).doesNotContain("cf-10");
+    }
+
+    /** A checked exception thrown where the compiler does not see it (Kotlin, a sneaky throw) releases it too. */
+    @Test
+    void releasesTheLockWhenLookingAtTheReturnedValueThrowsACheckedException() {
+        FutureTask<String> unaskable = new FutureTask<>(() -> "x") {
+            @Override
+            public boolean isDone() {
+                return QueueLockedTests.<RuntimeException>sneakyThrow(new IOException("isDone failed"));
+            }
+        };
+        Throwable failure = catchThrowable(() -> service.untyped("cf-12", unaskable));
+        assertThat(failure instanceof UndeclaredThrowableException undeclared ? undeclared.getUndeclaredThrowable()
+                : failure).isInstanceOf(IOException.class).hasMessage("isDone failed");
+        assertThat(heldEntities()).doesNotContain("cf-12");
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T extends Throwable> boolean sneakyThrow(Throwable checked) throws T {
+        throw (T) checked;
     }
 
     /**
