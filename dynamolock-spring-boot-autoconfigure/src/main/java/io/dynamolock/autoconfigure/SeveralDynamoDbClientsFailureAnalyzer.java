@@ -1,8 +1,14 @@
 package io.dynamolock.autoconfigure;
 
+import java.lang.reflect.Method;
 import java.util.Set;
 import org.springframework.beans.factory.BeanCreationException;
+import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.NoUniqueBeanDefinitionException;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.beans.factory.support.InstanceSupplier;
+import org.springframework.beans.factory.support.RootBeanDefinition;
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.core.Ordered;
@@ -21,6 +27,13 @@ class SeveralDynamoDbClientsFailureAnalyzer extends AbstractFailureAnalyzer<NoUn
     /** dynamolock's beans that take the client (see DynamoLockAutoConfiguration.LockTemplateConfiguration). */
     private static final Set<String> OURS = Set.of("lockTableInitializer", "lockTemplate");
 
+    private final BeanFactory beanFactory;
+
+    /** @param beanFactory the failed context's, where the failing bean's definition is, or {@code null} */
+    SeveralDynamoDbClientsFailureAnalyzer(BeanFactory beanFactory) {
+        this.beanFactory = beanFactory;
+    }
+
     @Override
     protected FailureAnalysis analyze(Throwable rootFailure, NoUniqueBeanDefinitionException cause) {
         String bean = requiringBean(rootFailure);
@@ -37,20 +50,48 @@ class SeveralDynamoDbClientsFailureAnalyzer extends AbstractFailureAnalyzer<NoUn
 
     /**
      * Whether the failing bean was defined by {@code LockTemplateConfiguration}: an application's own {@code @Bean
-     * LockTemplate lockTemplate(DynamoDbClient client)} has the name too. The description names the class as a
-     * class path resource ({@code io/dynamolock/.../DynamoLockAutoConfiguration$LockTemplateConfiguration.class}) or,
-     * registered directly, by its name.
+     * LockTemplate lockTemplate(DynamoDbClient client)} has the name too. Its definition tells, by the class of its
+     * factory method or factory bean, also in AOT mode, where generated code registers it without a resource
+     * description. Without the context's definitions, the description names the class as a class path resource
+     * ({@code io/dynamolock/.../DynamoLockAutoConfiguration$LockTemplateConfiguration.class}) or, registered
+     * directly, by its name.
      */
-    private static boolean definedByUs(String resourceDescription) {
-        return resourceDescription != null && resourceDescription.replace('/', '.')
-                .contains(DynamoLockAutoConfiguration.LockTemplateConfiguration.class.getName());
+    private boolean definedByUs(BeanCreationException creation) {
+        String ours = DynamoLockAutoConfiguration.LockTemplateConfiguration.class.getName();
+        String definedBy = factoryClass(creation.getBeanName());
+        if (definedBy != null) {
+            return definedBy.equals(ours);
+        }
+        String description = creation.getResourceDescription();
+        return description != null && description.replace('/', '.').contains(ours);
+    }
+
+    /** The name of the class whose factory method defines {@code beanName}, or {@code null} if none tells. */
+    private String factoryClass(String beanName) {
+        if (!(beanFactory instanceof ConfigurableListableBeanFactory factory) || beanName == null
+                || !factory.containsBeanDefinition(beanName)) {
+            return null;
+        }
+        BeanDefinition definition = factory.getMergedBeanDefinition(beanName);
+        if (definition instanceof RootBeanDefinition root) {
+            Method method = root.getResolvedFactoryMethod();
+            if (method == null && root.getInstanceSupplier() instanceof InstanceSupplier<?> generated) {
+                method = generated.getFactoryMethod(); // AOT: a BeanInstanceSupplier's
+            }
+            if (method != null) {
+                return method.getDeclaringClass().getName();
+            }
+        }
+        String factoryBean = definition.getFactoryBeanName();
+        return factoryBean != null && factory.containsBeanDefinition(factoryBean)
+                ? factory.getMergedBeanDefinition(factoryBean).getBeanClassName() : null;
     }
 
     /** The dynamolock bean whose creation failed for want of a single client, or {@code null}. */
-    private static String requiringBean(Throwable failure) {
+    private String requiringBean(Throwable failure) {
         for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
             if (cause instanceof BeanCreationException creation && OURS.contains(creation.getBeanName())
-                    && definedByUs(creation.getResourceDescription())) {
+                    && definedByUs(creation)) {
                 return creation.getBeanName();
             }
         }

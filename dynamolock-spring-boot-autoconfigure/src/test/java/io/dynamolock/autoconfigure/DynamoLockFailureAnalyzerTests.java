@@ -1,6 +1,7 @@
 package io.dynamolock.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import io.dynamolock.annotation.QueueLockedConfigurationException;
 import io.dynamolock.core.LockTableException;
@@ -8,9 +9,13 @@ import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.LockTableNotReadyException;
 import io.dynamolock.core.test.DynamoDbLocal;
 import java.util.Objects;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.NoUniqueBeanDefinitionException;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.aot.BeanInstanceSupplier;
+import org.springframework.beans.factory.support.RootBeanDefinition;
 import org.springframework.beans.factory.support.DefaultListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -19,6 +24,7 @@ import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.diagnostics.FailureAnalyzer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.support.GenericApplicationContext;
 import org.springframework.core.env.Environment;
 import org.springframework.core.env.StandardEnvironment;
 import org.springframework.core.io.support.SpringFactoriesLoader;
@@ -80,7 +86,7 @@ class DynamoLockFailureAnalyzerTests {
                     assertThat(analysis.getAction()).contains("Mark the DynamoDbClient the locks should use @Primary",
                             "or define a LockTemplate bean of your own");
                 });
-        assertThat(new SeveralDynamoDbClientsFailureAnalyzer().analyze(new BeanCreationException("mine", "failed",
+        assertThat(new SeveralDynamoDbClientsFailureAnalyzer(null).analyze(new BeanCreationException("mine", "failed",
                 new NoUniqueBeanDefinitionException(DynamoDbClient.class, "first", "second")))).as("an application"
                         + " bean's failure is the application's").isNull();
     }
@@ -102,7 +108,7 @@ class DynamoLockFailureAnalyzerTests {
                 .run(context -> {
                     Throwable failure = context.getStartupFailure();
                     assertThat(failure).hasRootCauseInstanceOf(NoUniqueBeanDefinitionException.class);
-                    assertThat(new SeveralDynamoDbClientsFailureAnalyzer().analyze(failure)).isNull();
+                    assertThat(new SeveralDynamoDbClientsFailureAnalyzer(null).analyze(failure)).isNull();
                 });
     }
 
@@ -113,6 +119,38 @@ class DynamoLockFailureAnalyzerTests {
         LockTemplate lockTemplate(DynamoDbClient client) {
             return LockTemplate.builder(client).tableName("own").build();
         }
+    }
+
+    /**
+     * In AOT mode (a native image, -Dspring.aot.enabled=true) generated code registers dynamolock's lockTemplate as
+     * below, what ApplicationContextAotGenerator writes for a @Bean method: a definition with an instance supplier
+     * and no resource description. Its failure for want of one client is still dynamolock's, and explained.
+     */
+    @Test
+    void explainsSeveralDynamoDbClientsForTheLockTemplateOfAnAotContext() {
+        DynamoDbLocal local = DynamoDbLocal.shared();
+        GenericApplicationContext context = new GenericApplicationContext();
+        Supplier<DynamoDbClient> client = () -> local.client();
+        context.registerBean("first", DynamoDbClient.class, client);
+        context.registerBean("second", DynamoDbClient.class, client);
+        Class<?> configuration = DynamoLockAutoConfiguration.LockTemplateConfiguration.class;
+        RootBeanDefinition configurationDefinition = new RootBeanDefinition(configuration);
+        configurationDefinition.setInstanceSupplier(DynamoLockAutoConfiguration.LockTemplateConfiguration::new);
+        context.registerBeanDefinition(configuration.getName(), configurationDefinition);
+        RootBeanDefinition lockTemplate = new RootBeanDefinition(LockTemplate.class);
+        lockTemplate.setFactoryBeanName(configuration.getName());
+        lockTemplate.setInstanceSupplier(BeanInstanceSupplier.<LockTemplate>forFactoryMethod(configuration,
+                "lockTemplate", DynamoDbClient.class, DynamoLockProperties.class, ObjectProvider.class,
+                ObjectProvider.class, ObjectProvider.class, ObjectProvider.class)
+                .withGenerator((registeredBean, args) -> null));
+        context.registerBeanDefinition("lockTemplate", lockTemplate);
+        Throwable failure = catchThrowable(context::refresh);
+        assertThat(failure).hasRootCauseInstanceOf(NoUniqueBeanDefinitionException.class);
+        assertThat(((BeanCreationException) failure).getResourceDescription()).isNull();
+        FailureAnalysis analysis = new SeveralDynamoDbClientsFailureAnalyzer(context.getBeanFactory())
+                .analyze(failure);
+        assertThat(analysis).as("analysis of %s", failure).isNotNull();
+        assertThat(analysis.getDescription()).contains("dynamolock's lockTemplate needs one DynamoDbClient");
     }
 
     /** As Boot's report chooses: the first analyzer in order with an analysis, Boot's own among them. */
