@@ -59,7 +59,10 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
     private ListableBeanFactory beanFactory;
     /** The classes checked, each with whether it has {@code @QueueLocked} methods; lazy beans are created at will. */
     private final Map<Class<?>, Boolean> checked = new ConcurrentHashMap<>();
-    /** Classes with final {@code @QueueLocked} methods whose bean was not created at the start: warned of then. */
+    /**
+     * Classes with final {@code @QueueLocked} methods checked before a bean of theirs was created (a lazy one): warned
+     * of once one is created that cannot run them through its proxy, at the start or later.
+     */
     private final Set<Class<?>> finalsUnseen = ConcurrentHashMap.newKeySet();
     /** Whether the start-up check is done: the beans created since are checked one by one. */
     private volatile boolean started;
@@ -94,6 +97,10 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
                 checkClass(type, problems);
                 checked.put(type, check(type, createdBean(name), problems));
             }
+            else {
+                // Checked under a name whose bean is not created (a lazy one): this one may be, and broken already.
+                warnOfFinals(type, createdBean(name));
+            }
             if (checked.get(type)) {
                 locking.add(name);
             }
@@ -116,15 +123,14 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
      */
     @Override
     public Object postProcessAfterInitialization(Object bean, String beanName) {
-        if (!started) {
+        if (!started && finalsUnseen.isEmpty()) {
             return bean;
         }
         Class<?> type = AopProxyUtils.ultimateTargetClass(bean);
-        if (!AnnotationUtils.isCandidateClass(type, QueueLocked.class)) {
+        // Also during the start-up check: a lazy bean it creates (an advisor it looks up) is past its class's check.
+        warnOfFinals(type, bean);
+        if (!started || !AnnotationUtils.isCandidateClass(type, QueueLocked.class)) {
             return bean;
-        }
-        if (finalsUnseen.remove(type)) {
-            annotatedMethods(type).forEach(method -> warnedAsFinal(method, type, bean));
         }
         Boolean locking = checked.get(type);
         if (locking == null) {
@@ -220,6 +226,17 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
             }
         }
         return !annotated.isEmpty();
+    }
+
+    /**
+     * Warns of the final methods of {@code type}, checked before any bean of it was created, that {@code bean} (as
+     * created, or {@code null} if it is not yet) cannot run through its proxy: once for the class, as the start does.
+     */
+    private void warnOfFinals(Class<?> type, Object bean) {
+        if (bean != null && finalsUnseen.contains(type)
+                && annotatedMethods(type).stream().filter(method -> warnedAsFinal(method, type, bean)).count() > 0) {
+            finalsUnseen.remove(type);
+        }
     }
 
     /**

@@ -624,6 +624,24 @@ class QueueLockedValidationTests {
     }
 
     /**
+     * A lazy bean of the class coming first does not hide an eager one created at the start as a class-based proxy:
+     * its final method is warned about then, whatever the order of their definitions.
+     */
+    @Test
+    void aFinalMethodOfAnEagerBeanIsWarnedAboutAtTheStartThoughALazyBeanOfItsClassComesFirst(CapturedOutput output) {
+        String warning = FinalPayments.class.getName() + ".settle(String, LockTemplate) does not work";
+        contextRunner
+                .withBean("lazyPayments", FinalPayments.class, FinalPayments::new,
+                        definition -> definition.setLazyInit(true))
+                .withBean("eagerPayments", FinalPayments.class, FinalPayments::new)
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context.getBeanFactory().containsSingleton("lazyPayments")).isFalse();
+                    assertThat(output).contains(warning);
+                });
+    }
+
+    /**
      * Spring MVC runs a Callable a controller returns, also through Object, after the method returned: as the start
      * refuses one declared, the call fails, the lock released, rather than let it run unlocked.
      */
