@@ -15,6 +15,7 @@ import io.dynamolock.core.test.DynamoDbLocal
 import java.time.Duration
 import java.util.UUID
 import java.util.concurrent.CopyOnWriteArrayList
+import java.util.concurrent.Callable
 import java.util.concurrent.CountDownLatch
 import kotlinx.coroutines.ThreadContextElement
 import kotlin.coroutines.CoroutineContext
@@ -55,6 +56,7 @@ import org.springframework.boot.autoconfigure.AutoConfigurations
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration
 import org.springframework.boot.test.context.runner.ApplicationContextRunner
 import org.springframework.context.event.EventListener
+import org.springframework.stereotype.Controller
 import org.springframework.stereotype.Service
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue
@@ -408,12 +410,63 @@ class SuspendQueueLockedTests {
         @QueueLocked(entity = ["#orderId"], maxWait = "2s")
         suspend fun giveUpOnInner(orderId: String, inner: String, entered: CompletableDeferred<Unit>,
                 mayFinish: CountDownLatch, returned: CompletableDeferred<Unit>) {
-            coroutineScope {
+            giveUp(counters, inner, entered, mayFinish)
+            returned.complete(Unit)
+        }
+
+        @QueueLocked(entity = ["#orderId"], maxWait = "2s")
+        suspend fun writeUnder(orderId: String, inner: String) {
+            counters.blockingWrite(inner, CompletableDeferred(), CountDownLatch(0))
+        }
+
+        companion object {
+            /** Starts a proxied blocking write and gives up on it once it is in its blocking step. */
+            suspend fun giveUp(counters: CounterService, inner: String, entered: CompletableDeferred<Unit>,
+                    mayFinish: CountDownLatch) = coroutineScope {
                 val call = launch { counters.blockingWrite(inner, entered, mayFinish) }
                 entered.await()
                 call.cancelAndJoin()
             }
+        }
+    }
+
+    /**
+     * The same body declared `Any?` and returning a `Deferred`, which fails the call for being late work: that
+     * refusal is a failure of the body like any other, so the lock is released only once the given-up call's
+     * blocking step has ended, and not beside it.
+     */
+    @Test
+    fun aSuspendFunctionRefusedForItsResultKeepsItsLockUntilAGivenUpCallsBlockingStepHasEnded() {
+        contextRunner.withBean(GivesUpAny::class.java).run { context ->
+            val counters = context.getBean(CounterService::class.java)
+            val givesUp = context.getBean(GivesUpAny::class.java)
+            val entered = CompletableDeferred<Unit>()
+            val mayFinish = CountDownLatch(1)
+            runBlocking(Dispatchers.Default) {
+                val returned = CompletableDeferred<Unit>()
+                val first = async {
+                    runCatching { givesUp.giveUpOnInner("order-gr", "order-gr-b1", entered, mayFinish, returned) }
+                }
+                withTimeout(30_000) { returned.await() }
+                val second = runCatching { givesUp.writeUnder("order-gr", "order-gr-b2") }
+                mayFinish.countDown()
+                assertThat(first.await().exceptionOrNull()).isInstanceOf(IllegalStateException::class.java)
+                    .hasMessageContaining("returned a " + CompletableDeferred<Int>(1).javaClass.name)
+                assertThat(counters.blockingWritesOverlapped.get()).`as`("two bodies under order-gr at once").isFalse()
+                assertThat(second.exceptionOrNull()).`as`("granted order-gr beside the given-up call's blocking step")
+                    .isInstanceOf(LockWaitTimeoutException::class.java)
+            }
+        }
+    }
+
+    @Service
+    class GivesUpAny(private val counters: CounterService) {
+        @QueueLocked(entity = ["#orderId"], maxWait = "2s")
+        suspend fun giveUpOnInner(orderId: String, inner: String, entered: CompletableDeferred<Unit>,
+                mayFinish: CountDownLatch, returned: CompletableDeferred<Unit>): Any? {
+            GivesUp.giveUp(counters, inner, entered, mayFinish)
             returned.complete(Unit)
+            return CompletableDeferred(1) // done, and still refused: a Deferred is not asked whether it is
         }
 
         @QueueLocked(entity = ["#orderId"], maxWait = "2s")
@@ -1284,9 +1337,10 @@ class SuspendQueueLockedTests {
     }
 
     /**
-     * A suspend fun declared `Any?` that returns a future or a `Deferred` still running: its work would go on after
-     * the release, as that of one declared to return a future, which the start refuses. The call fails, the lock
-     * released; a future already done is a value like any other.
+     * A suspend fun declared `Any?` that returns a future still running, or a `Deferred` (done or not: it is not
+     * asked): its work would go on after the release, as that of one declared to return a future, which the start
+     * refuses. The call fails, the lock released; a future already done is a value like any other. A controller's
+     * `Callable`, which Spring MVC would run later, fails it too, with advice to call it in the function instead.
      */
     @Test
     fun aSuspendFunctionReturningUnfinishedWorkThroughAnyFailsAndReleasesTheLock() {
@@ -1308,6 +1362,19 @@ class SuspendQueueLockedTests {
             val done = CompletableFuture.completedFuture("done")
             assertThat(runBlocking { service.returning("any-1", done) }).isSameAs(done)
         }
+        contextRunner.withBean(CallableReturner::class.java).run { context ->
+            assertThatExceptionOfType(IllegalStateException::class.java)
+                .isThrownBy { runBlocking { context.getBean(CallableReturner::class.java).returning("any-2") } }
+                .withMessageContaining("Call it inside the suspend function and return its result")
+                .withMessageNotContaining("Await it")
+            assertThat(locks(context).activeLocks().filter { it.holding() }.map { it.entity() }).doesNotContain("any-2")
+        }
+    }
+
+    @Controller
+    class CallableReturner {
+        @QueueLocked(entity = ["#id"])
+        suspend fun returning(id: String): Any? = Callable { id }
     }
 
     @Service

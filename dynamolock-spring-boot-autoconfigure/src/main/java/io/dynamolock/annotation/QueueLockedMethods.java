@@ -603,8 +603,11 @@ final class QueueLockedMethods {
      */
     static IllegalStateException undeclaredLaterWork(LockedMethod locked, Class<?> returned) {
         // A future first: Spring's adapters know it too. What is left but a publisher is Spring MVC's later work.
-        String declare = locked.returns() == LockedMethod.Returns.SUSPEND ? "Await it inside the suspend function"
-                        + " (await() of a future, a Deferred or a publisher) so that the lock covers its work"
+        String declare = locked.returns() == LockedMethod.Returns.SUSPEND ? (isLaterWork(returned)
+                        ? "Await it inside the suspend function (await() of a future, a Deferred or a publisher) so"
+                                + " that the lock covers its work"
+                        : "Call it inside the suspend function and return its result, so that the lock covers its"
+                                + " work") // a controller's Callable, which Spring MVC would run later
                 : isA(returned, KOTLIN_DEFERRED) ? "Return no Deferred: " + KOTLIN_FIX
                 : isA(returned, KOTLIN_FLOW) ? "Declare the return type as Flow so the lock follows it"
                 : !CompletionStage.class.isAssignableFrom(returned) && !Future.class.isAssignableFrom(returned)

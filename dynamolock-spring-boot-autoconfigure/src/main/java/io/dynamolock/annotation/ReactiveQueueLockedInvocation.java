@@ -65,10 +65,12 @@ final class ReactiveQueueLockedInvocation {
     }
 
     /**
-     * A suspend function's result, if it is no work still going on ({@code Any?} returning a future or a
-     * {@code Deferred} not yet done): that would run after the release, as the start refuses for a declared return
-     * type, so the call fails, the lock released. Only a suspend function's: a {@code Mono}'s or {@code Flux}'s
-     * elements are values, as they are for a declared {@code Mono<CompletableFuture<T>>}.
+     * A suspend function's result, if it is no work still going on. Through {@code Any?}, a future not yet done, or a
+     * {@code Deferred}, a publisher or a controller's {@code Callable}, done or not (they are not asked), would run
+     * after the release, as the start refuses for a declared return type: the call fails, the lock released once the
+     * coroutines the body started have ended, as after any failure of the body. Only a suspend function's: a
+     * {@code Mono}'s or {@code Flux}'s elements are values, as they are for a declared
+     * {@code Mono<CompletableFuture<T>>}.
      */
     private static Object finished(Object result, LockedMethod locked, Object target) {
         if (QueueLockedMethods.isUnfinishedWork(result, target == null ? null : AopUtils.getTargetClass(target))) {
@@ -185,9 +187,13 @@ final class ReactiveQueueLockedInvocation {
         if (shape == null) {
             return (Publisher<Object>) returned;
         }
-        Publisher<Object> body = shape.body(returned, () -> !failOnLostLease.getAsBoolean() || lock.isValid());
-        // Checked inside the hold: its failure releases the lock before the caller hears of it.
-        return locked.returns() == LockedMethod.Returns.SUSPEND
-                ? Flux.from(body).map(result -> finished(result, locked, invocation.getThis())) : body;
+        if (locked.returns() == LockedMethod.Returns.SUSPEND) {
+            // Checked as part of the body, not after the shape: a refusal there would cancel the shape's wait for the
+            // coroutines the body started (a proxied call it gave up on, still in a blocking step), and release the
+            // lock beside them.
+            Object target = invocation.getThis();
+            returned = Flux.from((Publisher<Object>) returned).map(result -> finished(result, locked, target));
+        }
+        return shape.body(returned, () -> !failOnLostLease.getAsBoolean() || lock.isValid());
     }
 }
