@@ -23,6 +23,7 @@ import io.dynamolock.core.WakeUpStats;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Collections;
+import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -34,9 +35,11 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -67,6 +70,12 @@ public final class LockEngine {
     final WaitLoop waitLoop;
     /** Wake-up hints, or {@code null} when they are off. */
     final WakeUps wakeUps;
+    /** How many leaving waiters' removals may hold request threads at once ({@link #inBackground}). */
+    static final int REMOVAL_LANE = 16;
+    /** Removals of leaving waiters not yet sent, in the order they left. */
+    private final Deque<Runnable> removals = new ConcurrentLinkedDeque<>();
+    /** Removals of leaving waiters being sent now: at most {@link #REMOVAL_LANE}. */
+    private final AtomicInteger removing = new AtomicInteger();
     /**
      * The dead entries a caller granted beside them purges ({@link Waiter}), each claimed once in this template, so
      * that the callers one release lets in send one purge, not one each; entry ids are never reused, so an id stays
@@ -348,7 +357,7 @@ public final class LockEngine {
             return runtime;
         }
         CancellationException abandoned = new CancellationException("The caller completed the acquisition's future"
-                + (cause == null ? "" : " with " + cause) + "; left the queue");
+                + (cause == null ? "" : " with " + cause) + "; its entry leaves the queue");
         abandoned.initCause(cause);
         return abandoned;
     }
@@ -739,7 +748,7 @@ public final class LockEngine {
 
     private static LockInterruptedException interrupted(LockKey key, InterruptedException ex) {
         Thread.currentThread().interrupt();
-        return new LockInterruptedException("Interrupted while waiting for " + key + "; left the queue", ex);
+        return new LockInterruptedException("Interrupted while waiting for " + key + "; its entry leaves the queue", ex);
     }
 
     private LockHandle granted(Acquisition entry, Duration waited) {
@@ -895,11 +904,55 @@ public final class LockEngine {
         return previous;
     }
 
-    /** Sends {@code removal} on a request thread; while every one is busy, tries again after a pause. */
+    /**
+     * Sends {@code removal} on a request thread, in the removals' lane: at most {@link #REMOVAL_LANE} at once, the
+     * rest queued in order. The request threads also renew every lease of the template (R12): a burst of cancelled
+     * waiters whose removals DynamoDB is slow to answer (a latency spike, when callers give up) must not take them
+     * all, or healthy holders would lose their leases while renewals are answered at once.
+     */
     private void inBackground(Runnable removal) {
-        if (!workers.tryRequest(removal)
-                && workers.schedule(() -> inBackground(removal), Workers.BUSY_RETRY.toNanos()) == null) {
-            removal.run(); // never while the entry is pending (it keeps the threads), but nothing is left behind
+        removals.add(removal);
+        sendRemovals();
+    }
+
+    /** Starts queued removals while the lane has room; each one that ends starts the next. */
+    private void sendRemovals() {
+        while (!removals.isEmpty()) {
+            int sending = removing.get();
+            if (sending >= REMOVAL_LANE) {
+                return; // one that ends will start the next
+            }
+            if (!removing.compareAndSet(sending, sending + 1)) {
+                continue;
+            }
+            Runnable next = removals.pollFirst();
+            if (next == null) {
+                removing.decrementAndGet();
+                continue;
+            }
+            Runnable sent = () -> {
+                try {
+                    next.run();
+                }
+                finally {
+                    removing.decrementAndGet();
+                    sendRemovals();
+                }
+            };
+            if (!workers.tryRequest(sent)) {
+                removing.decrementAndGet();
+                removals.addFirst(next);
+                // Every request thread busy: try again shortly. Shut down: send it here, so nothing is left behind
+                // (never while an entry is pending, which keeps the threads).
+                if (workers.schedule(this::sendRemovals, Workers.BUSY_RETRY.toNanos()) == null) {
+                    Runnable last = removals.pollFirst();
+                    if (last != null) {
+                        last.run();
+                    }
+                    continue;
+                }
+                return;
+            }
         }
     }
 

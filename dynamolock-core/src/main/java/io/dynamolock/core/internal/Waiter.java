@@ -50,6 +50,12 @@ final class Waiter implements WakeUps.Addressee {
      */
     static final Duration REMOVAL_WAIT = Duration.ofMillis(500);
 
+    /**
+     * A poll sent with less of the wait left than this, and cut short by its end, is no failure of the table
+     * ({@link #attempt(Supplier, boolean)}): about what one answer and one SDK retry take, not several retries.
+     */
+    static final Duration DEADLINE_CUT = Duration.ofMillis(500);
+
     private final LockEngine engine;
     private final Acquisition entry;
     private final long startNanos;
@@ -286,9 +292,11 @@ final class Waiter implements WakeUps.Addressee {
         if ((forHint || now - nextPollAt >= 0) && entry.isLive()) {
             RuntimeException pausedBy = failure;
             Duration left = timeLeft();
-            // Whether the wait's end, not the table's limits, bounds the poll: then a call timeout only says that
-            // the deadline came first.
-            boolean deadlineBound = engine.table.waitTimeout(left).compareTo(left) >= 0;
+            // Whether the wait's end, not the table's limits, bounds the poll, with so little left that a call
+            // timeout only says the deadline came first. With more left, one means retries (throttling, failed
+            // attempts) ran out the time: a failure of the table, which the time-out must name.
+            boolean deadlineBound = left.compareTo(DEADLINE_CUT) < 0
+                    && engine.table.waitTimeout(left).compareTo(left) >= 0;
             attempt(() -> engine.table.read(entry.key(), left), deadlineBound);
             if (forHint) {
                 hintReadSincePoll = true;
