@@ -65,18 +65,23 @@ class DynamoLockFailureAnalyzerTests {
         assertThat(analysis.getAction()).contains("SpEL");
     }
 
+    /** dynamolock's auto-configuration beside two DynamoDbClient beans, neither of them {@code @Primary}. */
+    private static ApplicationContextRunner twoClientsWithoutAPrimary() {
+        DynamoDbLocal local = DynamoDbLocal.shared();
+        return new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DynamoLockAutoConfiguration.class))
+                .withPropertyValues("dynamolock.table-name=" + local.newLockTable())
+                .withBean("first", DynamoDbClient.class, local::client)
+                .withBean("second", DynamoDbClient.class, local::client);
+    }
+
     /**
      * Two DynamoDbClient beans, none primary: the analysis names dynamolock's bean and both ways out, ahead of Boot's
      * generic one.
      */
     @Test
     void explainsSeveralDynamoDbClientsWithoutAPrimary() {
-        DynamoDbLocal local = DynamoDbLocal.shared();
-        new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(DynamoLockAutoConfiguration.class))
-                .withPropertyValues("dynamolock.table-name=" + local.newLockTable())
-                .withBean("first", DynamoDbClient.class, local::client)
-                .withBean("second", DynamoDbClient.class, local::client)
+        twoClientsWithoutAPrimary()
                 .run(context -> {
                     Throwable failure = context.getStartupFailure();
                     assertThat(failure).hasRootCauseInstanceOf(NoUniqueBeanDefinitionException.class);
@@ -98,12 +103,7 @@ class DynamoLockFailureAnalyzerTests {
      */
     @Test
     void leavesAnApplicationBeanNamedLockTemplateToBoot() {
-        DynamoDbLocal local = DynamoDbLocal.shared();
-        new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(DynamoLockAutoConfiguration.class))
-                .withPropertyValues("dynamolock.table-name=" + local.newLockTable())
-                .withBean("first", DynamoDbClient.class, local::client)
-                .withBean("second", DynamoDbClient.class, local::client)
+        twoClientsWithoutAPrimary()
                 .withUserConfiguration(OwnLockTemplate.class)
                 .run(context -> {
                     Throwable failure = context.getStartupFailure();

@@ -748,7 +748,8 @@ public final class LockEngine {
 
     private static LockInterruptedException interrupted(LockKey key, InterruptedException ex) {
         Thread.currentThread().interrupt();
-        return new LockInterruptedException("Interrupted while waiting for " + key + "; its entry leaves the queue", ex);
+        return new LockInterruptedException("Interrupted while waiting for " + key + "; its entry leaves the queue",
+                ex);
     }
 
     private LockHandle granted(Acquisition entry, Duration waited) {
