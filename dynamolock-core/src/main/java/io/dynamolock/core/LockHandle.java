@@ -5,6 +5,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
 /**
@@ -88,6 +89,23 @@ public interface LockHandle extends AutoCloseable {
      * its scope holds drops its callbacks when it is released before the lock is: a loss after that is not its.
      */
     void onLost(Consumer<LockHandle> callback);
+
+    /**
+     * A future completed with this handle when the lease is lost before release, or the release finds it was:
+     * when {@link #onLost} callbacks run, but not in line behind them. It is meant for stopping the work the lock
+     * guards (a subscription cancelled, a coroutine cancelled), which another lock's callback that blocks must
+     * not delay; stages chained to it without an executor run on a dynamolock thread, so should not block. It
+     * never completes for a lock released unlost. Each call returns a new future: completing or cancelling it
+     * changes nothing else. A handle that joined a lock its scope holds stops following it when released, as its
+     * callbacks do.
+     *
+     * <p>The default implementation completes it from an {@link #onLost} callback.
+     */
+    default CompletableFuture<LockHandle> whenLost() {
+        CompletableFuture<LockHandle> lost = new CompletableFuture<>();
+        onLost(lost::complete);
+        return lost;
+    }
 
     /**
      * Leaves the queue, handing the lock to the next waiter. Idempotent; for a

@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -299,6 +300,46 @@ class LockBreakTests {
         assertThat(next.isValid()).as("the broken holder's release removes nothing of the next").isTrue();
         next.release();
         assertThat(fixture.queue("live")).isEmpty();
+    }
+
+    /**
+     * whenLost() is for stopping the work a lock guards: it completes for a loss though other locks' lost-lease
+     * callbacks have blocked every thread callbacks run on, and for a lock of several entities when one part is lost.
+     */
+    @Test
+    void whenLostCompletesThoughEveryCallbackThreadIsBlocked() throws Exception {
+        LockTemplate holderSide = fixture.template();
+        LockTemplate operator = fixture.template();
+        CountDownLatch free = new CountDownLatch(1);
+        CountDownLatch blocking = new CountDownLatch(4);
+        try {
+            for (int i = 0; i < 8; i++) { // more than the template's callback threads
+                LockHandle stuck = holderSide.acquire("stuck-" + i, Duration.ZERO);
+                stuck.onLost(lost -> {
+                    blocking.countDown();
+                    awaitQuietly(free);
+                });
+                operator.breakLock("stuck-" + i, null, stuck.fencingToken());
+            }
+            assertThat(blocking.await(10, TimeUnit.SECONDS)).as("every callback thread is blocked").isTrue();
+            LockHandle several = holderSide.acquire(LockRequest.builder(List.of("part-a", "part-b")).build());
+            CompletableFuture<LockHandle> lost = several.whenLost();
+            operator.breakLock("part-b", null, several.fencingTokens().get("part-b"));
+            assertThat(lost.get(10, TimeUnit.SECONDS)).isSameAs(several);
+            several.release();
+        }
+        finally {
+            free.countDown();
+        }
+    }
+
+    private static void awaitQuietly(CountDownLatch latch) {
+        try {
+            latch.await();
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     @Test

@@ -255,7 +255,8 @@ private class BlockCoroutines : ThreadContextElement<Unit>, AbstractCoroutineCon
  */
 private suspend fun <T> guarded(lock: LockHandle, what: String, block: suspend (LockHandle) -> T): T = coroutineScope {
     val body = coroutineContext.job
-    lock.onLost { body.cancel(CancellationException("The lease of the lock was lost")) }
+    // whenLost, not onLost: the cancel must not wait behind user callbacks of other locks that block.
+    lock.whenLost().thenRun { body.cancel(CancellationException("The lease of the lock was lost")) }
     val result = try {
         // Lost (or run out on the clock) before the block's turn: none of its code runs. The cancel above would stop
         // it only at its first suspension, after a blocking write at its start.

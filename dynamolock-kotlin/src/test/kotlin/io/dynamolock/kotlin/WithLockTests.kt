@@ -244,6 +244,39 @@ class WithLockTests {
         assertThat(failure).isInstanceOf(LockLostException::class.java)
             .hasMessageContaining("multi-a', 'multi-b").hasMessageContaining("withLock")
     }
+
+    /** Lost-lease callbacks of other locks that block every callback thread do not delay the cancel of a lost block. */
+    @Test
+    fun blockingCallbacksOfOtherLocksDoNotDelayTheCancelOfALostBlock() {
+        val locks = fixture.template()
+        val operator = fixture.template()
+        val free = CountDownLatch(1)
+        try {
+            val blocking = CountDownLatch(4)
+            repeat(8) { i -> // more than the template's callback threads
+                val stuck = locks.acquire("kt-stuck-$i", Duration.ZERO)
+                stuck.onLost {
+                    blocking.countDown()
+                    free.await()
+                }
+                operator.breakLock("kt-stuck-$i", null, stuck.fencingToken())
+            }
+            assertThat(blocking.await(10, TimeUnit.SECONDS)).`as`("every callback thread is blocked").isTrue()
+            val failure = runBlocking {
+                runCatching {
+                    withTimeout(10_000) {
+                        locks.withLock("kt-lost-block") { lock ->
+                            operator.breakLock(lock.entity(), lock.namespace(), lock.fencingToken())
+                            awaitCancellation()
+                        }
+                    }
+                }.exceptionOrNull()
+            }
+            assertThat(failure).isInstanceOf(LockLostException::class.java).hasMessageContaining("kt-lost-block")
+        } finally {
+            free.countDown()
+        }
+    }
 }
 
 /** [locks], but each lock it grants is broken in this process first: the handle is lost when the caller gets it. */

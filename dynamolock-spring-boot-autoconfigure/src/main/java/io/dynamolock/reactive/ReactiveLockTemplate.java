@@ -133,7 +133,8 @@ public class ReactiveLockTemplate implements ReactiveLockOperations {
             Publisher<T> publisher = body.apply(lock);
             return publisher == null ? Flux.empty() : Flux.from(publisher);
         }).onErrorMap(LockLostException::escapingWork);
-        Mono<Void> lost = Mono.create(sink -> lock.onLost(ignored -> sink.success()));
+        // whenLost, not onLost: the cancellation must not wait behind user callbacks of other locks that block.
+        Mono<Void> lost = Mono.create(sink -> lock.whenLost().thenRun(sink::success));
         if (failOnLostLease) {
             // takeUntilOther cancels the body only when the other publisher completes: an error of it would leave
             // the body running beside the next holder. So the loss completes it, and the error comes after.

@@ -66,6 +66,43 @@ class ReactiveLockTemplateTests {
         }
     }
 
+    /**
+     * Lost-lease callbacks of other locks that block (every thread the template gives callbacks is taken) do not
+     * delay the cancellation of a body whose lease is lost: it is the library's own reaction, not one callback
+     * queued behind theirs.
+     */
+    @Test
+    void blockingCallbacksOfOtherLocksDoNotDelayTheCancellationOfALostBody() throws Exception {
+        LockTemplate other = LockTemplate.builder(client).tableName(TABLE).build();
+        CountDownLatch free = new CountDownLatch(1);
+        CountDownLatch cancelled = new CountDownLatch(1);
+        try {
+            int blocked = 8; // more than the template's callback threads
+            CountDownLatch blocking = new CountDownLatch(4);
+            for (int i = 0; i < blocked; i++) {
+                String stuck = entity + "-stuck-" + i;
+                LockHandle lock = locks.acquire(stuck, Duration.ZERO);
+                lock.onLost(lost -> {
+                    blocking.countDown();
+                    awaitQuietly(free);
+                });
+                other.breakLock(stuck, null, lock.fencingToken());
+            }
+            assertThat(blocking.await(10, TimeUnit.SECONDS)).as("the callback threads are all blocked").isTrue();
+            CompletableFuture<Throwable> failure = new ReactiveLockTemplate(locks).execute(LockRequest.of(entity),
+                    lock -> Mono.never().doOnCancel(cancelled::countDown)).then(Mono.<Throwable>empty())
+                    .onErrorResume(Mono::just).toFuture();
+            Await.until(Duration.ofSeconds(10), "the grant", () -> locks.queue(entity, null).entries().size() == 1);
+            other.breakLock(entity, null, other.queue(entity, null).entries().get(0).ticket());
+            assertThat(cancelled.await(10, TimeUnit.SECONDS)).as("the lost body is cancelled").isTrue();
+            assertThat(failure.get(10, TimeUnit.SECONDS)).isInstanceOf(LockLostException.class);
+        }
+        finally {
+            free.countDown();
+            other.close();
+        }
+    }
+
     /** A body done with its lock may release it early, as {@code execute}'s callback may: that is no loss. */
     @Test
     void aBodyThatReleasesItsLockEarlyCompletesWithItsValue() {
@@ -222,18 +259,22 @@ class ReactiveLockTemplateTests {
     }
 
     /** Blocks every worker of {@link Schedulers#parallel()}, where bodies run, until {@code free}. */
+    private static void awaitQuietly(CountDownLatch latch) {
+        try {
+            latch.await();
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     private static void occupyBodyWorkers(CountDownLatch free) throws InterruptedException {
         int workers = Schedulers.DEFAULT_POOL_SIZE;
         CountDownLatch busy = new CountDownLatch(workers);
         for (int i = 0; i < workers; i++) {
             Schedulers.parallel().schedule(() -> {
                 busy.countDown();
-                try {
-                    free.await();
-                }
-                catch (InterruptedException ex) {
-                    Thread.currentThread().interrupt();
-                }
+                awaitQuietly(free);
             });
         }
         assertThat(busy.await(10, TimeUnit.SECONDS)).isTrue();

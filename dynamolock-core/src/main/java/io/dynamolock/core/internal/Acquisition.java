@@ -5,9 +5,9 @@ import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockMode;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.LinkedHashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Set;
+import java.util.Map;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -37,6 +37,7 @@ final class Acquisition {
     private final Thread acquiredBy;
     private final boolean threadBound;
     private final Executor callbacks;
+    private final Executor reactions;
     private volatile Runnable waker = () -> { };
     private final AtomicReference<Phase> phase = new AtomicReference<>(Phase.WAITING);
     private final AtomicReference<QueueState> offered = new AtomicReference<>();
@@ -45,8 +46,11 @@ final class Acquisition {
     /** Holds of it that something besides {@link #acquiredBy} releases: see {@link #abandonedByItsThread}. */
     private final AtomicInteger releasedElsewhere = new AtomicInteger();
     private final AtomicBoolean abandonedWarned = new AtomicBoolean();
-    /** In registration order; a set, so that a joined hold's release takes its own out at once. */
-    private final Set<Consumer<Acquisition>> lostCallbacks = new LinkedHashSet<>();
+    /**
+     * In registration order, each with where it runs; keyed, so that a joined hold's release takes its own out at
+     * once.
+     */
+    private final Map<Consumer<Acquisition>, Executor> lostCallbacks = new LinkedHashMap<>();
     private volatile long ticket;
     private volatile long confirmedUntilNanos;
     private volatile Instant since = Instant.now();
@@ -70,9 +74,10 @@ final class Acquisition {
      * @param acquiredBy the thread that waits for the grant in a blocking {@code acquire()}, {@code null} for an
      *                  asynchronous one, which no thread waits for
      * @param callbacks where lost-lease callbacks run, so that a slow one delays no other lease
+     * @param reactions where the library's own reactions to a loss run, so that slow callbacks delay none of them
      */
     Acquisition(LockKey key, String owner, Duration lease, boolean failClosed, LockMode mode, int permits,
-            Thread acquiredBy, boolean threadBound, Executor callbacks) {
+            Thread acquiredBy, boolean threadBound, Executor callbacks, Executor reactions) {
         this.key = key;
         this.owner = owner;
         this.lease = lease;
@@ -81,6 +86,7 @@ final class Acquisition {
         this.acquiredBy = acquiredBy;
         this.threadBound = threadBound;
         this.callbacks = callbacks;
+        this.reactions = reactions;
     }
 
     LockKey key() {
@@ -312,12 +318,12 @@ final class Acquisition {
             }
         } while (!phase.compareAndSet(previous, Phase.LOST));
         lostReason = reason;
-        List<Consumer<Acquisition>> registered;
+        List<Map.Entry<Consumer<Acquisition>, Executor>> registered;
         synchronized (lostCallbacks) {
             lost = true;
-            registered = List.copyOf(lostCallbacks);
+            registered = List.copyOf(lostCallbacks.entrySet());
         }
-        registered.forEach(callback -> callbacks.execute(() -> runCallback(callback)));
+        registered.forEach(callback -> callback.getValue().execute(() -> runCallback(callback.getKey())));
         wake();
         return true;
     }
@@ -327,21 +333,21 @@ final class Acquisition {
      * JVM. Runs the lost-lease callbacks, as {@link #markLost} does; the phase stays released.
      */
     void lostAtRelease(String reason) {
-        List<Consumer<Acquisition>> registered;
+        List<Map.Entry<Consumer<Acquisition>, Executor>> registered;
         synchronized (lostCallbacks) {
             if (lost) {
                 return;
             }
             lostReason = reason;
             lost = true;
-            registered = List.copyOf(lostCallbacks);
+            registered = List.copyOf(lostCallbacks.entrySet());
         }
-        for (Consumer<Acquisition> callback : registered) {
+        for (Map.Entry<Consumer<Acquisition>, Executor> callback : registered) {
             try {
-                callbacks.execute(() -> runCallback(callback));
+                callback.getValue().execute(() -> runCallback(callback.getKey()));
             }
             catch (RejectedExecutionException closed) {
-                runCallback(callback); // the template's threads are gone: on the releasing thread
+                runCallback(callback.getKey()); // the template's threads are gone: on the releasing thread
             }
         }
     }
@@ -358,9 +364,18 @@ final class Acquisition {
      * once the lost entry was released. Returns what takes it out again, unrun.
      */
     Runnable onLost(Consumer<Acquisition> callback) {
+        return onLost(callback, callbacks);
+    }
+
+    /** Registers the library's own reaction to a loss: as {@link #onLost(Consumer)}, run where reactions run. */
+    Runnable onLostReaction(Consumer<Acquisition> reaction) {
+        return onLost(reaction, reactions);
+    }
+
+    private Runnable onLost(Consumer<Acquisition> callback, Executor where) {
         synchronized (lostCallbacks) {
             if (!lost) {
-                lostCallbacks.add(callback);
+                lostCallbacks.put(callback, where);
                 return () -> {
                     synchronized (lostCallbacks) {
                         lostCallbacks.remove(callback);

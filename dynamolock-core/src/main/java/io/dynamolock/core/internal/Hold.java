@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
@@ -84,7 +85,17 @@ final class Hold implements LockHandle {
     @Override
     public void onLost(Consumer<LockHandle> callback) {
         Objects.requireNonNull(callback, "callback must not be null");
-        Runnable registration = entry.onLost(lost -> callback.accept(this));
+        keep(entry.onLost(lost -> callback.accept(this)));
+    }
+
+    @Override
+    public CompletableFuture<LockHandle> whenLost() {
+        CompletableFuture<LockHandle> lost = new CompletableFuture<>();
+        keep(entry.onLostReaction(ignored -> lost.complete(this)));
+        return lost;
+    }
+
+    private void keep(Runnable registration) {
         synchronized (registrations) {
             if (released.get() && entry.phase() != Acquisition.Phase.RELEASED) {
                 registration.run(); // released while the entry lives on: a later loss is not this hold's

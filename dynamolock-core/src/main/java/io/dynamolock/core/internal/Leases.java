@@ -82,6 +82,11 @@ final class Leases {
         return workers.callbacks();
     }
 
+    /** Where the library's own reactions to a loss run: see {@link Workers#reactions()}. */
+    Executor reactions() {
+        return workers.reactions();
+    }
+
     /**
      * The enqueue of {@code entry} is about to be sent; {@code false} if it must not be, the template being closed.
      * Counted first and checked after, so that close() either sees it pending or it sees close().

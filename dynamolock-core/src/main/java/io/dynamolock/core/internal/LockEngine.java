@@ -646,7 +646,8 @@ public final class LockEngine {
         }
         long start = System.nanoTime();
         Acquisition entry = new Acquisition(key, settings.ownerName(), lease, request.failClosed(), request.mode(),
-                request.permits(), acquiredBy, request.threadBound(), leases.callbacks());
+                request.permits(), acquiredBy, request.threadBound(), leases.callbacks(),
+                leases.reactions());
         notify(listener -> listener.onAcquiring(entry.attempt()));
         return new Waiter(this, entry, start, Waits.deadline(start, wait));
     }

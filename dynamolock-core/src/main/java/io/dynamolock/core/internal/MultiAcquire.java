@@ -42,7 +42,7 @@ final class MultiAcquire {
             for (LockRequest part : parts) {
                 LockHandle lock = engine.acquireOne(part, remaining(wait, deadline), partLost);
                 taken.add(lock);
-                lock.onLost(lost -> partLost.complete(lostPart(lost, scope)));
+                lock.whenLost().thenAccept(lost -> partLost.complete(lostPart(lost, scope)));
             }
             requireAllValid(taken, scope);
         }
@@ -232,7 +232,7 @@ final class MultiAcquire {
                 }
                 else if (index + 1 < parts.size()) {
                     // Lost while a later part is waited for: that wait ends (abandon()), someone may hold it by now.
-                    lock.onLost(lost -> result.completeExceptionally(lostPart(lost, scope)));
+                    lock.whenLost().thenAccept(lost -> result.completeExceptionally(lostPart(lost, scope)));
                     next(index + 1);
                 }
                 else {

@@ -5,6 +5,7 @@ import io.dynamolock.core.LockMode;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
@@ -82,6 +83,13 @@ final class MultiHold implements LockHandle {
                 callback.accept(this);
             }
         }));
+    }
+
+    @Override
+    public CompletableFuture<LockHandle> whenLost() {
+        CompletableFuture<LockHandle> lost = new CompletableFuture<>();
+        parts.forEach(part -> part.whenLost().thenRun(() -> lost.complete(this)));
+        return lost;
     }
 
     @Override

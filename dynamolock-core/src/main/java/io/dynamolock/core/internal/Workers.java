@@ -20,7 +20,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <li><b>timer</b>: one thread that only hands tasks on (lease deadlines, renewals and waiters' polls come due
  * here); it sends no request and runs no callback, so nothing it runs can be late because of a slow one.</li>
  * <li><b>callbacks</b>: lost-lease callbacks, a few at a time, queued: user code, which may block, never runs on
- * the timer, nor waits for a free request thread.</li>
+ * the timer, nor waits for a free request thread. The library's own reactions to a loss
+ * ({@link io.dynamolock.core.LockHandle#whenLost()}) run on request threads instead, so that blocked callbacks
+ * do not delay them.</li>
  * <li><b>requests</b>: renewals, background retries, and the removals of waiters that leave (a slow one must not
  * hold a step thread, which serves every waiter). It grows with the requests in
  * flight (a thread per request waiting for its answer, up to {@link #MAX_REQUEST_THREADS}) and shrinks when
@@ -108,6 +110,18 @@ final class Workers {
     /** Where lost-lease callbacks run. */
     Executor callbacks() {
         return callbacks;
+    }
+
+    /**
+     * Where the library's own reactions to a loss run (a lost body cancelled): a request thread each, not in line
+     * behind user callbacks, which may block; in that line only when every request thread is busy.
+     */
+    Executor reactions() {
+        return task -> {
+            if (!tryRequest(task)) {
+                callbacks.execute(task);
+            }
+        };
     }
 
     /**

@@ -13,7 +13,7 @@ class AcquisitionTests {
 
     private final AtomicInteger wakeUps = new AtomicInteger();
     private final Acquisition entry = new Acquisition(new LockKey("e", "default"), "pod", Duration.ofSeconds(60), false,
-            LockMode.EXCLUSIVE, 1, null, false, Runnable::run);
+            LockMode.EXCLUSIVE, 1, null, false, Runnable::run, Runnable::run);
 
     @Test
     void aLateOlderStateNeverHidesANewerOne() {

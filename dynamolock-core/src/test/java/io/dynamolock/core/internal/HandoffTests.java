@@ -17,7 +17,7 @@ class HandoffTests {
 
     private Acquisition queued(long ticket) {
         Acquisition entry = new Acquisition(KEY, "pod", Duration.ofSeconds(60), false, LockMode.EXCLUSIVE, 1, null,
-                false, Runnable::run);
+                false, Runnable::run, Runnable::run);
         entry.enqueued(ticket, System.nanoTime());
         handoff.register(entry);
         return entry;
