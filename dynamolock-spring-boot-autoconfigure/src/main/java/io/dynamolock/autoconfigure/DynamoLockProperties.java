@@ -379,11 +379,11 @@ public class DynamoLockProperties implements Validator {
 
         /** The core's options these properties stand for. */
         public WakeUpOptions toOptions() {
-            if (!enabled) {
-                return WakeUpOptions.disabled();
-            }
-            return WakeUpOptions.builder().bindAddress(bindAddress).port(port).advertisedAddress(advertisedAddress)
-                    .secret(secret).build();
+            // Built, so checked, also while disabled: a set-up left with a bad value (a short secret, say) is
+            // refused at this start, not found broken on the day hints are turned on.
+            WakeUpOptions options = WakeUpOptions.builder().bindAddress(bindAddress).port(port)
+                    .advertisedAddress(advertisedAddress).secret(secret).build();
+            return enabled ? options : WakeUpOptions.disabled();
         }
     }
 

@@ -999,9 +999,11 @@ class DynamoLockAutoConfigurationTests {
                 });
     }
 
-    @Test
-    void failsOnABadWakeUpPortNamingTheProperty() {
-        contextRunner.withPropertyValues("dynamolock.wake-up.enabled=true", "dynamolock.wake-up.port=70000")
+    /** Also while hints are off: a set-up left with a bad value is refused now, not on the day it is turned on. */
+    @ParameterizedTest
+    @ValueSource(strings = {"true", "false"})
+    void failsOnABadWakeUpPortNamingThePropertyWhetherHintsAreOnOrNot(String enabled) {
+        contextRunner.withPropertyValues("dynamolock.wake-up.enabled=" + enabled, "dynamolock.wake-up.port=70000")
                 .run(context -> {
                     FailureAnalysis analysis = new LockOptionFailureAnalyzer(new MockEnvironment()
                             .withProperty("dynamolock.wake-up.port", "70000")).analyze(context.getStartupFailure());
