@@ -54,6 +54,9 @@ public final class TableBootstrap {
     /** Between two looks at a table another instance is creating. */
     private static final Duration CREATING_POLL = Duration.ofSeconds(2);
 
+    /** How a problem of a table that is there but serves no request now begins. */
+    private static final String UNAVAILABLE = "it serves no request while ";
+
     /** What a look at a table being created is left at least, to be answered in. */
     private static final Duration LAST_LOOK = Duration.ofSeconds(1);
 
@@ -91,7 +94,8 @@ public final class TableBootstrap {
      * What is known of the table.
      *
      * @param exists     whether the table exists
-     * @param problems   what makes it unusable (wrong keys), empty when usable
+     * @param problems   what makes it unusable (wrong keys; a table deleting, archived or whose KMS key is out of
+     *                   reach), empty when usable
      * @param ttlEnabled whether TTL is enabled on {@code expiresAt}; without it idle locks' items stay
      */
     public record Status(boolean exists, List<String> problems, boolean ttlEnabled) {
@@ -319,15 +323,29 @@ public final class TableBootstrap {
      *                            consistent replicas; a disabled TTL is only logged
      */
     public Status verify() {
-        return verify(System.nanoTime() + timeout.toNanos());
+        long deadline = System.nanoTime() + timeout.toNanos();
+        // Being created (by the stack that deploys the service, say): waited for, as createIfMissing waits.
+        Look look = look(deadline);
+        while (look.tableStatus() == TableStatus.CREATING) {
+            pauseBeforeNextLook(deadline, TableStatus.CREATING);
+            look = look(deadline);
+        }
+        return verify(look.status(), deadline);
     }
 
     private Status verify(long deadline) {
-        Status status = check(deadline);
+        return verify(check(deadline), deadline);
+    }
+
+    private Status verify(Status status, long deadline) {
         if (!status.exists()) {
             throw new LockTableException("Lock table '" + tableName + "' does not exist" + where() + ". Create it"
                     + " with " + TableShape.DESCRIPTION + " (TableBootstrap.createIfMissing() does), or check the"
                     + " region if it is elsewhere");
+        }
+        if (status.problems().size() == 1 && status.problems().get(0).startsWith(UNAVAILABLE)) {
+            throw new LockTableException("Lock table '" + tableName + "'" + where() + " cannot serve locks now: "
+                    + status.problems().get(0));
         }
         if (!status.problems().isEmpty()) {
             throw new LockTableException("Lock table '" + tableName + "' cannot hold locks: "
@@ -355,12 +373,25 @@ public final class TableBootstrap {
     }
 
     private Status check(long deadline) {
+        return look(deadline).status();
+    }
+
+    /** What one look at the table found: its status as dynamolock judges it, and as DynamoDB states it. */
+    private record Look(Status status, TableStatus tableStatus) {
+    }
+
+    private Look look(long deadline) {
         TableDescription table;
         try {
             table = describe(deadline);
         }
         catch (ResourceNotFoundException ex) {
-            return new Status(false, List.of("table does not exist"), false);
+            return new Look(new Status(false, List.of("table does not exist"), false), null);
+        }
+        String unavailable = unavailable(table);
+        if (unavailable != null) {
+            // Its keys do not matter yet: nothing can be read or written until this is mended.
+            return new Look(new Status(true, List.of(unavailable), false), table.tableStatus());
         }
         List<String> problems = new ArrayList<>();
         expectKey(table, TableShape.PARTITION_KEY, KeyType.HASH, problems);
@@ -379,7 +410,31 @@ public final class TableBootstrap {
         var ttl = describeTtl(deadline);
         boolean ttlEnabled = ttl != null && TableShape.TTL_ATTRIBUTE.equals(ttl.attributeName())
                 && (ttl.timeToLiveStatus() == TimeToLiveStatus.ENABLED || ttl.timeToLiveStatus() == TimeToLiveStatus.ENABLING);
-        return new Status(true, problems, ttlEnabled);
+        return new Look(new Status(true, problems, ttlEnabled), table.tableStatus());
+    }
+
+    /**
+     * Why a table that is there serves no request now, with the fix; {@code null} if it does (ACTIVE, or UPDATING:
+     * its class or indexes changing).
+     */
+    private static String unavailable(TableDescription table) {
+        TableStatus status = table.tableStatus();
+        if (status == null || status == TableStatus.ACTIVE || status == TableStatus.UPDATING
+                || status == TableStatus.UNKNOWN_TO_SDK_VERSION) {
+            return null;
+        }
+        String fix = switch (status) {
+            case CREATING -> "wait until it is ACTIVE";
+            case DELETING -> "point dynamolock at another table, or create this one again once it is gone";
+            case INACCESSIBLE_ENCRYPTION_CREDENTIALS -> "enable its KMS key"
+                    + (table.sseDescription() != null && table.sseDescription().kmsMasterKeyArn() != null
+                            ? " " + table.sseDescription().kmsMasterKeyArn() : "")
+                    + " or give DynamoDB access to it again; after seven days without it the table is archived";
+            case ARCHIVING, ARCHIVED -> "it was archived after its KMS key was out of reach for seven days: restore"
+                    + " it from its archival backup, or point dynamolock at another table";
+            default -> "wait until it is ACTIVE";
+        };
+        return UNAVAILABLE + status + ": " + fix;
     }
 
     private TimeToLiveDescription describeTtl(long deadline) {

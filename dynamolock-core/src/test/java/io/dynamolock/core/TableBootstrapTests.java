@@ -23,6 +23,8 @@ import java.util.function.IntPredicate;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.awscore.exception.AwsErrorDetails;
@@ -228,6 +230,45 @@ class TableBootstrapTests {
         ExecutionInterceptor creatingOnce = describedAs(TableStatus.CREATING, look -> look == 1);
         try (DynamoDbClient starting = DynamoDbLocal.shared().client(creatingOnce)) {
             assertThat(TableBootstrap.of(starting, table).timeout(Duration.ofMillis(2500)).createIfMissing().usable())
+                    .isTrue();
+        }
+    }
+
+    /**
+     * A table that is there but cannot serve locks (being deleted, archived, its KMS key out of reach) is no usable
+     * table: check() (what the health indicator asks) says why, and verify() and createIfMissing() refuse it.
+     */
+    @ParameterizedTest
+    @EnumSource(value = TableStatus.class, names = {"DELETING", "ARCHIVING", "ARCHIVED",
+            "INACCESSIBLE_ENCRYPTION_CREDENTIALS"})
+    void aTableThatCannotServeLocksIsNoUsableTable(TableStatus status) {
+        TableBootstrap.of(client, table).createIfMissing();
+        try (DynamoDbClient seen = DynamoDbLocal.shared().client(describedAs(status, look -> true))) {
+            TableBootstrap bootstrap = TableBootstrap.of(seen, table).timeout(Duration.ofSeconds(3));
+            assertThat(bootstrap.check().usable()).as("check() of a table " + status).isFalse();
+            assertThat(bootstrap.check().problems()).singleElement().asString().contains(status.toString());
+            assertThatThrownBy(bootstrap::verify).isInstanceOf(LockTableException.class)
+                    .hasMessageContaining(table).hasMessageContaining(status.toString());
+            if (status != TableStatus.DELETING) { // createIfMissing waits for a deletion, to create it again
+                assertThatThrownBy(bootstrap::createIfMissing).isInstanceOf(LockTableException.class)
+                        .hasMessageContaining(status.toString());
+            }
+        }
+    }
+
+    /** A table still being created (by the stack that deploys the service, say) is waited for by verify() too. */
+    @Test
+    void verifyWaitsForATableBeingCreated() {
+        TableBootstrap.of(client, table).createIfMissing();
+        try (DynamoDbClient starting = DynamoDbLocal.shared().client(describedAs(TableStatus.CREATING, look -> true))) {
+            TableBootstrap bootstrap = TableBootstrap.of(starting, table).timeout(Duration.ofSeconds(3));
+            assertThat(bootstrap.check().problems()).singleElement().asString().contains("CREATING");
+            assertThatThrownBy(bootstrap::verify).isInstanceOf(LockTableNotReadyException.class)
+                    .hasMessageContaining("is still CREATING after PT3S");
+        }
+        try (DynamoDbClient starting = DynamoDbLocal.shared().client(describedAs(TableStatus.CREATING,
+                look -> look == 1))) {
+            assertThat(TableBootstrap.of(starting, table).timeout(Duration.ofMillis(2500)).verify().usable())
                     .isTrue();
         }
     }

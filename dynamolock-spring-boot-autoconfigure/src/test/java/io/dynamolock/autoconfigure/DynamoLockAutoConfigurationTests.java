@@ -3,6 +3,10 @@ package io.dynamolock.autoconfigure;
 import java.net.InetAddress;
 import software.amazon.awssdk.core.exception.ApiCallAttemptTimeoutException;
 import software.amazon.awssdk.core.exception.ApiCallTimeoutException;
+import software.amazon.awssdk.core.SdkResponse;
+import software.amazon.awssdk.core.interceptor.Context;
+import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
+import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
 import java.net.ServerSocket;
 import io.dynamolock.core.test.AccessDenied;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -83,6 +87,8 @@ import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.DescribeTableResponse;
+import software.amazon.awssdk.services.dynamodb.model.TableStatus;
 
 class DynamoLockAutoConfigurationTests {
 
@@ -1160,6 +1166,27 @@ class DynamoLockAutoConfigurationTests {
                     var health = context.getBean("dynamolockHealthIndicator", HealthIndicator.class).health();
                     assertThat(health.getStatus()).isEqualTo(Status.DOWN);
                     assertThat(health.getDetails()).containsEntry("table", "gone-table");
+                });
+    }
+
+    /** A table whose KMS key is out of reach serves no lock: DOWN, saying why, not UP with TTL on. */
+    @Test
+    void reportsHealthDownForATableWhoseKeyIsOutOfReach() {
+        ExecutionInterceptor keyOutOfReach = new ExecutionInterceptor() {
+            @Override
+            public SdkResponse modifyResponse(Context.ModifyResponse context, ExecutionAttributes attributes) {
+                return context.response() instanceof DescribeTableResponse described
+                        ? described.toBuilder().table(described.table().toBuilder()
+                                .tableStatus(TableStatus.INACCESSIBLE_ENCRYPTION_CREDENTIALS).build()).build()
+                        : context.response();
+            }
+        };
+        contextRunner.withBean(LockTemplate.class,
+                () -> LockTemplate.builder(LOCAL.client(keyOutOfReach)).tableName(TABLE).build()).run(context -> {
+                    var health = context.getBean("dynamolockHealthIndicator", HealthIndicator.class).health(true);
+                    assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+                    assertThat(health.getDetails().get("problems")).asString()
+                            .contains("INACCESSIBLE_ENCRYPTION_CREDENTIALS");
                 });
     }
 
