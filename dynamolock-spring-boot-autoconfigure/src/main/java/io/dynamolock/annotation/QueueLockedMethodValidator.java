@@ -43,6 +43,8 @@ import org.springframework.util.ClassUtils;
  * A bean created after the start (a lazy one, with {@code spring.main.lazy-initialization=true} every one) may be of
  * a class the start could not know: its {@code @Bean} method returns an interface. Its class is checked when the bean
  * is created, a bad declaration failing that creation with the same message, and the template made to outlive it.
+ * A {@code FactoryBean}'s product is judged by its own class and proxy, as it was made, at the start or later, not by
+ * the factory's object type.
  * As a post-processor it is created before the other beans: it is no candidate for auto-proxying (which would look
  * every advisor up then) and asks for its advisor only once the singletons exist.
  */
@@ -64,6 +66,12 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
      * of once one is created that cannot run them through its proxy, at the start or later.
      */
     private final Set<Class<?>> finalsUnseen = ConcurrentHashMap.newKeySet();
+    /**
+     * The beans created before the start-up check, as post-processed (their proxies), by name, kept until it is done. A
+     * FactoryBean's product is post-processed under the factory's name, and only this shows its class and proxy: the
+     * factory's declared object type may be an interface, and the singleton of that name is the factory itself.
+     */
+    private final Map<String, Object> createdBeforeTheCheck = new ConcurrentHashMap<>();
     /** Whether the start-up check is done: the beans created since are checked one by one. */
     private volatile boolean started;
 
@@ -86,20 +94,31 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
 
     @Override
     public void afterSingletonsInstantiated() {
+        try {
+            checkAtStart();
+        }
+        finally {
+            started = true;
+            createdBeforeTheCheck.clear();
+        }
+    }
+
+    private void checkAtStart() {
         List<String> problems = new ArrayList<>();
         List<String> locking = new ArrayList<>();
         for (String name : beanFactory.getBeanDefinitionNames()) {
-            Class<?> type = beanClass(name);
+            Object bean = createdBean(name);
+            Class<?> type = bean != null ? AopProxyUtils.ultimateTargetClass(bean) : declaredClass(name);
             if (type == null || !AnnotationUtils.isCandidateClass(type, QueueLocked.class)) {
                 continue;
             }
             if (!checked.containsKey(type)) {
                 checkClass(type, problems);
-                checked.put(type, check(type, createdBean(name), problems));
+                checked.put(type, check(type, bean, problems));
             }
             else {
                 // Checked under a name whose bean is not created (a lazy one): this one may be, and broken already.
-                warnOfFinals(type, createdBean(name));
+                warnOfFinals(type, bean);
             }
             if (checked.get(type)) {
                 locking.add(name);
@@ -114,15 +133,19 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
         if (found) {
             warnIfTransactionsRunOutside();
         }
-        started = true;
     }
 
     /**
-     * Before the start-up check, nothing: it sees every bean created by then. After it, a bean of a class not yet
-     * checked (a lazy bean whose {@code @Bean} method returns an interface) is checked now, as the start would have.
+     * Before the start-up check, remembers the bean for it: the check sees every bean created by then. After it, a
+     * bean of a class not yet checked (a lazy bean whose {@code @Bean} method returns an interface) is checked now, as
+     * the start would have.
      */
     @Override
     public Object postProcessAfterInitialization(Object bean, String beanName) {
+        if (!started && beanName != null && !(bean instanceof FactoryBean)) {
+            // A FactoryBean is post-processed under its product's name too: the product, made later if at all, counts.
+            createdBeforeTheCheck.put(beanName, bean);
+        }
         if (!started && finalsUnseen.isEmpty()) {
             return bean;
         }
@@ -157,15 +180,8 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
         }
     }
 
-    /** The user class behind a bean, without creating beans that do not exist yet. */
-    private Class<?> beanClass(String name) {
-        if (beanFactory instanceof ConfigurableListableBeanFactory factory && factory.containsSingleton(name)) {
-            Object bean = factory.getSingleton(name);
-            // A FactoryBean's own instance is registered under the product's name: the product is what is proxied.
-            if (bean != null && !(bean instanceof FactoryBean)) {
-                return AopProxyUtils.ultimateTargetClass(bean);
-            }
-        }
+    /** The user class a bean not created yet is declared with (a FactoryBean's object type), without creating it. */
+    private Class<?> declaredClass(String name) {
         Class<?> type = beanFactory.getType(name, false);
         return type == null ? null : ClassUtils.getUserClass(type);
     }
@@ -184,10 +200,18 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
         }
     }
 
-    /** The bean as created (its proxy, if it has one), or {@code null} if it is not created yet (a lazy one). */
+    /**
+     * The bean as created (its proxy, if it has one; a FactoryBean's product), or {@code null} if it is not created
+     * yet (a lazy one, a product nothing asked for).
+     */
     private Object createdBean(String name) {
-        return beanFactory instanceof ConfigurableListableBeanFactory factory && factory.containsSingleton(name)
-                ? factory.getSingleton(name) : null;
+        Object bean = createdBeforeTheCheck.get(name);
+        if (bean == null && beanFactory instanceof ConfigurableListableBeanFactory factory
+                && factory.containsSingleton(name)) {
+            // Created before this post-processor was registered (one another post-processor needed): as it stands.
+            bean = factory.getSingleton(name);
+        }
+        return bean instanceof FactoryBean ? null : bean;
     }
 
     private static Set<Method> annotatedMethods(Class<?> type) {

@@ -1,0 +1,230 @@
+package io.dynamolock.annotation;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.dynamolock.autoconfigure.DynamoDbLocalProperties;
+import io.dynamolock.autoconfigure.DynamoLockAutoConfiguration;
+import io.dynamolock.core.LockTemplate;
+import io.dynamolock.core.test.DynamoDbLocal;
+import java.lang.reflect.Proxy;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.beans.factory.DisposableBean;
+import org.springframework.beans.factory.FactoryBean;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * A {@link FactoryBean}'s product is the bean that is proxied and called: the start checks its class and its proxy,
+ * not the factory's declared object type or the factory instance, and the template outlives it.
+ */
+@ExtendWith(OutputCaptureExtension.class)
+class FactoryBeanProductValidationTests {
+
+    private static final DynamoDbLocal LOCAL = DynamoDbLocal.shared();
+
+    private static final String TABLE = LOCAL.newLockTable();
+
+    private static final String FINAL_WARNING = FinalPayments.class.getName()
+            + ".settle(String, LockTemplate) does not work";
+
+    private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, DynamoLockAutoConfiguration.class))
+            .withPropertyValues(DynamoDbLocalProperties.of(TABLE,
+                    "dynamolock.lease-duration=10s",
+                    "dynamolock.heartbeat-interval=5s"));
+
+    /**
+     * The factory declares an interface; its product, made for an eager bean during the start, is of a class with a
+     * bad declaration: the start fails, as for any bean, rather than the first call.
+     */
+    @Test
+    void checksTheClassOfAFactoryBeanProductCreatedDuringTheStart() {
+        contextRunner.withBean("saving", SavingFactory.class).withBean(SavingUser.class)
+                .run(context -> assertThat(context).getFailure()
+                        .isInstanceOf(QueueLockedConfigurationException.class)
+                        .hasMessageContaining("@QueueLocked on " + BadSaving.class.getName() + ".save(String):"
+                                + " entity expression '#orderid' refers to #orderid, which is not a parameter of"
+                                + " the method; parameters are [orderId]"));
+    }
+
+    /** A product created after the start, as a JDK proxy: its final method is called through its interface, locked. */
+    @Test
+    void aFinalMethodOfAJdkProxiedFactoryBeanProductCreatedAfterTheStartIsNotWarnedAbout(CapturedOutput output) {
+        contextRunner.withPropertyValues("spring.aop.proxy-target-class=false")
+                .withBean("payments", PaymentsFactory.class)
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertSettlesLocked(context.getBean(Settlement.class), context.getBean(LockTemplate.class));
+                });
+        assertThat(output).doesNotContain(FINAL_WARNING);
+    }
+
+    /** The same with the product created during the start, for an eager bean. */
+    @Test
+    void aFinalMethodOfAJdkProxiedFactoryBeanProductCreatedDuringTheStartIsNotWarnedAbout(CapturedOutput output) {
+        contextRunner.withPropertyValues("spring.aop.proxy-target-class=false")
+                .withBean("payments", PaymentsFactory.class).withBean(SettlementUser.class)
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertSettlesLocked(context.getBean(SettlementUser.class).settlement,
+                            context.getBean(LockTemplate.class));
+                });
+        assertThat(output).doesNotContain(FINAL_WARNING);
+    }
+
+    /** A class-based proxy of the product cannot override the final method: that is warned about at the start. */
+    @Test
+    void aFinalMethodOfAClassProxiedFactoryBeanProductCreatedDuringTheStartIsWarnedAbout(CapturedOutput output) {
+        contextRunner.withBean("payments", PaymentsFactory.class).withBean(SettlementUser.class)
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(output).contains(FINAL_WARNING);
+                });
+    }
+
+    /** A @QueueLocked call on a product, from a destroy() (a flush under the lock): the template is still open. */
+    @Test
+    void aFactoryBeanProductCalledWhenAnotherBeanIsDestroyedStillGetsTheLock() {
+        FlushThroughProductOnShutdown.outcome.set(null);
+        contextRunner.withUserConfiguration(FlushThroughProductOnShutdown.class).run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context.getBean(Flushing.class).flush("running")).isEqualTo("flushed running");
+        });
+        assertThat(FlushThroughProductOnShutdown.outcome.get()).as("what the @QueueLocked call in a destroy() got")
+                .isEqualTo("flushed pending");
+    }
+
+    private static void assertSettlesLocked(Settlement settlement, LockTemplate locks) {
+        assertThat(Proxy.isProxyClass(settlement.getClass())).isTrue();
+        assertThat(settlement.settle("o-9", locks)).containsExactly("o-9");
+    }
+
+    public interface Saving {
+
+        void save(String orderId);
+    }
+
+    public static class BadSaving implements Saving {
+
+        @Override
+        @QueueLocked(entity = "#orderid")
+        public void save(String orderId) {
+        }
+    }
+
+    public static class SavingFactory implements FactoryBean<Saving> {
+
+        @Override
+        public Saving getObject() {
+            return new BadSaving();
+        }
+
+        @Override
+        public Class<?> getObjectType() {
+            return Saving.class;
+        }
+    }
+
+    public static class SavingUser {
+
+        final Saving saving;
+
+        public SavingUser(Saving saving) {
+            this.saving = saving;
+        }
+    }
+
+    public interface Settlement {
+
+        List<String> settle(String orderId, LockTemplate locks);
+    }
+
+    public static class FinalPayments implements Settlement {
+
+        @Override
+        @QueueLocked(entity = "#orderId")
+        public final List<String> settle(String orderId, LockTemplate locks) {
+            return locks.activeLocks().stream().map(lock -> lock.entity()).toList();
+        }
+    }
+
+    public static class PaymentsFactory implements FactoryBean<FinalPayments> {
+
+        @Override
+        public FinalPayments getObject() {
+            return new FinalPayments();
+        }
+
+        @Override
+        public Class<?> getObjectType() {
+            return FinalPayments.class;
+        }
+    }
+
+    public static class SettlementUser {
+
+        final Settlement settlement;
+
+        public SettlementUser(Settlement settlement) {
+            this.settlement = settlement;
+        }
+    }
+
+    public interface Flushing {
+
+        String flush(String id);
+    }
+
+    public static class LockedFlusher implements Flushing {
+
+        @Override
+        @QueueLocked(entity = "#id")
+        public String flush(String id) {
+            return "flushed " + id;
+        }
+    }
+
+    public static class FlusherFactory implements FactoryBean<Flushing> {
+
+        @Override
+        public Flushing getObject() {
+            return new LockedFlusher();
+        }
+
+        @Override
+        public Class<?> getObjectType() {
+            return Flushing.class;
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class FlushThroughProductOnShutdown {
+
+        static final AtomicReference<String> outcome = new AtomicReference<>();
+
+        @Bean
+        FlusherFactory flusher() {
+            return new FlusherFactory();
+        }
+
+        @Bean
+        DisposableBean flushOnShutdown(Flushing flusher) {
+            return () -> {
+                try {
+                    outcome.set(flusher.flush("pending"));
+                }
+                catch (RuntimeException ex) {
+                    outcome.set(ex.toString());
+                }
+            };
+        }
+    }
+}
