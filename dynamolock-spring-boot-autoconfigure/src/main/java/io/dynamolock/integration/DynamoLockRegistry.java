@@ -50,15 +50,19 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
  * ({@link DistributedLock#lock(Duration)}, {@link DistributedLock#tryLock(Duration, Duration)},
  * or the template's lease by default).
  *
- * <p>Lock objects keep no state: what a thread holds is kept here until it unlocks, so memory
- * grows with the locks held, not with the keys ever used, and {@link #expireUnusedOlderThan}
- * has nothing to remove.
+ * <p>Lock objects keep no state: what a thread holds is kept here until it unlocks, or, if it
+ * ends holding the lock, until the next lock or unlock of any thread of this registry or its
+ * {@link #close()}, so memory grows with the locks held, not with the keys ever used or the
+ * threads that ever locked, and {@link #expireUnusedOlderThan} has nothing to remove.
  */
 public final class DynamoLockRegistry
         implements ExpirableLockRegistry<DistributedLock>, RenewableLockRegistry<DistributedLock>, AutoCloseable {
 
     /** How long {@link #close()} waits by default for threads to unlock what they hold. */
     public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(10);
+
+    /** How often {@link #close()} looks for holders that ended: an ending thread wakes nobody. */
+    private static final long ENDED_HOLDER_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
     private final LockTemplate locks;
     private final String namespace;
@@ -149,7 +153,9 @@ public final class DynamoLockRegistry
      * Refuses new locks and waits up to the close timeout for threads to unlock what they hold
      * (a leader initiator stopping, for instance), so that the next waiter gets those locks at
      * once rather than after the lease. Locks still held then stay held until unlocked, or
-     * expire after the lease once the template is closed.
+     * expire after the lease once the template is closed. A thread that ended holding a lock can
+     * never unlock it, so it is not waited for: its lock passes on after its lease, as the
+     * template stops renewing it.
      */
     @Override
     public void close() {
@@ -160,9 +166,9 @@ public final class DynamoLockRegistry
         boolean interrupted = false;
         synchronized (released) {
             long remaining;
-            while (!holds.isEmpty() && (remaining = deadline - System.nanoTime()) > 0) {
+            while (heldByLiveThreads() && (remaining = deadline - System.nanoTime()) > 0) {
                 try {
-                    TimeUnit.NANOSECONDS.timedWait(released, remaining);
+                    TimeUnit.NANOSECONDS.timedWait(released, Math.min(remaining, ENDED_HOLDER_CHECK_NANOS));
                 }
                 catch (InterruptedException ex) {
                     interrupted = true;
@@ -236,6 +242,7 @@ public final class DynamoLockRegistry
         if (handle == null) {
             return false;
         }
+        forgetEndedHolders();
         holds.put(new Claim(Thread.currentThread(), key),
                 new ThreadHold(handle, lease != null ? lease : locks.leaseDuration()));
         // Checked after the put: a close() that began while this thread waited either waits for this hold or is
@@ -258,14 +265,35 @@ public final class DynamoLockRegistry
         return holds.get(new Claim(Thread.currentThread(), key));
     }
 
+    /** How many thread-and-key claims are kept: what the registry's memory grows with. */
+    int claims() {
+        return holds.size();
+    }
+
     /** The calling thread gives up its hold on {@code key}; the caller releases the handle. */
     void forget(String key) {
         holds.remove(new Claim(Thread.currentThread(), key));
-        if (holds.isEmpty()) {
+        if (!heldByLiveThreads()) {
             synchronized (released) {
                 released.notifyAll();
             }
         }
+    }
+
+    /** Whether any thread still holds a lock of this registry, once the claims of ended threads are dropped. */
+    private boolean heldByLiveThreads() {
+        forgetEndedHolders();
+        return !holds.isEmpty();
+    }
+
+    /**
+     * Drops the claims of threads that ended holding them: only the holding thread may unlock (re-entry is counted
+     * per thread), so nobody ever will, and kept they would hold the thread and its handle for ever. The template
+     * stops renewing such a lock, which then passes on as after a process death. A thread that has ended never runs
+     * again, so a live thread's claim is never dropped.
+     */
+    private void forgetEndedHolders() {
+        holds.keySet().removeIf(claim -> !claim.thread().isAlive());
     }
 
     private static String requireKey(Object lockKey) {

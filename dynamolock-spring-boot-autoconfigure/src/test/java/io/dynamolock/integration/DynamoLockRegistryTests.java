@@ -22,6 +22,7 @@ import java.util.ConcurrentModificationException;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -200,16 +201,98 @@ class DynamoLockRegistryTests {
      */
     @Test
     void theLockOfAThreadThatEndedHoldingItPassesOnAfterItsLease() throws Exception {
-        Thread owner = new Thread(() -> processA.obtain("orphan").lock(), "orphan-owner");
-        owner.start();
-        owner.join(30_000);
-        assertThat(owner.isAlive()).isFalse();
+        endHolding(processA, "orphan");
         assertThatThrownBy(() -> processA.obtain("orphan").unlock()).as("nobody else may unlock it")
                 .isInstanceOf(IllegalMonitorStateException.class);
         Lock other = processB.obtain("orphan");
         assertThat(other.tryLock(LockFixture.LEASE.multipliedBy(4).toMillis(), TimeUnit.MILLISECONDS))
                 .as("the next waiter, within a few leases").isTrue();
         other.unlock();
+    }
+
+    /**
+     * Nobody can unlock the hold of a thread that ended holding it, so close() does not wait for it: it would wait its
+     * whole timeout at every shutdown after such a bug, for a lock that passes on with its lease anyway.
+     */
+    @Test
+    void closeDoesNotWaitForTheHoldOfAThreadThatEnded() throws Exception {
+        DynamoLockRegistry registry = new DynamoLockRegistry(templateA, null, WAIT);
+        endHolding(registry, "orphan-close");
+        threads.submit(registry::close).get(5, TimeUnit.SECONDS);
+    }
+
+    /** The same for a holder that ends while close() waits for it. */
+    @Test
+    void closeStopsWaitingWhenTheHoldingThreadEnds() throws Exception {
+        DynamoLockRegistry registry = new DynamoLockRegistry(templateA, null, WAIT);
+        CountDownLatch locked = new CountDownLatch(1);
+        CountDownLatch end = new CountDownLatch(1);
+        Thread owner = new Thread(() -> {
+            registry.obtain("orphan-closing").lock();
+            locked.countDown();
+            awaitQuietly(end);
+        }, "orphan-owner");
+        owner.start();
+        assertThat(locked.await(30, TimeUnit.SECONDS)).isTrue();
+        AtomicReference<Thread> closer = new AtomicReference<>();
+        Future<?> closed = threads.submit(() -> {
+            closer.set(Thread.currentThread());
+            registry.close();
+        });
+        Await.until(WAIT, "close() waits", () -> closer.get() != null
+                && closer.get().getState() == Thread.State.TIMED_WAITING);
+        assertThat(closed).as("close() waits for a live holder").isNotDone();
+
+        end.countDown();
+        owner.join(30_000);
+        closed.get(5, TimeUnit.SECONDS);
+    }
+
+    /**
+     * The registry keeps what threads hold, not what ended threads held: the claim of a thread that ended holding a
+     * lock is dropped at the next lock or unlock of another thread, while a live holder keeps its own.
+     */
+    @Test
+    void forgetsTheHoldOfAThreadThatEndedButNotOfALiveOne() throws Exception {
+        CountDownLatch locked = new CountDownLatch(1);
+        CountDownLatch unlock = new CountDownLatch(1);
+        Future<?> liveHolder = threads.submit(() -> {
+            Lock lock = processA.obtain("live-held");
+            lock.lock();
+            locked.countDown();
+            awaitQuietly(unlock);
+            lock.unlock(); // throws IllegalMonitorStateException if its claim had been dropped
+            return null;
+        });
+        assertThat(locked.await(30, TimeUnit.SECONDS)).isTrue();
+        endHolding(processA, "orphan-forgotten");
+        assertThat(processA.claims()).as("the live holder's and the ended thread's").isEqualTo(2);
+
+        Lock lock = processA.obtain("other-key");
+        lock.lock();
+        lock.unlock();
+        assertThat(processA.claims()).as("the live holder's claim only").isEqualTo(1);
+
+        unlock.countDown();
+        liveHolder.get(30, TimeUnit.SECONDS);
+        assertThat(processA.claims()).isZero();
+    }
+
+    /** Starts a thread that locks {@code key} and ends without unlocking it, and waits for its end. */
+    private static void endHolding(DynamoLockRegistry registry, String key) throws InterruptedException {
+        Thread owner = new Thread(() -> registry.obtain(key).lock(), "orphan-owner");
+        owner.start();
+        owner.join(30_000);
+        assertThat(owner.isAlive()).isFalse();
+    }
+
+    private static void awaitQuietly(CountDownLatch latch) {
+        try {
+            latch.await();
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     @Test
