@@ -2,12 +2,15 @@ package io.dynamolock.annotation;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.dynamolock.annotation.QueueLockedValidationTests.BadSaving;
+import io.dynamolock.annotation.QueueLockedValidationTests.FinalPayments;
+import io.dynamolock.annotation.QueueLockedValidationTests.Saving;
+import io.dynamolock.annotation.QueueLockedValidationTests.Settlement;
 import io.dynamolock.autoconfigure.DynamoDbLocalProperties;
 import io.dynamolock.autoconfigure.DynamoLockAutoConfiguration;
 import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.test.DynamoDbLocal;
 import java.lang.reflect.Proxy;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -23,7 +26,8 @@ import org.springframework.context.annotation.Configuration;
 
 /**
  * A {@link FactoryBean}'s product is the bean that is proxied and called: the start checks its class and its proxy,
- * not the factory's declared object type or the factory instance, and the template outlives it.
+ * not the factory's declared object type or the factory instance, and the template outlives it. The products' classes
+ * are {@link QueueLockedValidationTests}'s.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class FactoryBeanProductValidationTests {
@@ -107,19 +111,6 @@ class FactoryBeanProductValidationTests {
         assertThat(settlement.settle("o-9", locks)).containsExactly("o-9");
     }
 
-    public interface Saving {
-
-        void save(String orderId);
-    }
-
-    public static class BadSaving implements Saving {
-
-        @Override
-        @QueueLocked(entity = "#orderid")
-        public void save(String orderId) {
-        }
-    }
-
     public static class SavingFactory implements FactoryBean<Saving> {
 
         @Override
@@ -139,20 +130,6 @@ class FactoryBeanProductValidationTests {
 
         public SavingUser(Saving saving) {
             this.saving = saving;
-        }
-    }
-
-    public interface Settlement {
-
-        List<String> settle(String orderId, LockTemplate locks);
-    }
-
-    public static class FinalPayments implements Settlement {
-
-        @Override
-        @QueueLocked(entity = "#orderId")
-        public final List<String> settle(String orderId, LockTemplate locks) {
-            return locks.activeLocks().stream().map(lock -> lock.entity()).toList();
         }
     }
 
