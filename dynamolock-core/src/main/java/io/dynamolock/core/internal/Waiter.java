@@ -216,6 +216,9 @@ final class Waiter implements WakeUps.Addressee {
             evaluate();
         }
         catch (RuntimeException ex) {
+            if (grantedAlready(ex)) {
+                return;
+            }
             if (queued || !(ex instanceof NotSent) && LockEngine.mayHaveLanded(ex)) {
                 // The entry is in the queue (a poll failed for good, the lease ended, the template closed), or the
                 // enqueue may have landed even if its answer was lost, or land later: take the entry out again.
@@ -234,11 +237,28 @@ final class Waiter implements WakeUps.Addressee {
             settle(null, null, ex);
         }
         catch (Error ex) {
+            if (grantedAlready(ex)) {
+                return;
+            }
             // Nobody would ever release the entry, and its lease would be renewed for ever.
             log.error("Waiting for {} failed", entry, ex);
             leave();
             settle(null, null, new DynamoLockException("Waiting for " + entry.key() + " failed: " + ex, ex));
         }
+    }
+
+    /**
+     * Whether the wait had already settled with a grant when {@code ex} was thrown (by what follows the grant in the
+     * step): the caller has, or is about to have, the handle, and its release takes the entry out. Leaving here would
+     * remove a held entry behind the caller's back, with no loss reported: another could hold beside it.
+     */
+    private boolean grantedAlready(Throwable ex) {
+        Outcome outcome = settled.getNow(null);
+        if (outcome == null || outcome.granted() == null) {
+            return false;
+        }
+        log.error("A step of {} failed after its grant; the lock stays held", entry, ex);
+        return true;
     }
 
     private void enqueue() {
@@ -394,29 +414,39 @@ final class Waiter implements WakeUps.Addressee {
      * is there, as any purge, and only by one caller of the template ({@link LockEngine#claimDead}): the readers one
      * release lets in would otherwise each send one. Refused (renewed meanwhile, our entry released first) or
      * failed, it costs nothing but the request, and the next grant that sees them tries again; with every request
-     * thread busy it is not sent.
+     * thread busy, or none that can be started, it is not sent. Never throws: the wait has settled with a grant.
      */
     private void purgeBeside(List<QueueState.Entry> expired) {
         List<QueueState.Entry> claimed = expired.stream().filter(dead -> engine.claimDead(dead.id())).toList();
         if (claimed.isEmpty()) {
             return;
         }
-        boolean sent = engine.workers.tryRequest(() -> {
-            List<QueueState.Entry> left = claimed; // unclaimed again unless the answer shows them gone
-            try {
-                QueueState after = engine.table.purgeBeside(entry.key(), entry.id(), claimed);
-                left = claimed.stream().filter(dead -> after.entry(dead.id()) != null).toList();
-                if (left.size() < claimed.size()) {
-                    engine.published(entry.key(), after);
+        boolean sent;
+        try {
+            sent = engine.workers.tryRequest(() -> {
+                List<QueueState.Entry> left = claimed; // unclaimed again unless the answer shows them gone
+                try {
+                    QueueState after = engine.table.purgeBeside(entry.key(), entry.id(), claimed);
+                    left = claimed.stream().filter(dead -> after.entry(dead.id()) != null).toList();
+                    if (left.size() < claimed.size()) {
+                        engine.published(entry.key(), after);
+                    }
                 }
-            }
-            catch (RuntimeException ex) {
-                log.debug("Purging the expired entries ahead of {} failed: {}", entry, ex.toString());
-            }
-            finally {
-                left.forEach(dead -> engine.unclaimDead(dead.id()));
-            }
-        });
+                catch (RuntimeException ex) {
+                    log.debug("Purging the expired entries ahead of {} failed: {}", entry, ex.toString());
+                }
+                finally {
+                    left.forEach(dead -> engine.unclaimDead(dead.id()));
+                }
+            });
+        }
+        catch (Throwable ex) {
+            // After the grant, which nothing may undo: a thread that cannot be started (OutOfMemoryError "unable to
+            // create native thread") only costs this purge, as a busy pool does.
+            log.warn("Could not start the purge of the expired entries ahead of {}; the next grant tries again",
+                    entry, ex);
+            sent = false;
+        }
         if (!sent) {
             claimed.forEach(dead -> engine.unclaimDead(dead.id()));
         }

@@ -1,0 +1,96 @@
+package io.dynamolock.core.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.dynamolock.core.LockHandle;
+import io.dynamolock.core.LockMode;
+import io.dynamolock.core.LockRequest;
+import io.dynamolock.core.LockTemplate;
+import io.dynamolock.core.test.Await;
+import io.dynamolock.core.test.FaultInjector;
+import io.dynamolock.core.test.FaultInjector.Step;
+import io.dynamolock.core.test.LockFixture;
+import java.lang.reflect.Field;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+
+/**
+ * A request thread that cannot be started: the pool's thread factory throws an Error (OutOfMemoryError "unable to
+ * create native thread", which a JVM near its thread limit throws), once. What was being handed to the thread is
+ * neither lost nor turned against an entry that was just granted.
+ */
+@Timeout(120)
+class RequestThreadStartFailureTests {
+
+    private final LockFixture fixture = new LockFixture();
+
+    @AfterEach
+    void close() throws Exception {
+        fixture.close();
+    }
+
+    /**
+     * The purge beside a grant is handed to a request thread after the grant settled the wait; the Error reached the
+     * step's catch, which took the entry just granted out of the queue while the caller held its handle, and no loss
+     * was reported: the next caller could hold beside it.
+     */
+    @Test
+    void anErrorStartingThePurgeBesideAGrantLeavesTheGrantedEntryHeld() throws Exception {
+        String entity = "oom-purge-" + System.nanoTime();
+        LockRequest shared = LockRequest.builder(entity).mode(LockMode.SHARED).wait(Duration.ofSeconds(5)).build();
+        LockTemplate crashing = fixture.template();
+        LockHandle dead = crashing.tryAcquire(shared).orElseThrow();
+        crashing.close();
+        expire(entity, dead.entryId()); // a dead reader ahead: the next reader's grant purges it beside it
+        FaultInjector faults = new FaultInjector();
+        LockTemplate template = fixture.template(b -> { }, faults);
+        AtomicBoolean failOnce = failFirstRequestThread(template);
+
+        LockHandle reader = template.acquire(shared);
+
+        assertThat(failOnce).as("the Error was thrown starting the purge's thread").isFalse();
+        assertThat(reader.isValid()).as("the reader's handle").isTrue();
+        assertThat(fixture.queue(entity)).as("the queue, the reader's entry in it")
+                .anySatisfy(e -> assertThat(e.ticket()).isEqualTo(reader.fencingToken()));
+        assertThat(faults.attempts(Step.REMOVE)).as("removals sent").isZero();
+        reader.release();
+        assertThat(fixture.queue(entity)).noneSatisfy(e -> assertThat(e.ticket()).isEqualTo(reader.fencingToken()));
+    }
+
+    /** Sets the lease end of entry {@code id} a second in the past, as if its process had died. */
+    private void expire(String entity, String id) {
+        fixture.admin().updateItem(b -> b.tableName(fixture.table())
+                .key(Map.of("pk", AttributeValue.fromS(entity), "sk", AttributeValue.fromS("default")))
+                .updateExpression("SET #e = :e")
+                .expressionAttributeNames(Map.of("#e", "e#" + id))
+                .expressionAttributeValues(Map.of(":e", AttributeValue.fromN(Long.toString(
+                        Instant.now().minusSeconds(1).toEpochMilli())))));
+    }
+
+    /** The next request thread {@code template} starts fails with an Error; {@code false} once it has. */
+    private static AtomicBoolean failFirstRequestThread(LockTemplate template) throws Exception {
+        Field engineField = LockTemplate.class.getDeclaredField("engine");
+        engineField.setAccessible(true);
+        LockEngine engine = (LockEngine) engineField.get(template);
+        Field requestsField = Workers.class.getDeclaredField("requests");
+        requestsField.setAccessible(true);
+        ThreadPoolExecutor requests = (ThreadPoolExecutor) requestsField.get(engine.workers);
+        ThreadFactory real = requests.getThreadFactory();
+        AtomicBoolean failOnce = new AtomicBoolean(true);
+        requests.setThreadFactory(runnable -> {
+            if (failOnce.getAndSet(false)) {
+                throw new OutOfMemoryError("unable to create native thread (injected)");
+            }
+            return real.newThread(runnable);
+        });
+        return failOnce;
+    }
+}
