@@ -23,7 +23,6 @@ import io.dynamolock.core.WakeUpStats;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Collections;
-import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -35,11 +34,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -70,12 +67,8 @@ public final class LockEngine {
     final WaitLoop waitLoop;
     /** Wake-up hints, or {@code null} when they are off. */
     final WakeUps wakeUps;
-    /** How many leaving waiters' removals may hold request threads at once ({@link #inBackground}). */
-    static final int REMOVAL_LANE = 16;
-    /** Removals of leaving waiters not yet sent, in the order they left. */
-    private final Deque<Runnable> removals = new ConcurrentLinkedDeque<>();
-    /** Removals of leaving waiters being sent now: at most {@link #REMOVAL_LANE}. */
-    private final AtomicInteger removing = new AtomicInteger();
+    /** Where leaving waiters' removals wait for a request thread ({@link #leaveInBackground}). */
+    private final RemovalLane removals = new RemovalLane(workers);
     /**
      * The dead entries a caller granted beside them purges ({@link Waiter}), each claimed once in this template, so
      * that the callers one release lets in send one purge, not one each; entry ids are never reused, so an id stays
@@ -864,12 +857,13 @@ public final class LockEngine {
     /**
      * {@link #leave}, the removal sent on a request thread: for a waiter that leaves (cancelled, timed out, failed),
      * whose step thread serves the template's other waiters and must not wait for a slow answer, nor its caller. A
-     * failed removal is retried as a release's is. With every request thread busy, it is handed over again shortly.
-     * The future completes once the removal was answered (or failed, and is retried in the background).
+     * failed removal is retried as a release's is. It waits its turn in the {@link RemovalLane}: a few lanes of
+     * request threads, one per lock, so that slow removals leave the rest to renewals (R12) and hold up no other
+     * lock's. The future completes once the removal was answered (or failed, and is retried in the background).
      */
     CompletableFuture<Void> leaveInBackground(Acquisition entry) {
         CompletableFuture<Void> answered = new CompletableFuture<>();
-        Acquisition.Phase previous = leave(entry, removal -> inBackground(() -> {
+        Acquisition.Phase previous = leave(entry, removal -> removals.send(entry.key(), () -> {
             try {
                 removal.run();
             }
@@ -904,58 +898,6 @@ public final class LockEngine {
         PredictivePolling.History released = entry.releaseHistory(previous, settings.clock().millis());
         sender.execute(() -> sendRemoval(entry, previous, released));
         return previous;
-    }
-
-    /**
-     * Sends {@code removal} on a request thread, in the removals' lane: at most {@link #REMOVAL_LANE} at once, the
-     * rest queued in order. The request threads also renew every lease of the template (R12): a burst of cancelled
-     * waiters whose removals DynamoDB is slow to answer (a latency spike, when callers give up) must not take them
-     * all, or healthy holders would lose their leases while renewals are answered at once.
-     */
-    private void inBackground(Runnable removal) {
-        removals.add(removal);
-        sendRemovals();
-    }
-
-    /** Starts queued removals while the lane has room; each one that ends starts the next. */
-    private void sendRemovals() {
-        while (!removals.isEmpty()) {
-            int sending = removing.get();
-            if (sending >= REMOVAL_LANE) {
-                return; // one that ends will start the next
-            }
-            if (!removing.compareAndSet(sending, sending + 1)) {
-                continue;
-            }
-            Runnable next = removals.pollFirst();
-            if (next == null) {
-                removing.decrementAndGet();
-                continue;
-            }
-            Runnable sent = () -> {
-                try {
-                    next.run();
-                }
-                finally {
-                    removing.decrementAndGet();
-                    sendRemovals();
-                }
-            };
-            if (!workers.tryRequest(sent)) {
-                removing.decrementAndGet();
-                removals.addFirst(next);
-                // Every request thread busy: try again shortly. Shut down: send it here, so nothing is left behind
-                // (never while an entry is pending, which keeps the threads).
-                if (workers.schedule(this::sendRemovals, Workers.BUSY_RETRY.toNanos()) == null) {
-                    Runnable last = removals.pollFirst();
-                    if (last != null) {
-                        last.run();
-                    }
-                    continue;
-                }
-                return;
-            }
-        }
     }
 
     private void sendRemoval(Acquisition entry, Acquisition.Phase previous, PredictivePolling.History released) {

@@ -24,7 +24,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * ({@link io.dynamolock.core.LockHandle#whenLost()}) run on request threads instead, so that blocked callbacks
  * do not delay them.</li>
  * <li><b>requests</b>: renewals, background retries, and the removals of waiters that leave (a slow one must not
- * hold a step thread, which serves every waiter). It grows with the requests in
+ * hold a step thread, which serves every waiter; they take a few lanes of these threads at most,
+ * {@link RemovalLane}). It grows with the requests in
  * flight (a thread per request waiting for its answer, up to {@link #MAX_REQUEST_THREADS}) and shrinks when
  * idle, so slow answers cost threads, not leases (R12). Grants are delivered here too, since the code an
  * application chains to an acquisition's future runs on the thread that completes it.</li>

@@ -14,10 +14,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
 
 /**
  * The removals of leaving waiters go on request threads, the pool that renews every lease of the template (R12).
@@ -37,7 +39,7 @@ class RemovalLaneTests {
     @Test
     void slowRemovalsOfLeavingWaitersTakeNoMoreThanTheirLaneOfRequestThreads() throws Exception {
         String entity = "lane-" + System.nanoTime();
-        int waiters = 3 * LockEngine.REMOVAL_LANE;
+        int waiters = 3 * RemovalLane.PER_LOCK;
         FaultInjector faults = new FaultInjector();
         LockTemplate template = fixture.template(b -> { }, faults);
         LockHandle held = fixture.template().acquire(entity, Duration.ZERO);
@@ -57,19 +59,76 @@ class RemovalLaneTests {
         });
         try {
             waiting.forEach(waiter -> waiter.cancel(false));
-            Await.until(Duration.ofSeconds(20), "removals held", () -> unanswered.get() >= LockEngine.REMOVAL_LANE);
+            Await.until(Duration.ofSeconds(20), "removals held", () -> unanswered.get() >= RemovalLane.PER_LOCK);
             // The lane is full: what is left waits in order, taking no thread (renewals still find one).
             assertThat(fixture.queue(entity)).as("removals applied, answers held, the rest queued")
                     .hasSizeGreaterThan(1);
             assertThat(mostAtOnce.get()).as("removals holding a request thread at once").isEqualTo(
-                    LockEngine.REMOVAL_LANE);
+                    RemovalLane.PER_LOCK);
         }
         finally {
             answers.countDown();
         }
         Await.until(Duration.ofSeconds(30), "every leaving waiter's entry removed",
                 () -> fixture.queue(entity).size() == 1);
-        assertThat(mostAtOnce.get()).as("never more than the lane at once").isEqualTo(LockEngine.REMOVAL_LANE);
+        assertThat(mostAtOnce.get()).as("never more than the lane at once").isEqualTo(RemovalLane.PER_LOCK);
         held.release();
+    }
+
+    /**
+     * The lane was one queue per template: the removals of a hot lock that DynamoDB is slow to answer filled it, and
+     * the removal of a waiter of another, healthy lock waited behind them, its entry keeping that lock's next waiter
+     * out for seconds (a fail-closed one for ever). Each lock has a lane of its own within the template's cap.
+     */
+    @Test
+    void slowRemovalsOfOneLockDoNotHoldUpTheRemovalOfAnotherLocksWaiter() throws Exception {
+        String hot = "hot-" + System.nanoTime();
+        String cold = "cold-" + System.nanoTime();
+        FaultInjector faults = new FaultInjector();
+        // A production-like heartbeat: a removal may take up to one before it is retried in the background.
+        LockTemplate template = fixture.template(b -> b.leaseDuration(Duration.ofSeconds(30))
+                .heartbeatInterval(Duration.ofSeconds(5)), faults);
+        LockTemplate other = fixture.template();
+        LockHandle hotHolder = other.acquire(hot, Duration.ZERO);
+        List<CompletableFuture<LockHandle>> hotWaiters = new ArrayList<>();
+        for (int i = 0; i < 2 * RemovalLane.PER_LOCK; i++) {
+            hotWaiters.add(template.acquireAsync(LockRequest.builder(hot).wait(Duration.ofMinutes(1)).build()));
+        }
+        fixture.awaitQueueLength(hot, 2 * RemovalLane.PER_LOCK + 1);
+        CountDownLatch answers = new CountDownLatch(1);
+        AtomicInteger hotUnanswered = new AtomicInteger();
+        faults.onAnswer(Step.REMOVE, request -> {
+            if (((UpdateItemRequest) request).key().get("pk").s().equals(hot)) {
+                hotUnanswered.incrementAndGet();
+                FaultInjector.await(answers, 60); // the hot item's removals are slow
+            }
+        });
+        try {
+            hotWaiters.forEach(waiter -> waiter.cancel(false));
+            Await.until(Duration.ofSeconds(20), "the hot lock's lane full of unanswered removals",
+                    () -> hotUnanswered.get() >= RemovalLane.PER_LOCK);
+            // A healthy lock: a holder elsewhere, a waiter of ours that leaves, a waiter elsewhere behind it.
+            LockHandle coldHolder = other.acquire(cold, Duration.ZERO);
+            CompletableFuture<LockHandle> leaving = template.acquireAsync(LockRequest.builder(cold)
+                    .wait(Duration.ofMinutes(1)).build());
+            fixture.awaitQueueLength(cold, 2);
+            CompletableFuture<LockHandle> next = other.acquireAsync(LockRequest.builder(cold)
+                    .wait(Duration.ofMinutes(1)).build());
+            fixture.awaitQueueLength(cold, 3);
+            leaving.cancel(false);
+            coldHolder.release();
+            long start = System.nanoTime();
+            LockHandle granted = next.get(40, TimeUnit.SECONDS);
+            assertThat(Duration.ofNanos(System.nanoTime() - start))
+                    .as("the next waiter of a free lock whose only other waiter left; the hot lock's removals held")
+                    .isLessThan(Duration.ofSeconds(3));
+            assertThat(hotUnanswered.get()).as("the hot lock's removals still unanswered meanwhile")
+                    .isEqualTo(RemovalLane.PER_LOCK);
+            granted.release();
+        }
+        finally {
+            answers.countDown();
+            hotHolder.release();
+        }
     }
 }

@@ -1,0 +1,122 @@
+package io.dynamolock.core.internal;
+
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The removals of leaving waiters, sent on request threads: at most {@link #PER_LOCK} of one lock at once and
+ * {@link #TOTAL} of the template, the rest queued, each lock's in the order its waiters left.
+ *
+ * <p>The request threads also renew every lease of the template (R12): a burst of cancelled waiters whose removals
+ * DynamoDB is slow to answer (a latency spike, when callers give up) must not take them all, or healthy holders would
+ * lose their leases while renewals are answered at once. Hence the template's cap, which leaves most of
+ * {@link Workers#MAX_REQUEST_THREADS} to renewals. Within it each lock has a lane of its own: the removals of one item
+ * are slow together (a hot, throttled item), and must not hold up the removal of another lock's waiter, whose entry
+ * keeps that lock's next waiter out until it lands (a fail-closed one for ever). Locks with removals queued take
+ * turns at the free threads.
+ */
+final class RemovalLane {
+
+    /** Removals of one lock that may hold request threads at once. */
+    static final int PER_LOCK = 16;
+
+    /** Removals of the template that may hold request threads at once: a few slow locks' lanes. */
+    static final int TOTAL = 4 * PER_LOCK;
+
+    private final Workers workers;
+    /** Removals not yet sent, by lock; the locks in the order they take their next turn. Guarded by this. */
+    private final LinkedHashMap<LockKey, Deque<Runnable>> queued = new LinkedHashMap<>();
+    /** Removals being sent now, by lock. Guarded by this. */
+    private final Map<LockKey, Integer> sending = new HashMap<>();
+    /** Removals being sent now, in all. Guarded by this. */
+    private int sendingInAll;
+
+    RemovalLane(Workers workers) {
+        this.workers = workers;
+    }
+
+    /** Sends {@code removal} of an entry of {@code key} on a request thread, now or once the lanes have room. */
+    void send(LockKey key, Runnable removal) {
+        synchronized (this) {
+            queued.computeIfAbsent(key, k -> new ArrayDeque<>()).addLast(removal);
+        }
+        sendQueued();
+    }
+
+    /** Starts queued removals while there is room; each one that ends starts the next. */
+    private void sendQueued() {
+        while (true) {
+            Taken next = takeNext();
+            if (next == null) {
+                return; // nothing queued, or no room: one that ends starts the next
+            }
+            Runnable sent = () -> {
+                try {
+                    next.removal.run();
+                }
+                finally {
+                    done(next.key);
+                    sendQueued();
+                }
+            };
+            if (workers.tryRequest(sent)) {
+                continue;
+            }
+            done(next.key);
+            // Every request thread busy: try again shortly. Shut down: send it here, so nothing is left behind
+            // (never while an entry is pending, which keeps the threads).
+            if (workers.schedule(this::sendQueued, Workers.BUSY_RETRY.toNanos()) != null) {
+                putBack(next);
+                return;
+            }
+            next.removal.run();
+        }
+    }
+
+    /** The next removal whose lock and template have room, counted as being sent; {@code null} if none. */
+    private synchronized Taken takeNext() {
+        if (sendingInAll >= TOTAL) {
+            return null;
+        }
+        Iterator<Map.Entry<LockKey, Deque<Runnable>>> locks = queued.entrySet().iterator();
+        while (locks.hasNext()) {
+            Map.Entry<LockKey, Deque<Runnable>> lock = locks.next();
+            if (sending.getOrDefault(lock.getKey(), 0) >= PER_LOCK) {
+                continue;
+            }
+            Runnable removal = lock.getValue().pollFirst();
+            locks.remove(); // to the end of the turns, if it has more
+            if (!lock.getValue().isEmpty()) {
+                queued.put(lock.getKey(), lock.getValue());
+            }
+            sending.merge(lock.getKey(), 1, Integer::sum);
+            sendingInAll++;
+            return new Taken(lock.getKey(), removal);
+        }
+        return null;
+    }
+
+    /** A removal of {@code key} ended, or was not started: its room is free. */
+    private synchronized void done(LockKey key) {
+        sending.computeIfPresent(key, (k, count) -> count == 1 ? null : count - 1);
+        sendingInAll--;
+    }
+
+    /** A removal that could not be started goes first again, in its lock's turn first. */
+    private synchronized void putBack(Taken removal) {
+        Deque<Runnable> own = queued.remove(removal.key);
+        own = own == null ? new ArrayDeque<>() : own;
+        own.addFirst(removal.removal);
+        LinkedHashMap<LockKey, Deque<Runnable>> rest = new LinkedHashMap<>(queued);
+        queued.clear();
+        queued.put(removal.key, own);
+        queued.putAll(rest);
+    }
+
+    private record Taken(LockKey key, Runnable removal) {
+    }
+}
