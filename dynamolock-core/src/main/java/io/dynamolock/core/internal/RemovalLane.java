@@ -6,6 +6,8 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The removals of leaving waiters, sent on request threads: at most {@link #PER_LOCK} of one lock at once and
@@ -20,6 +22,8 @@ import java.util.Map;
  * turns at the free threads.
  */
 final class RemovalLane {
+
+    private static final Logger log = LoggerFactory.getLogger(RemovalLane.class);
 
     /** Removals of one lock that may hold request threads at once. */
     static final int PER_LOCK = 16;
@@ -47,7 +51,7 @@ final class RemovalLane {
         sendQueued();
     }
 
-    /** Starts queued removals while there is room; each one that ends starts the next. */
+    /** Starts queued removals while there is room; each one that ends starts the next. Never throws. */
     private void sendQueued() {
         while (true) {
             Taken next = takeNext();
@@ -63,7 +67,17 @@ final class RemovalLane {
                     sendQueued();
                 }
             };
-            if (workers.tryRequest(sent)) {
+            boolean started;
+            try {
+                started = workers.tryRequest(sent);
+            }
+            catch (Throwable ex) {
+                // A thread that could not be started (OutOfMemoryError "unable to create native thread"): the
+                // removal is kept, as when every thread is busy; lost, its entry would stay (fail-closed: for ever).
+                log.error("Could not start a request thread for a removal of {}; trying again shortly", next.key, ex);
+                started = false;
+            }
+            if (started) {
                 continue;
             }
             done(next.key);

@@ -1,6 +1,7 @@
 package io.dynamolock.core.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockMode;
@@ -63,6 +64,31 @@ class RequestThreadStartFailureTests {
         assertThat(faults.attempts(Step.REMOVE)).as("removals sent").isZero();
         reader.release();
         assertThat(fixture.queue(entity)).noneSatisfy(e -> assertThat(e.ticket()).isEqualTo(reader.fencingToken()));
+    }
+
+    /**
+     * A leaving waiter's removal took a lane slot and left the queue before its thread was started: the Error lost
+     * it, and the slot. A fail-closed entry then stayed for ever (nobody could take the lock), and the template never
+     * terminated.
+     */
+    @Test
+    void anErrorStartingARemovalsThreadLosesNoRemoval() throws Exception {
+        String entity = "oom-remove-" + System.nanoTime();
+        LockHandle holder = fixture.template().acquire(entity, Duration.ZERO);
+        // Renewals every 5 s: none in this test, so the removal is the first request thread this template starts.
+        LockTemplate template = fixture.template(b -> b.leaseDuration(Duration.ofSeconds(20))
+                .heartbeatInterval(Duration.ofSeconds(5)));
+        AtomicBoolean failOnce = failFirstRequestThread(template);
+
+        assertThatThrownBy(() -> template.acquire(LockRequest.builder(entity).failClosed(true)
+                .wait(Duration.ofMillis(300)).build())).isInstanceOf(RuntimeException.class);
+
+        assertThat(failOnce).as("the Error was thrown starting the removal's thread").isFalse();
+        holder.release();
+        template.close();
+        Await.until(Duration.ofSeconds(15), "the closed template terminated, its waiter's removal sent",
+                () -> template.terminated().toCompletableFuture().isDone());
+        assertThat(fixture.queue(entity)).as("the queue once the holder released and the waiter left").isEmpty();
     }
 
     /** Sets the lease end of entry {@code id} a second in the past, as if its process had died. */
