@@ -69,10 +69,11 @@ final class Handoff {
     /**
      * A holder of this JVM handed {@code key} over ({@link WakeUps#handOver}): its waiters get the state as the
      * processes of others do, so that one in this JVM is not let in later than one elsewhere. Fail-closed ones
-     * excepted, for the same reason as there.
+     * excepted, for the same reason as there. Marked {@linkplain QueueState#asHandOver as handed over}: a grant on it
+     * purges nothing beside it, as a grant on a hint's state does not.
      */
     void handOver(LockKey key, QueueState state) {
-        offer(key, state, true);
+        offer(key, state.asHandOver(), true);
     }
 
     void wakeAll() {

@@ -111,6 +111,8 @@ final class QueueState {
     private final List<Entry> entries;
     private final Map<String, AttributeValue> item;
     private final long asOfMillis;
+    /** Whether a holder of this JVM handed this state over ({@link #handedOver()}). */
+    private final boolean handedOver;
 
     QueueState(long nextTicket, long ttlEpochSeconds, List<Entry> entries) {
         this(nextTicket, ttlEpochSeconds, 0, entries);
@@ -135,6 +137,12 @@ final class QueueState {
     /** With {@code sorted} already in ticket order and immutable: what is derived from a state, on every event. */
     private QueueState(long nextTicket, long ttlEpochSeconds, int storedPermits, List<Entry> sorted, long asOfMillis,
             Map<String, AttributeValue> item) {
+        this(nextTicket, ttlEpochSeconds, storedPermits, sorted, asOfMillis, item, false);
+    }
+
+    private QueueState(long nextTicket, long ttlEpochSeconds, int storedPermits, List<Entry> sorted, long asOfMillis,
+            Map<String, AttributeValue> item, boolean handedOver) {
+        this.handedOver = handedOver;
         this.nextTicket = nextTicket;
         this.ttlEpochSeconds = ttlEpochSeconds;
         this.storedPermits = storedPermits;
@@ -388,7 +396,21 @@ final class QueueState {
     /** This state, true as of {@code asOfMillis}. */
     QueueState withAsOf(long asOfMillis) {
         return asOfMillis == this.asOfMillis ? this
-                : new QueueState(nextTicket, ttlEpochSeconds, storedPermits, entries, asOfMillis, item);
+                : new QueueState(nextTicket, ttlEpochSeconds, storedPermits, entries, asOfMillis, item, handedOver);
+    }
+
+    /**
+     * This state as a holder of this JVM hands it over ({@link Handoff#handOver}): not read from DynamoDB but what
+     * the holder last learned, so, as in a hint's, its lease ends may look expired though their owners renew.
+     */
+    QueueState asHandOver() {
+        return handedOver ? this
+                : new QueueState(nextTicket, ttlEpochSeconds, storedPermits, entries, asOfMillis, item, true);
+    }
+
+    /** Whether this state came from a same-JVM hand-over ({@link #asHandOver}), its lease ends second-hand. */
+    boolean handedOver() {
+        return handedOver;
     }
 
     /**

@@ -363,9 +363,10 @@ final class Waiter implements WakeUps.Addressee {
                         + " paused past the lease?) or broken by an operator");
             }
             if (next instanceof WaitLoop.Grant granted) {
-                // Not on a hint's state: a holder's hand-over carries the lease ends it last learned, which may look
-                // expired though their callers renew; the next state read from DynamoDB shows what is dead.
-                List<QueueState.Entry> expired = stateFromHint ? List.of() : granted.expired();
+                // Not on a hint's state, nor on a same-JVM hand-over's: a holder's hand-over carries the lease ends it
+                // last learned, which may look expired though their callers renew; the next state read from DynamoDB
+                // shows what is dead.
+                List<QueueState.Entry> expired = stateFromHint || state.handedOver() ? List.of() : granted.expired();
                 grant();
                 purgeBeside(expired);
                 return;

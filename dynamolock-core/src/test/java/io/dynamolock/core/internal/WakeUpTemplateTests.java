@@ -524,6 +524,45 @@ class WakeUpTemplateTests {
     }
 
     /**
+     * A holder's hand-over to a waiter of its own JVM carries the same lease ends as its hint to other processes:
+     * those it last learned, which may look expired though their owners renew. A grant on a hint's state purged
+     * nothing beside it; a grant on the same-JVM hand-over's state did, a purge DynamoDB refuses, per grant.
+     */
+    @Test
+    void aHandOverInTheHoldersJvmDoesNotMakeTheWaiterPurgeALiveReaderBesideIt() throws Exception {
+        FaultInjector faults = new FaultInjector();
+        LockTemplate template = fixture.template(b -> b.leaseDuration(Duration.ofSeconds(30))
+                .heartbeatInterval(Duration.ofMillis(200)).pollInterval(Duration.ofSeconds(5), Duration.ofSeconds(5))
+                .wakeUp(WakeUpOptions.builder().bindAddress("127.0.0.1").secret(SECRET).build()), faults);
+        LockTemplate others = fixture.template(b -> b.leaseDuration(Duration.ofSeconds(3))
+                .heartbeatInterval(Duration.ofSeconds(1)).pollInterval(Duration.ofSeconds(5), Duration.ofSeconds(5)));
+        LockHandle held = template.acquire(entity, Duration.ZERO);
+        LockRequest read = LockRequest.builder(entity).wait(LONG).mode(LockMode.SHARED).build();
+        CompletableFuture<LockHandle> elsewhere = others.acquireAsync(read);
+        fixture.awaitQueueLength(entity, 2);
+        CompletableFuture<LockHandle> reader = template.acquireAsync(read);
+        fixture.awaitQueueLength(entity, 3);
+        FaultInjector.await(faults.awaitAttempts(FaultInjector.Step.RENEW, 3), 10); // the holder knows both readers
+        faults.failAlways(FaultInjector.Step.RENEW, FaultInjector.Fault.SERVER_ERROR_BEFORE);
+        long agedFrom = System.currentTimeMillis();
+        // What the holder knows ages past the other reader's 3 s lease, within the hand-over's 10 s freshness.
+        Await.until(Duration.ofSeconds(10), "the other reader's lease past what the holder last learned",
+                () -> System.currentTimeMillis() > agedFrom + 4_000);
+        assertThat(fixture.queue(entity)).as("the other reader renews: none expired")
+                .allMatch(e -> e.leaseExpiresAt().toEpochMilli() > System.currentTimeMillis());
+        int purgesBefore = faults.attempts(FaultInjector.Step.PURGE);
+
+        faults.failAlways(FaultInjector.Step.REMOVE, FaultInjector.Fault.SERVER_ERROR_BEFORE);
+        held.release(); // handed over in this JVM; the release cannot land yet
+        LockHandle granted = reader.get(10, TimeUnit.SECONDS);
+        granted.release(); // a request of its own: the grant's purge, if any, was handed to a thread before it
+        faults.clear();
+        assertThat(faults.attempts(FaultInjector.Step.PURGE) - purgesBefore)
+                .as("purges of a live reader sent on a same-JVM hand-over").isZero();
+        elsewhere.get(30, TimeUnit.SECONDS).release();
+    }
+
+    /**
      * A renewal's answer tells the holder of the waiters that enqueued after its grant: it hands over to them,
      * though their own word never reached it (its advertised port is unreachable).
      */
