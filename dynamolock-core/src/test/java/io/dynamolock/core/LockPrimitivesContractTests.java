@@ -410,6 +410,24 @@ class LockPrimitivesContractTests {
         other.release();
     }
 
+    /**
+     * LockOperations.acquireAsync promises an IllegalArgumentException before any request is sent for an invalid
+     * request: for several entities the checks of a single acquisition ran inside the chain, and came back as a
+     * failed future after the first part had been enqueued.
+     */
+    @Test
+    void anAsyncRequestOfSeveralEntitiesWithABadLeaseOrTooManyPermitsThrowsBeforeAnythingIsSent() {
+        LockTemplate locks = fixture.template(b -> b.maxQueueLength(2));
+        assertThatThrownBy(() -> locks.acquireAsync(LockRequest.builder(List.of("bo-a", "bo-b"))
+                .lease(Duration.ofMillis(100)).build()))
+                .as("a lease not longer than the heartbeat").isInstanceOf(LockOptionException.class)
+                .hasMessageContaining("lease");
+        assertThatThrownBy(() -> locks.acquireAsync(LockRequest.builder(List.of("bo-a", "bo-b")).permits(3).build()))
+                .as("more permits than maxQueueLength").isInstanceOf(LockOptionException.class)
+                .hasMessageContaining("maxQueueLength 2");
+        assertThat(fixture.queue("bo-a")).as("nothing enqueued for the first part").isEmpty();
+    }
+
     @Test
     void severalEntitiesAreAllOrNothingWhenTheWaitRunsOut() {
         LockTemplate locks = fixture.template();

@@ -537,8 +537,10 @@ public final class LockEngine {
         Acquisition held = joinable(request, key, scope);
         if (held != null) {
             requireNotLost(key, held);
+            return;
         }
-        else if (acquiredBy != null && !wait.isZero()) {
+        leaseOf(request, key);
+        if (acquiredBy != null && !wait.isZero()) {
             refuseWaitingForOwnThreadBoundHold(key, acquiredBy);
         }
     }
@@ -625,15 +627,7 @@ public final class LockEngine {
 
     /** A new entry and its waiter, not started; tells the listeners on the calling thread. */
     private Waiter begin(LockRequest request, LockKey key, Duration wait, Thread acquiredBy) {
-        Duration lease = request.lease() == null ? settings.lease() : request.lease();
-        checkOptions(lease, null);
-        if (request.permits() > settings.maxQueueLength()) {
-            throw new LockOptionException("permits", request.permits(), "A request for " + key + " with permits "
-                    + request.permits() + " on a template with maxQueueLength " + settings.maxQueueLength()
-                    + ": the queue may hold fewer entries than there are permits, so callers would be refused while"
-                    + " permits are free. Raise maxQueueLength to at least " + request.permits()
-                    + ", or ask for fewer permits");
-        }
+        Duration lease = leaseOf(request, key);
         if (acquiredBy != null && !wait.isZero()) {
             refuseWaitingForOwnThreadBoundHold(key, acquiredBy);
         }
@@ -643,6 +637,23 @@ public final class LockEngine {
                 leases.reactions());
         notify(listener -> listener.onAcquiring(entry.attempt()));
         return new Waiter(this, entry, start, Waits.deadline(start, wait));
+    }
+
+    /**
+     * The lease of a new entry for {@code request}; refuses options this template cannot serve (a lease not longer
+     * than the heartbeat, more permits than the queue may hold) before anything is sent.
+     */
+    private Duration leaseOf(LockRequest request, LockKey key) {
+        Duration lease = request.lease() == null ? settings.lease() : request.lease();
+        checkOptions(lease, null);
+        if (request.permits() > settings.maxQueueLength()) {
+            throw new LockOptionException("permits", request.permits(), "A request for " + key + " with permits "
+                    + request.permits() + " on a template with maxQueueLength " + settings.maxQueueLength()
+                    + ": the queue may hold fewer entries than there are permits, so callers would be refused while"
+                    + " permits are free. Raise maxQueueLength to at least " + request.permits()
+                    + ", or ask for fewer permits");
+        }
+        return lease;
     }
 
     /**
