@@ -12,6 +12,8 @@ import io.dynamolock.core.test.LockFixture;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -130,5 +132,51 @@ class RemovalLaneTests {
             answers.countDown();
             hotHolder.release();
         }
+    }
+
+    /**
+     * The lanes of several slow locks together stay within the template's cap, which leaves the other request threads
+     * to renewals (R12); each lock within its own lane.
+     */
+    @Test
+    void theRemovalsOfSeveralSlowLocksTakeNoMoreThanTheTemplatesCapOfRequestThreads() throws Exception {
+        Workers workers = new Workers();
+        RemovalLane lane = new RemovalLane(workers);
+        int locks = RemovalLane.TOTAL / RemovalLane.PER_LOCK + 2;
+        int each = RemovalLane.PER_LOCK + 4;
+        CountDownLatch answers = new CountDownLatch(1);
+        AtomicInteger running = new AtomicInteger();
+        AtomicInteger mostAtOnce = new AtomicInteger();
+        Map<LockKey, AtomicInteger> runningOf = new ConcurrentHashMap<>();
+        Map<LockKey, AtomicInteger> mostOf = new ConcurrentHashMap<>();
+        AtomicInteger sent = new AtomicInteger();
+        try {
+            for (int i = 0; i < each; i++) {
+                for (int l = 0; l < locks; l++) {
+                    LockKey key = new LockKey("slow-" + l, "default");
+                    lane.send(key, () -> {
+                        mostAtOnce.accumulateAndGet(running.incrementAndGet(), Math::max);
+                        int ofLock = runningOf.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
+                        mostOf.computeIfAbsent(key, k -> new AtomicInteger()).accumulateAndGet(ofLock, Math::max);
+                        FaultInjector.await(answers, 60); // a removal whose answer is slow
+                        runningOf.get(key).decrementAndGet();
+                        running.decrementAndGet();
+                        sent.incrementAndGet();
+                    });
+                }
+            }
+            Await.until(Duration.ofSeconds(20), "the template's cap of removals running",
+                    () -> running.get() == RemovalLane.TOTAL);
+            assertThat(mostOf.values()).as("every lock's turn: each slow lock has removals running")
+                    .hasSize(locks).allMatch(most -> most.get() > 0);
+        }
+        finally {
+            answers.countDown();
+        }
+        Await.until(Duration.ofSeconds(20), "every removal sent", () -> sent.get() == locks * each);
+        assertThat(mostAtOnce.get()).as("removals of the template at once").isEqualTo(RemovalLane.TOTAL);
+        assertThat(mostOf.values()).as("removals of one lock at once")
+                .allMatch(most -> most.get() <= RemovalLane.PER_LOCK);
+        workers.shutdown();
     }
 }
