@@ -43,8 +43,12 @@ class RemovalLaneTests {
         String entity = "lane-" + System.nanoTime();
         int waiters = 3 * RemovalLane.PER_LOCK;
         FaultInjector faults = new FaultInjector();
-        LockTemplate template = fixture.template(b -> { }, faults);
-        LockHandle held = fixture.template().acquire(entity, Duration.ZERO);
+        // Leases that outlast a cold, loaded start of DynamoDB Local under 48 enqueues (2 s ones were lost to renewals
+        // timed out at 0.5 s, and the queue never reached its length); a removal may take a heartbeat, 5 s.
+        LockTemplate template = fixture.template(b -> b.leaseDuration(Duration.ofSeconds(30))
+                .heartbeatInterval(Duration.ofSeconds(5)), faults);
+        LockHandle held = fixture.template(b -> b.leaseDuration(Duration.ofSeconds(30))
+                .heartbeatInterval(Duration.ofSeconds(5))).acquire(entity, Duration.ZERO);
         List<CompletableFuture<LockHandle>> waiting = new ArrayList<>();
         for (int i = 0; i < waiters; i++) {
             waiting.add(template.acquireAsync(LockRequest.builder(entity).wait(Duration.ofMinutes(1)).build()));
