@@ -114,6 +114,21 @@ public interface LockHandle extends AutoCloseable {
     void release();
 
     /**
+     * Releases as {@link #release()} does, and returns at once: the lock is given up in this JVM now
+     * ({@link #isValid()} turns false, renewals stop), and its removal is sent on the template's own threads, so a
+     * caller that must not block (an event loop, a coroutine) needs no pool of its own, nor one that its other
+     * work may fill. The future completes once DynamoDB answered the removal: {@link #wasLost()} then tells what
+     * it tells after {@code release()} has returned. Like a leaving waiter's removal, it waits its turn when one
+     * lock's removals, or the template's, are many and slow, so that renewals keep their threads. A failed removal
+     * is retried in the background, as {@code release()} retries it: the future completes all the same.
+     *
+     * <p>The default implementation calls {@link #release()} on the common pool.
+     */
+    default CompletableFuture<Void> releaseAsync() {
+        return CompletableFuture.runAsync(this::release);
+    }
+
+    /**
      * Releases this lock once {@code delay} has passed, and returns at once: a minimum hold (ShedLock's
      * {@code lockAtLeastFor}), so that work that ended early still keeps others out until then. The lock stays
      * held and renewed as usual meanwhile; {@link #release()} before then releases it at once. If the template is

@@ -121,6 +121,15 @@ final class Hold implements LockHandle {
         }
     }
 
+    @Override
+    public CompletableFuture<Void> releaseAsync() {
+        if (!released.compareAndSet(false, true)) {
+            return CompletableFuture.completedFuture(null);
+        }
+        uncountElsewhere();
+        return engine.releaseInBackground(this);
+    }
+
     /**
      * Counts this hold on its entry as one that something besides the entry's acquiring thread releases (a
      * timer, another thread), which keeps a thread-bound entry renewed after that thread ended. Set before

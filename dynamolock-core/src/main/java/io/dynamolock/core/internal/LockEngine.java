@@ -840,10 +840,35 @@ public final class LockEngine {
         Duration held = Duration.ofNanos(System.nanoTime() - entry.grantedAtNanos());
         // A loss found by the release itself is reported as a loss, by the lost-lease callback of granted().
         if (leave(entry) == Acquisition.Phase.HELD && !entry.wasLost()) {
-            // The handle onAcquired named, not a re-entry's that outlived it: listeners pair the two.
-            LockHandle granted = entry.handle() == null ? hold : entry.handle();
-            notify(listener -> listener.onReleased(granted, held));
+            released(hold, held);
         }
+    }
+
+    /**
+     * {@link #release}, its removal sent in the {@link RemovalLane} rather than on the calling thread
+     * ({@code LockHandle.releaseAsync}): the lock is given up in this JVM at once; listeners hear of the release,
+     * and the future completes, once the removal was answered.
+     */
+    CompletableFuture<Void> releaseInBackground(Hold hold) {
+        Acquisition entry = hold.entry();
+        if (!entry.dropHold()) {
+            hold.forgetLostCallbacks();
+            return CompletableFuture.completedFuture(null);
+        }
+        Duration held = Duration.ofNanos(System.nanoTime() - entry.grantedAtNanos());
+        // A hold's entry was granted: held, or lost already, which the loss reports, as release() reports it.
+        return leaveInBackground(entry, () -> {
+            if (!entry.wasLost()) {
+                released(hold, held);
+            }
+        });
+    }
+
+    private void released(Hold hold, Duration held) {
+        // The handle onAcquired named, not a re-entry's that outlived it: listeners pair the two.
+        Acquisition entry = hold.entry();
+        LockHandle granted = entry.handle() == null ? hold : entry.handle();
+        notify(listener -> listener.onReleased(granted, held));
     }
 
     /**
@@ -873,10 +898,16 @@ public final class LockEngine {
      * lock's. The future completes once the removal was answered (or failed, and is retried in the background).
      */
     CompletableFuture<Void> leaveInBackground(Acquisition entry) {
+        return leaveInBackground(entry, () -> { });
+    }
+
+    /** {@link #leaveInBackground(Acquisition)}, then {@code afterAnswer} once the removal was answered. */
+    private CompletableFuture<Void> leaveInBackground(Acquisition entry, Runnable afterAnswer) {
         CompletableFuture<Void> answered = new CompletableFuture<>();
         Acquisition.Phase previous = leave(entry, removal -> removals.send(entry.key(), () -> {
             try {
                 removal.run();
+                afterAnswer.run();
             }
             finally {
                 answered.complete(null);

@@ -100,6 +100,18 @@ final class MultiHold implements LockHandle {
     }
 
     @Override
+    public CompletableFuture<Void> releaseAsync() {
+        if (!released.compareAndSet(false, true)) {
+            return CompletableFuture.completedFuture(null);
+        }
+        CompletableFuture<?>[] parts = new CompletableFuture<?>[this.parts.size()];
+        for (int i = parts.length - 1; i >= 0; i--) { // the last first, as release() does
+            parts[i] = this.parts.get(i).releaseAsync();
+        }
+        return CompletableFuture.allOf(parts);
+    }
+
+    @Override
     public void releaseAfter(Duration delay) {
         Hold first = (Hold) parts.get(0);
         first.engine().releaseAfter(this, parts.stream().anyMatch(part -> ((Hold) part).entry().failClosed()), delay);
