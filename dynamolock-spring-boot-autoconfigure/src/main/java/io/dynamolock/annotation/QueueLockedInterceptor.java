@@ -4,6 +4,7 @@ import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockLostException;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockOperations;
+import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.LockWaitTimeoutException;
 import io.dynamolock.core.internal.Printable;
 import java.lang.reflect.Method;
@@ -63,7 +64,7 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
             "org.springframework.transaction.support.TransactionSynchronizationManager";
 
     private final QueueLockedMethods methods;
-    private final Supplier<? extends LockOperations> lockOperations;
+    private final Supplier<LockTemplate> lockOperations;
     private final Supplier<LostLeasePolicy> lostLeasePolicy;
     private final Consumer<QueueLockedSkippedEvent> skips;
     /** Whether spring-tx is there, to tell a transaction the caller began. */
@@ -79,7 +80,7 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
      */
     private volatile ReactiveQueueLockedInvocation reactive;
 
-    QueueLockedInterceptor(QueueLockedMethods methods, Supplier<? extends LockOperations> lockOperations,
+    QueueLockedInterceptor(QueueLockedMethods methods, Supplier<LockTemplate> lockOperations,
             Supplier<LostLeasePolicy> lostLeasePolicy, Consumer<QueueLockedSkippedEvent> skips) {
         this.methods = methods;
         this.lockOperations = lockOperations;
@@ -95,7 +96,7 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
         if (locked == null) {
             return invocation.proceed();
         }
-        LockOperations locks = lockOperations.get();
+        LockTemplate locks = lockOperations.get();
         LockRequest request;
         try {
             request = request(locked, invocation, targetClass);
@@ -175,7 +176,7 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
      * was tried and dropped: it makes transactions that lock in different orders wait for each other, and calls in a
      * suspended transaction's scope wait behind their own hold. So the method is named once, with the fix.
      */
-    private void warnIfInCallersTransaction(LockOperations locks, LockedMethod locked, LockRequest request,
+    private void warnIfInCallersTransaction(LockTemplate locks, LockedMethod locked, LockRequest request,
             Class<?> targetClass) {
         if (!transactions || !TransactionSynchronizationManager.isActualTransactionActive()
                 || warnedInTransaction.contains(locked) || OwnTransaction.apartFromCallers(locked.method(), targetClass)
@@ -191,13 +192,16 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
         }
     }
 
-    /** Whether the thread's scope holds every entity of {@code request}: the call joins that hold. */
-    private static boolean joins(LockOperations locks, LockRequest request) {
+    /**
+     * Whether the thread's scope holds every entity of {@code request} in its namespace: the call joins that hold. No
+     * namespace is the template's default one, not any: a hold of the entity in another namespace is another lock.
+     */
+    private static boolean joins(LockTemplate locks, LockRequest request) {
+        String namespace = request.namespace() != null ? request.namespace() : locks.defaultNamespace();
         List<LockHandle> parts = locks.currentScope().locks().stream().flatMap(held -> held.parts().stream())
                 .filter(LockHandle::isValid).toList();
         return request.entities().stream().allMatch(entity -> parts.stream().anyMatch(part ->
-                part.entity().equals(entity) && (request.namespace() == null
-                        || part.namespace().equals(request.namespace()))));
+                part.entity().equals(entity) && part.namespace().equals(namespace)));
     }
 
     /** spring-tx's reading of a method's own {@code @Transactional}; loaded only with spring-tx there. */

@@ -139,6 +139,24 @@ class QueueLockedTransactionTests extends QueueLockedTestSupport {
         assertThat(accounts.balance("a-5")).isEqualTo(2);
     }
 
+    /**
+     * A hold of the entity in another namespace is another lock: the method (default namespace) takes its own,
+     * released before its caller's transaction commits, and is named as any other call inside that transaction.
+     */
+    @Test
+    void aCallInsideTheCallersTransactionIsNamedThoughTheCallerHoldsTheEntityInAnotherNamespace(
+            CapturedOutput output) {
+        accounts.open("a-7");
+        TransactionTemplate transaction = new TransactionTemplate(transactionManager);
+        locks.execute(LockRequest.builder("account-a-7").namespace("billing").build(), held -> {
+            transaction.executeWithoutResult(status -> accounts.refund("a-7", 1));
+            return null;
+        });
+        assertThat(output.getAll()).contains(AccountService.class.getName() + ".refund(String, int) was called"
+                + " inside a transaction its caller began");
+        assertThat(accounts.balance("a-7")).isEqualTo(1);
+    }
+
     /** A protected REQUIRES_NEW method commits inside its lock as a public one does. */
     @Test
     void aProtectedMethodWhoseOwnTransactionCommitsApartIsNotNamed(CapturedOutput output) {

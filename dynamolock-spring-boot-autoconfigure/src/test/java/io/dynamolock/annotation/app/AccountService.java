@@ -46,6 +46,13 @@ public class AccountService {
         deposit(id, amount);
     }
 
+    /** As {@link #credit}, for the one test of a caller holding the entity in another namespace (a WARN per method). */
+    @Transactional
+    @QueueLocked(entity = "'account-' + #id")
+    public void refund(String id, int amount) {
+        deposit(id, amount);
+    }
+
     /** As {@link #deposit}, in a transaction of its own that commits inside the lock, whoever calls it. */
     @Transactional(propagation = Propagation.REQUIRES_NEW)
     @QueueLocked(entity = "'account-' + #id")
