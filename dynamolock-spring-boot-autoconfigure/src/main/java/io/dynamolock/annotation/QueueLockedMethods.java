@@ -128,6 +128,9 @@ final class QueueLockedMethods {
 
     static final String KOTLIN_DEFERRED = "kotlinx.coroutines.Deferred";
 
+    /** A launched coroutine; a {@code Deferred} is one too, with a result. */
+    static final String KOTLIN_JOB = "kotlinx.coroutines.Job";
+
     /** A locked Kotlin {@code Flow} carries the lock's scope in its coroutine's {@code ReactorContext}. */
     static final String COROUTINES_REACTOR = "kotlinx.coroutines.reactor.MonoKt";
 
@@ -139,6 +142,11 @@ final class QueueLockedMethods {
     /** What to do instead of returning a Kotlin {@code Deferred}, or a Flow without kotlinx-coroutines-reactor. */
     private static final String KOTLIN_FIX = "In Kotlin, make it a suspend function, with kotlinx-coroutines-reactor"
             + " on the class path, or take the lock inside the coroutine with withLock (io.dynamolock:dynamolock-kotlin)";
+
+    /** What to do instead of returning a Kotlin {@code Job}, which has no result to hand on. */
+    private static final String KOTLIN_JOB_FIX = "In Kotlin, launch the coroutine inside the method and join it, or"
+            + " make the method a suspend function (with kotlinx-coroutines-reactor on the class path) that does the"
+            + " job's work, or take the lock inside the coroutine with withLock (io.dynamolock:dynamolock-kotlin)";
 
     private static final LockedMethod NOT_LOCKED = new LockedMethod(null, null, null, null, null, 1, null, null,
             null, LockedMethod.Returns.VALUE, WaitTimeoutPolicy.FAIL, null, false);
@@ -593,8 +601,8 @@ final class QueueLockedMethods {
     private static QueueLockedConfigurationException laterWork(String returned, Class<?> type, String description) {
         return invalid(description, "returns " + returned + ", whose work goes on after the method returns: the lock"
                 + " would be released before it is done. " + SUPPORTED + ". Return one of those, or take the lock"
-                + " inside the asynchronous work with LockTemplate" + (isKotlinLaterWork(type) ? ". " + KOTLIN_FIX
-                : ""));
+                + " inside the asynchronous work with LockTemplate" + (isKotlinJob(type) ? ". " + KOTLIN_JOB_FIX
+                : isKotlinLaterWork(type) ? ". " + KOTLIN_FIX : ""));
     }
 
     /**
@@ -609,6 +617,7 @@ final class QueueLockedMethods {
                         : "Call it inside the suspend function and return its result, so that the lock covers its"
                                 + " work") // a controller's Callable, which Spring MVC would run later
                 : isA(returned, KOTLIN_DEFERRED) ? "Return no Deferred: " + KOTLIN_FIX
+                : isKotlinJob(returned) ? "Return no Job: " + KOTLIN_JOB_FIX
                 : isA(returned, KOTLIN_FLOW) ? "Declare the return type as Flow so the lock follows it"
                 : !CompletionStage.class.isAssignableFrom(returned) && !Future.class.isAssignableFrom(returned)
                         && (isA(returned, PUBLISHER) || Flow.Publisher.class.isAssignableFrom(returned)
@@ -659,8 +668,8 @@ final class QueueLockedMethods {
 
     /**
      * Whether a value of {@code type} stands for work done later wherever it is: a future, a publisher, a Kotlin
-     * {@code Flow} or {@code Deferred} (by name: also without kotlinx-coroutines-reactor, which registers their
-     * reactive adapters).
+     * {@code Flow}, {@code Job} or {@code Deferred} (a {@code Job} with a result; by name: also without
+     * kotlinx-coroutines-reactor, which registers the reactive adapters of Flow and Deferred).
      */
     private static boolean isLaterWork(Class<?> type) {
         return CompletionStage.class.isAssignableFrom(type) || Future.class.isAssignableFrom(type)
@@ -670,7 +679,12 @@ final class QueueLockedMethods {
     }
 
     private static boolean isKotlinLaterWork(Class<?> type) {
-        return isA(type, KOTLIN_FLOW) || isA(type, KOTLIN_DEFERRED);
+        return isA(type, KOTLIN_FLOW) || isA(type, KOTLIN_JOB);
+    }
+
+    /** A Kotlin {@code Job} that is no {@code Deferred}: a coroutine with no result. */
+    private static boolean isKotlinJob(Class<?> type) {
+        return isA(type, KOTLIN_JOB) && !isA(type, KOTLIN_DEFERRED);
     }
 
     private static boolean isA(Class<?> type, String className) {

@@ -35,6 +35,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import kotlinx.coroutines.Job;
+import kotlinx.coroutines.JobKt;
 import kotlinx.coroutines.flow.Flow;
 import kotlinx.coroutines.flow.FlowKt;
 import org.junit.jupiter.api.Test;
@@ -418,6 +420,16 @@ class QueueLockedTests extends QueueLockedTestSupport {
                 .withMessageContaining("Declare the return type as Flow");
         assertThat(service.calls()).isEqualTo(calls + 3);
         assertThat(heldEntities()).doesNotContain("late-1");
+    }
+
+    /** A Kotlin Job returned through Object runs after the release, as a Deferred would: the call fails. */
+    @Test
+    void failsOnAKotlinJobReturnedThroughObject() {
+        Job job = JobKt.Job(null);
+        assertThatIllegalStateException().isThrownBy(() -> service.untyped("job-1", job))
+                .withMessageContaining("returned a " + job.getClass().getName())
+                .withMessageContaining("Return no Job: In Kotlin, launch the coroutine inside the method and join it");
+        assertThat(heldEntities()).doesNotContain("job-1");
     }
 
     @Test

@@ -23,6 +23,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Flow;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicReference;
+import kotlinx.coroutines.JobKt;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.beans.factory.BeanCreationException;
@@ -696,6 +697,15 @@ class QueueLockedValidationTests {
      * A composed annotation that may go on a class carries @QueueLocked there, where no method is locked by it:
      * the start stops rather than let every call run unlocked.
      */
+    /** A Kotlin Job, as a Deferred (a Job too), runs after the method returned: the lock would not cover it. */
+    @Test
+    void failsOnAKotlinJob() {
+        assertFails(ReturnsJob.class, ReturnsJob.class.getName() + ".start(String): returns kotlinx.coroutines.Job,"
+                + " whose work goes on after the method returns");
+        assertFails(ReturnsJob.class, "launch the coroutine inside the method and join it, or make the method a"
+                + " suspend function");
+    }
+
     @Test
     void failsOnQueueLockedCarriedOntoAClass() {
         assertFails(LockedClass.class, LockedClass.class.getName() + " carries @QueueLocked through @"
@@ -1420,6 +1430,14 @@ class QueueLockedValidationTests {
         @QueueLocked(entity = "#id")
         public CompletableFuture<ResponseEntity<Flux<String>>> run(String id) {
             return CompletableFuture.completedFuture(ResponseEntity.ok(Flux.just(id)));
+        }
+    }
+
+    public static class ReturnsJob {
+
+        @QueueLocked(entity = "#id")
+        public kotlinx.coroutines.Job start(String id) {
+            return JobKt.Job(null);
         }
     }
 
