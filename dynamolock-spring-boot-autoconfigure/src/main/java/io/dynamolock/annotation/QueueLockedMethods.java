@@ -203,7 +203,8 @@ final class QueueLockedMethods {
                     + " namespace, or take the other namespace's lock inside the method with LockTemplate.execute");
         }
         QueueLocked annotation = declared.get(0).synthesize();
-        LockedMethod.Returns returns = returns(method, targetClass, description);
+        ResolvableType returned = returnType(method, targetClass);
+        LockedMethod.Returns returns = returns(method, returned, targetClass, description);
         if (annotation.entity().length == 0) {
             throw invalid(description, "entity is an empty array; give one SpEL expression such as \"#orderId\","
                     + " several such as {\"#from.id\", \"#to.id\"}, or one that yields a collection");
@@ -229,7 +230,7 @@ final class QueueLockedMethods {
             throw invalid(description, "minHold '" + annotation.minHold() + "' must be a positive duration, e.g. 30s;"
                     + " leave it empty for none");
         }
-        if (annotation.onWaitTimeout() == WaitTimeoutPolicy.SKIP && !returnsNothing(method, returns)) {
+        if (annotation.onWaitTimeout() == WaitTimeoutPolicy.SKIP && !returnsNothing(method, returned, returns)) {
             throw invalid(description, "onWaitTimeout = SKIP needs a method returning void, Void or a future of Void"
                     + " (or a suspend function returning Unit): a skipped call has no value to return, and this method"
                     + " returns " + resultName(method) + ". Use FAIL and handle LockWaitTimeoutException, or return nothing");
@@ -279,17 +280,26 @@ final class QueueLockedMethods {
                 annotation.onWaitTimeout(), minHold, annotation.failClosed());
     }
 
-    private static boolean returnsNothing(Method method, LockedMethod.Returns returns) {
+    private static boolean returnsNothing(Method method, ResolvableType returned, LockedMethod.Returns returns) {
         if (KotlinDetector.isSuspendingFunction(method)) {
             // Compared by name, so that this class needs no Kotlin.
             Type result = suspendResult(method);
             return result != null && (result.getTypeName().equals("kotlin.Unit") || result == Void.class);
         }
         if (returns == LockedMethod.Returns.VALUE) {
-            return method.getReturnType() == void.class || method.getReturnType() == Void.class;
+            return returned.resolve() == void.class || returned.resolve() == Void.class;
         }
-        return method.getGenericReturnType() instanceof ParameterizedType type
-                && type.getActualTypeArguments()[0] == Void.class;
+        return returned.hasGenerics() && returned.getGeneric(0).resolve() == Void.class;
+    }
+
+    /**
+     * The return type as the bean's class makes it: a class type variable ({@code R handle(..)} in a
+     * {@code Handler<R>}) is what the subclass gives, a {@code Mono} or a {@code ResponseEntity<Flux<T>>} say, which
+     * decides how the lock follows the method, as the entity parameters' types are resolved.
+     */
+    private static ResolvableType returnType(Method method, Class<?> targetClass) {
+        return targetClass != null && method.getDeclaringClass().isAssignableFrom(targetClass)
+                ? ResolvableType.forMethodReturnType(method, targetClass) : ResolvableType.forMethodReturnType(method);
     }
 
     private static String resultName(Method method) {
@@ -525,10 +535,12 @@ final class QueueLockedMethods {
      * {@code Flux}) and Kotlin {@code Flow} (with kotlinx-coroutines-reactor) while they run; throws for other
      * asynchronous types, whose work would outlast the lock, and for Kotlin's without kotlinx-coroutines-reactor.
      */
-    private static LockedMethod.Returns returns(Method method, Class<?> targetClass, String description) {
-        Class<?> type = method.getReturnType();
+    private static LockedMethod.Returns returns(Method method, ResolvableType returned, Class<?> targetClass,
+            String description) {
+        // A suspend function returns Object (Spring reads its Kotlin result type as the return type): read below.
+        Class<?> type = KotlinDetector.isSuspendingFunction(method) ? method.getReturnType()
+                : returned.resolve(method.getReturnType());
         Class<?> owner = targetClass != null ? targetClass : method.getDeclaringClass();
-        ResolvableType returned = ResolvableType.forMethodReturnType(method);
         if (type == CompletableFuture.class || type == CompletionStage.class) {
             refuseLaterBody(returned.getGeneric(0), type.getSimpleName() + " of ", owner, description);
             return LockedMethod.Returns.FUTURE;

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 import io.dynamolock.autoconfigure.DynamoDbLocalProperties;
 import io.dynamolock.autoconfigure.DynamoLockAutoConfiguration;
+import io.dynamolock.core.LockInfo;
 import io.dynamolock.core.LockMode;
 import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.test.DynamoDbLocal;
@@ -14,6 +15,7 @@ import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 import java.lang.reflect.Proxy;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -697,6 +699,39 @@ class QueueLockedValidationTests {
      * A composed annotation that may go on a class carries @QueueLocked there, where no method is locked by it:
      * the start stops rather than let every call run unlocked.
      */
+    /**
+     * A class type variable is what the bean's class makes of it: a ResponseEntity of R where the class gives Flux is
+     * a ResponseEntity of Flux, whose body is streamed after the release.
+     */
+    @Test
+    void failsOnAResponseEntityOfAnAsynchronousBodyThroughAClassTypeVariable() {
+        assertFails(FluxStreaming.class, FluxStreaming.class.getName() + ".stream(String): returns"
+                + " org.springframework.http.ResponseEntity of reactor.core.publisher.Flux, whose work goes on after"
+                + " the method returns");
+    }
+
+    /**
+     * A class type variable the bean's class resolves to Mono is a Mono: the lock follows it, as a declared one's
+     * (it was taken for an unknown type, passed the start, and every call failed).
+     */
+    @Test
+    void aClassTypeVariableTheBeanResolvesToMonoIsFollowedAsAMono() {
+        contextRunner.withBean(MonoHandler.class).run(context -> {
+            assertThat(context).hasNotFailed();
+            LockTemplate locks = context.getBean(LockTemplate.class);
+            Mono<List<String>> held = context.getBean(MonoHandler.class).handle("h-1");
+            assertThat(locks.activeLocks()).as("nothing locked before the subscription").isEmpty();
+            assertThat(held.block(Duration.ofSeconds(30))).containsExactly("h-1");
+            assertThat(locks.activeLocks()).isEmpty();
+        });
+    }
+
+    /** onWaitTimeout = SKIP needs nothing to return: R that the bean's class makes Void returns nothing. */
+    @Test
+    void skipsWithAClassTypeVariableTheBeanResolvesToVoid() {
+        contextRunner.withBean(VoidHandler.class).run(context -> assertThat(context).hasNotFailed());
+    }
+
     /** A Kotlin Job, as a Deferred (a Job too), runs after the method returned: the lock would not cover it. */
     @Test
     void failsOnAKotlinJob() {
@@ -1431,6 +1466,60 @@ class QueueLockedValidationTests {
         public CompletableFuture<ResponseEntity<Flux<String>>> run(String id) {
             return CompletableFuture.completedFuture(ResponseEntity.ok(Flux.just(id)));
         }
+    }
+
+    public abstract static class Streaming<B> {
+
+        @QueueLocked(entity = "#id")
+        public ResponseEntity<B> stream(String id) {
+            return ResponseEntity.ok(body(id));
+        }
+
+        protected abstract B body(String id);
+    }
+
+    public static class FluxStreaming extends Streaming<Flux<String>> {
+
+        @Override
+        protected Flux<String> body(String id) {
+            return Flux.just(id);
+        }
+    }
+
+    public abstract static class ResultHandler<R> {
+
+        @QueueLocked(entity = "#id")
+        public R handle(String id) {
+            return make(id);
+        }
+
+        protected abstract R make(String id);
+    }
+
+    public static class MonoHandler extends ResultHandler<Mono<List<String>>> {
+
+        private final LockTemplate locks;
+
+        public MonoHandler(LockTemplate locks) {
+            this.locks = locks;
+        }
+
+        /** The entities held while the Mono runs. */
+        @Override
+        protected Mono<List<String>> make(String id) {
+            return Mono.fromCallable(() -> locks.activeLocks().stream().map(LockInfo::entity).toList());
+        }
+    }
+
+    public abstract static class SkippingHandler<R> {
+
+        @QueueLocked(entity = "#id", maxWait = "0", onWaitTimeout = WaitTimeoutPolicy.SKIP)
+        public R handle(String id) {
+            return null;
+        }
+    }
+
+    public static class VoidHandler extends SkippingHandler<Void> {
     }
 
     public static class ReturnsJob {
