@@ -56,8 +56,10 @@ import org.springframework.boot.autoconfigure.AutoConfigurations
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration
 import org.springframework.boot.test.context.runner.ApplicationContextRunner
 import org.springframework.context.event.EventListener
+import org.springframework.http.ResponseEntity
 import org.springframework.stereotype.Controller
 import org.springframework.stereotype.Service
+import reactor.core.publisher.Flux
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue
 import software.amazon.awssdk.services.dynamodb.model.BillingMode
@@ -1361,6 +1363,13 @@ class SuspendQueueLockedTests {
             assertThat(locks.activeLocks().filter { it.holding() }.map { it.entity() }).doesNotContain("any-1")
             val done = CompletableFuture.completedFuture("done")
             assertThat(runBlocking { service.returning("any-1", done) }).isSameAs(done)
+            // Spring streams a ResponseEntity's body after the function returned: late work there fails it too.
+            val streamed = Flux.just("x")
+            assertThatExceptionOfType(IllegalStateException::class.java)
+                .isThrownBy { runBlocking { service.returning("any-1", ResponseEntity.ok(streamed)) } }
+                .withMessageContaining("returned a " + ResponseEntity::class.java.name + " whose body is a "
+                    + streamed.javaClass.name)
+            assertThat(locks.activeLocks().filter { it.holding() }.map { it.entity() }).doesNotContain("any-1")
         }
         contextRunner.withBean(CallableReturner::class.java).run { context ->
             assertThatExceptionOfType(IllegalStateException::class.java)

@@ -41,9 +41,11 @@ import java.lang.annotation.Target;
  * {@code Mono}, {@code Flux}, {@code Flow} or {@code suspend} method joins only what its Reactor or coroutine
  * context carries.</li>
  * <li>A method returning {@code CompletableFuture} or {@code CompletionStage} keeps the lock
- * until the future completes; other asynchronous return types are refused at startup. Through {@code Object} or a
- * type variable, a {@code CompletableFuture} not yet done is followed as well, and other work still running (a
- * publisher, another future) fails the call, its lock released: declare the type so that the lock follows it.</li>
+ * until the future completes; other asynchronous return types are refused at startup, also as a
+ * {@code ResponseEntity}'s body. A class type variable is read as the bean's class gives it. Through {@code Object}
+ * or a type variable the bean leaves open, a {@code CompletableFuture} not yet done is followed as well, and other
+ * work still running (a publisher, another future, a {@code ResponseEntity}'s body) fails the call, its lock
+ * released: declare the type so that the lock follows it.</li>
  * <li>By default the lock is taken before a {@code @Transactional} method's transaction
  * begins and released after it ends ({@code dynamolock.advisor-order}).</li>
  * <li>Like every Spring proxy-based annotation, it applies to calls through the bean, not to

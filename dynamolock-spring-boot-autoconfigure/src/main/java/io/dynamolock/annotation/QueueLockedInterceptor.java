@@ -133,10 +133,14 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
         }
         try {
             if (locked.async() && returned != null) {
-                return releaseOnCompletion((CompletionStage<?>) returned, lock, locked, grantedAt);
+                return releaseOnCompletion((CompletionStage<?>) returned, lock, locked, grantedAt, targetClass);
             }
             if (QueueLockedMethods.isUnfinishedWork(returned, targetClass)) {
-                return followUndeclared(returned, lock, locked, grantedAt);
+                return followUndeclared(returned, lock, locked, grantedAt, targetClass);
+            }
+            IllegalStateException bodyLeftRunning = QueueLockedMethods.unfinishedBody(returned, locked, targetClass);
+            if (bodyLeftRunning != null) {
+                throw bodyLeftRunning;
             }
         }
         catch (Throwable ex) {
@@ -158,12 +162,13 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
      * {@code RedisFuture}): the caller may use it as its own class, which a future of ours is not, and a release
      * hung on the instance itself could run after the caller saw it complete, and could not fail it on a lost lease.
      */
-    private Object followUndeclared(Object returned, LockHandle lock, LockedMethod locked, long grantedAt) {
+    private Object followUndeclared(Object returned, LockHandle lock, LockedMethod locked, long grantedAt,
+            Class<?> targetClass) {
         if (returned.getClass() == CompletableFuture.class) {
-            return releaseOnCompletion((CompletableFuture<?>) returned, lock, locked, grantedAt);
+            return releaseOnCompletion((CompletableFuture<?>) returned, lock, locked, grantedAt, targetClass);
         }
         if (returned.getClass() == MINIMAL_STAGE) {
-            return releaseOnCompletion((CompletionStage<?>) returned, lock, locked, grantedAt)
+            return releaseOnCompletion((CompletionStage<?>) returned, lock, locked, grantedAt, targetClass)
                     .minimalCompletionStage();
         }
         throw QueueLockedMethods.undeclaredLaterWork(locked, returned.getClass());
@@ -279,14 +284,16 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
     /**
      * The caller's future completes after the lock was released, with the method's outcome. The release is a
      * DynamoDB request: it runs on CompletableFuture's async pool, not on whatever thread completed the method's
-     * future (an event loop of a WebClient, say, must not block on it).
+     * future (an event loop of a WebClient, say, must not block on it). A {@code ResponseEntity} it completes with
+     * whose body is work still going on fails it: Spring would stream that body after the release.
      */
     private CompletableFuture<Object> releaseOnCompletion(CompletionStage<?> returned, LockHandle lock,
-            LockedMethod locked, long grantedAt) {
+            LockedMethod locked, long grantedAt, Class<?> targetClass) {
         CompletableFuture<Object> result = new CompletableFuture<>();
         returned.whenCompleteAsync((value, completion) -> {
             // The future's work ran: a loss before the grant of a lock it asked for must not reach our caller as such.
-            Throwable failure = LockLostException.escapingWork(completion);
+            Throwable failure = completion != null ? LockLostException.escapingWork(completion)
+                    : QueueLockedMethods.unfinishedBody(value, locked, targetClass);
             try {
                 finish(lock, locked, grantedAt, failure);
             }

@@ -43,6 +43,7 @@ import org.springframework.core.annotation.MergedAnnotations.SearchStrategy;
 import org.springframework.core.env.PropertyResolver;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
+import org.springframework.http.HttpEntity;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 import org.springframework.util.StringUtils;
@@ -103,6 +104,14 @@ final class QueueLockedMethods {
     };
 
     static final String HTTP_ENTITY = "org.springframework.http.HttpEntity";
+
+    /** Asked at every call for the class of what it returned: looked up once per class. */
+    private static final ClassValue<Boolean> HTTP_ENTITIES = new ClassValue<>() {
+        @Override
+        protected Boolean computeValue(Class<?> type) {
+            return isA(type, HTTP_ENTITY);
+        }
+    };
 
     static final String PUBLISHER = "org.reactivestreams.Publisher";
 
@@ -636,11 +645,44 @@ final class QueueLockedMethods {
                         || ReactiveAdapterRegistry.getSharedInstance().getAdapter(returned) != null)
                         ? "Declare the return type as Mono or Flux so the lock follows it"
                         : "Declare the return type as CompletableFuture or CompletionStage so the lock follows it";
-        return new IllegalStateException("@QueueLocked " + locked.description() + " returned a " + returned.getName()
-                + " through its return type " + locked.method().getGenericReturnType().getTypeName() + ": its work"
-                + " goes on after the method returned, where the lock cannot follow it, so the lock was released and"
-                + " the call fails. " + declare + " (" + SUPPORTED + "), or take the lock inside the asynchronous"
-                + " work with LockTemplate");
+        return undeclared(locked, "a " + returned.getName(), "its work goes on after the method returned", declare);
+    }
+
+    /**
+     * The failure of a call whose {@code HttpEntity} (a {@code ResponseEntity}) has a body that is work still going
+     * on ({@link #isUnfinishedWork}), seen through a return type that did not say so ({@code Object},
+     * {@code ResponseEntity<?>}, a {@code Mono} of one...), as the start refuses a declared one: Spring MVC and
+     * WebFlux stream the body after the method returned. {@code null} for any other value, an entity with a body
+     * done or a plain one.
+     */
+    static IllegalStateException unfinishedBody(Object returned, LockedMethod locked, Class<?> owner) {
+        if (returned == null || !HTTP_ENTITIES.get(returned.getClass())) {
+            return null;
+        }
+        Object body = HttpEntityBody.of(returned);
+        if (!isUnfinishedWork(body, owner)) {
+            return null;
+        }
+        return undeclared(locked, "a " + returned.getClass().getName() + " whose body is a "
+                + body.getClass().getName(), "its body is streamed after the method returned", "Make the"
+                + " body's value inside the method (await or collect it) and return that, or return the work itself"
+                + " through a declared return type the lock follows");
+    }
+
+    private static IllegalStateException undeclared(LockedMethod locked, String returned, String why,
+            String declare) {
+        return new IllegalStateException("@QueueLocked " + locked.description() + " returned " + returned
+                + " through its return type " + locked.method().getGenericReturnType().getTypeName() + ": " + why
+                + ", where the lock cannot follow it, so the lock was released and the call fails. " + declare + " ("
+                + SUPPORTED + "), or take the lock inside the asynchronous work with LockTemplate");
+    }
+
+    /** Reads an {@code HttpEntity}'s body; loaded only for one, so that spring-web is needed only then. */
+    private static final class HttpEntityBody {
+
+        static Object of(Object entity) {
+            return ((HttpEntity<?>) entity).getBody();
+        }
     }
 
     /**

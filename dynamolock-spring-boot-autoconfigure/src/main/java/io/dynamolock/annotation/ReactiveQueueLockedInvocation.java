@@ -68,15 +68,28 @@ final class ReactiveQueueLockedInvocation {
      * A suspend function's result, if it is no work still going on. Through {@code Any?}, a future not yet done, or a
      * {@code Deferred}, a publisher or a controller's {@code Callable}, done or not (they are not asked), would run
      * after the release, as the start refuses for a declared return type: the call fails, the lock released once the
-     * coroutines the body started have ended, as after any failure of the body. Only a suspend function's: a
-     * {@code Mono}'s or {@code Flux}'s elements are values, as they are for a declared
-     * {@code Mono<CompletableFuture<T>>}.
+     * coroutines the body started have ended, as after any failure of the body. So does a {@code ResponseEntity}
+     * whose body is such work ({@link #withFinishedBody}). Only a suspend function's: a {@code Mono}'s or
+     * {@code Flux}'s elements are values, as they are for a declared {@code Mono<CompletableFuture<T>>}, but for a
+     * {@code Mono}'s {@code ResponseEntity}.
      */
-    private static Object finished(Object result, LockedMethod locked, Object target) {
-        if (QueueLockedMethods.isUnfinishedWork(result, target == null ? null : AopUtils.getTargetClass(target))) {
+    private static Object finished(Object result, LockedMethod locked, Class<?> owner) {
+        if (QueueLockedMethods.isUnfinishedWork(result, owner)) {
             throw QueueLockedMethods.undeclaredLaterWork(locked, result.getClass());
         }
-        return result;
+        return withFinishedBody(result, locked, owner);
+    }
+
+    /**
+     * A value whose {@code ResponseEntity} body, if it has one, is no work still going on: Spring streams the body
+     * after the {@code Mono} gave it, or the suspend function returned it, and the lock was released.
+     */
+    private static Object withFinishedBody(Object value, LockedMethod locked, Class<?> owner) {
+        IllegalStateException bodyLeftRunning = QueueLockedMethods.unfinishedBody(value, locked, owner);
+        if (bodyLeftRunning != null) {
+            throw bodyLeftRunning;
+        }
+        return value;
     }
 
     /**
@@ -184,15 +197,19 @@ final class ReactiveQueueLockedInvocation {
         if (returned == null) {
             return Mono.empty();
         }
+        Object target = invocation.getThis();
+        Class<?> owner = target == null ? null : AopUtils.getTargetClass(target);
         if (shape == null) {
-            return (Publisher<Object>) returned;
+            // A Mono's value is checked inside the body, as a suspend function's result below: the release follows.
+            return locked.returns() == LockedMethod.Returns.MONO
+                    ? Mono.from((Publisher<Object>) returned).map(value -> withFinishedBody(value, locked, owner))
+                    : (Publisher<Object>) returned;
         }
         if (locked.returns() == LockedMethod.Returns.SUSPEND) {
             // Checked as part of the body, not after the shape: a refusal there would cancel the shape's wait for the
             // coroutines the body started (a proxied call it gave up on, still in a blocking step), and release the
             // lock beside them.
-            Object target = invocation.getThis();
-            returned = Flux.from((Publisher<Object>) returned).map(result -> finished(result, locked, target));
+            returned = Flux.from((Publisher<Object>) returned).map(result -> finished(result, locked, owner));
         }
         return shape.body(returned, () -> !failOnLostLease.getAsBoolean() || lock.isValid());
     }

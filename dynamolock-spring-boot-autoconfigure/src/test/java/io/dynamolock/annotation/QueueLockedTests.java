@@ -41,6 +41,8 @@ import kotlinx.coroutines.flow.Flow;
 import kotlinx.coroutines.flow.FlowKt;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.http.ResponseEntity;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 class QueueLockedTests extends QueueLockedTestSupport {
@@ -420,6 +422,46 @@ class QueueLockedTests extends QueueLockedTestSupport {
                 .withMessageContaining("Declare the return type as Flow");
         assertThat(service.calls()).isEqualTo(calls + 3);
         assertThat(heldEntities()).doesNotContain("late-1");
+    }
+
+    /**
+     * Spring MVC and WebFlux stream a ResponseEntity's body after the method returned: late work in the body of one
+     * returned through Object fails the call, the lock released and the body never subscribed, as the start refuses
+     * a declared ResponseEntity of it. A body already done is a value.
+     */
+    @Test
+    void failsOnLateWorkInTheBodyOfAResponseEntityReturnedThroughObject() {
+        int calls = service.calls();
+        AtomicBoolean subscribed = new AtomicBoolean();
+        Flux<String> flux = Flux.just("x").doOnSubscribe(subscription -> subscribed.set(true));
+        assertThatIllegalStateException().isThrownBy(() -> service.untyped("body-1", ResponseEntity.ok(flux)))
+                .withMessageContaining(LockedService.class.getName() + ".untyped(String, Object) returned a "
+                        + ResponseEntity.class.getName() + " whose body is a " + flux.getClass().getName()
+                        + " through its return type java.lang.Object")
+                .withMessageContaining("streamed after the method returned");
+        assertThat(subscribed).isFalse();
+        assertThat(service.calls()).isEqualTo(calls + 1);
+        assertThat(heldEntities()).doesNotContain("body-1");
+        ResponseEntity<CompletableFuture<String>> done = ResponseEntity.ok(CompletableFuture.completedFuture("x"));
+        assertThat(service.untyped("body-2", done)).isSameAs(done);
+    }
+
+    /**
+     * A future followed until it completes, its value a ResponseEntity whose body is late work: Spring would stream
+     * the body after the release, so the caller's future fails, the body never subscribed.
+     */
+    @Test
+    void failsAFollowedFutureWhoseResponseEntityHasLateWorkInItsBody() throws Exception {
+        CompletableFuture<Object> gate = new CompletableFuture<>();
+        CompletableFuture<?> result = (CompletableFuture<?>) service.untyped("body-3", gate);
+        AtomicBoolean subscribed = new AtomicBoolean();
+        Flux<String> flux = Flux.just("x").doOnSubscribe(subscription -> subscribed.set(true));
+        gate.complete(ResponseEntity.ok(flux));
+        assertThat(catchThrowable(() -> result.get(10, TimeUnit.SECONDS))).cause()
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("whose body is a " + flux.getClass().getName());
+        assertThat(subscribed).isFalse();
+        assertThat(heldEntities()).doesNotContain("body-3");
     }
 
     /** A Kotlin Job returned through Object runs after the release, as a Deferred would: the call fails. */

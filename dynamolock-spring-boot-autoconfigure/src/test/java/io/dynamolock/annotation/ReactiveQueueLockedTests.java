@@ -33,6 +33,7 @@ import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.http.ResponseEntity;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -66,6 +67,28 @@ class ReactiveQueueLockedTests {
             .withBean(LostLeases.class)
             .withBean(Inner.class)
             .withBean(Locked.class);
+
+    /**
+     * A ResponseEntity a Mono gives has its body streamed after the Mono completed and released the lock: late work
+     * there fails the Mono, the body never subscribed, as the start refuses a declared Mono of a ResponseEntity of it.
+     * A body that is a plain value is given on.
+     */
+    @Test
+    void failsOnLateWorkInTheBodyOfAResponseEntityThatAMonoGives() {
+        contextRunner.run(context -> {
+            Locked locked = context.getBean(Locked.class);
+            AtomicBoolean subscribed = new AtomicBoolean();
+            Flux<String> body = Flux.just("x").doOnSubscribe(subscription -> subscribed.set(true));
+            StepVerifier.create(locked.holdAny("mono-body-1", Mono.just(ResponseEntity.ok(body))))
+                    .expectErrorSatisfies(error -> assertThat(error).isInstanceOf(IllegalStateException.class)
+                            .hasMessageContaining("returned a " + ResponseEntity.class.getName() + " whose body is a "
+                                    + body.getClass().getName()))
+                    .verify(TIMEOUT);
+            assertThat(subscribed).isFalse();
+            ResponseEntity<String> plain = ResponseEntity.ok("x");
+            assertThat(locked.holdAny("mono-body-2", Mono.just(plain)).block(TIMEOUT)).isSameAs(plain);
+        });
+    }
 
     @Test
     void runsOneBodyAtATimeAndLosesNoUpdate() {
@@ -466,6 +489,11 @@ class ReactiveQueueLockedTests {
 
         @QueueLocked(entity = "#id")
         public Mono<String> hold(String id, Mono<String> body) {
+            return body;
+        }
+
+        @QueueLocked(entity = "#id")
+        public Mono<?> holdAny(String id, Mono<?> body) {
             return body;
         }
 

@@ -14,6 +14,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -24,12 +25,15 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
+import org.springframework.http.ResponseEntity;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.web.reactive.server.WebTestClient;
+import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RestController;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
@@ -96,9 +100,19 @@ class ReactiveQueueLockedWebFluxTests {
         }
     }
 
+    /**
+     * A controller's ResponseEntity declared with a wildcard, its body a Flux: WebFlux streams the body after the
+     * method returned, so the call fails, the lock released, rather than the body running outside it.
+     */
+    @Test
+    void aFluxBodyOfAResponseEntityOfWildcardFailsTheCallUnsubscribed() {
+        client.get().uri("/streams/web-3").exchange().expectStatus().is5xxServerError();
+        assertThat(StreamController.SUBSCRIBED).isFalse();
+    }
+
     @SpringBootConfiguration
     @EnableAutoConfiguration
-    @Import({Counter.class, CounterController.class})
+    @Import({Counter.class, CounterController.class, StreamController.class})
     static class WebApp {
 
         /** The application's client, recording each request made on an event loop. */
@@ -139,6 +153,18 @@ class ReactiveQueueLockedWebFluxTests {
         @PostMapping("/blocking/{id}")
         Mono<Integer> incrementBlocking(@PathVariable String id) {
             return Mono.just(counter.incrementBlocking(id));
+        }
+    }
+
+    @RestController
+    static class StreamController {
+
+        static final AtomicBoolean SUBSCRIBED = new AtomicBoolean();
+
+        @QueueLocked(entity = "#id")
+        @GetMapping("/streams/{id}")
+        public ResponseEntity<?> stream(@PathVariable String id) {
+            return ResponseEntity.ok(Flux.just(id).doOnSubscribe(subscription -> SUBSCRIBED.set(true)));
         }
     }
 
