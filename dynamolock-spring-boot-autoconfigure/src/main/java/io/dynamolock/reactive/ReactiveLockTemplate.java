@@ -6,7 +6,12 @@ import io.dynamolock.core.LockOperations;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockScope;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import org.reactivestreams.Publisher;
@@ -36,7 +41,8 @@ import reactor.core.scheduler.Schedulers;
  * <li>The lease is lost while the body runs: with {@code failOnLostLease}, the body is cancelled and the result
  *     fails with {@link LockLostException} at once (also when the loss is only noticed at completion, or by the
  *     release itself);
- *     otherwise a warning is logged and the body goes on.</li>
+ *     otherwise a warning is logged and the body goes on. Either way, a body that fails has the loss added to its
+ *     error as suppressed, as {@code LockTemplate.execute} adds it to its callback's exception.</li>
  * </ol>
  */
 public class ReactiveLockTemplate implements ReactiveLockOperations {
@@ -100,7 +106,8 @@ public class ReactiveLockTemplate implements ReactiveLockOperations {
                             .subscribeOn(bodies)
                             .contextWrite(inner -> inner.put(LockScope.class, scope.with(held.lock()))),
                     held -> releaseOnComplete(held, minHold),
-                    (held, failure) -> release(held, minHold),
+                    (held, failure) -> release(held, minHold)
+                            .then(Mono.fromRunnable(() -> addLoss(held.lock(), failure))),
                     held -> release(held, minHold))
                     .onErrorMap(ReactiveLockTemplate::lossAtCompletion);
         });
@@ -160,6 +167,35 @@ public class ReactiveLockTemplate implements ReactiveLockOperations {
             }
             return released.then(Mono.defer(() -> lock.wasLost() ? Mono.<Void>error(lost(lock)) : Mono.empty()));
         });
+    }
+
+    /**
+     * Adds a loss, seen while the body ran or found by its release, to the body's error as suppressed, as
+     * {@code LockTemplate.execute} adds it to its callback's: the subscriber is told its work was not protected, and
+     * keeps the error it is written to handle. Whatever {@code failOnLostLease}: the call fails anyway. Not to a
+     * cancellation (the caller gave up, and hears nothing more), nor again to an error that carries a loss already:
+     * the loss itself, when it ended the body, or one a nested call that joined the lock added.
+     */
+    private static void addLoss(LockHandle lock, Throwable failure) {
+        if (lock.wasLost() && !(failure instanceof CancellationException) && !carriesALoss(failure)) {
+            failure.addSuppressed(lost(lock));
+        }
+    }
+
+    /**
+     * Whether {@code failure}, or an exception it was made from, is or carries a loss already. Causes count: a
+     * {@code @QueueLocked} suspend function's error may be kotlinx's recovered copy (debug mode, as under {@code -ea})
+     * of what it threw, the original as its cause.
+     */
+    private static boolean carriesALoss(Throwable failure) {
+        Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        for (Throwable next = failure; next != null && seen.add(next); next = next.getCause()) {
+            if (next instanceof LockLostException
+                    || Arrays.stream(next.getSuppressed()).anyMatch(LockLostException.class::isInstance)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Releases now, or, within a minimum hold, schedules the release and completes at once. */

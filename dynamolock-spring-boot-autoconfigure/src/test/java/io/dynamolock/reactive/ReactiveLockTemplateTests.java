@@ -14,6 +14,7 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.UUID;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -49,8 +50,7 @@ class ReactiveLockTemplateTests {
     /** No heartbeat during the body: the loss is found by the release, and fails the call all the same. */
     @Test
     void aLossFoundByTheReleaseFailsTheCall() {
-        LockTemplate slowHeartbeats = LockTemplate.builder(client).tableName(TABLE)
-                .leaseDuration(Duration.ofSeconds(60)).heartbeatInterval(Duration.ofSeconds(30)).build();
+        LockTemplate slowHeartbeats = slowHeartbeats();
         try {
             Mono<String> call = new ReactiveLockTemplate(slowHeartbeats).execute(LockRequest.of(entity),
                     lock -> Mono.fromCallable(() -> {
@@ -64,6 +64,71 @@ class ReactiveLockTemplateTests {
         finally {
             slowHeartbeats.close();
         }
+    }
+
+    /**
+     * The body fails after its lock was broken, and no heartbeat told ours: the loss the release finds is added to the
+     * body's error as suppressed, once, as {@code LockTemplate.execute} adds it to its callback's exception.
+     */
+    @Test
+    void aLossFoundByTheReleaseOfAFailedBodyIsAddedToItsError() {
+        Throwable failure = failingAfterAnUnheardBreak(new IllegalStateException("body failed"));
+        assertThat(failure).isInstanceOf(IllegalStateException.class).hasMessage("body failed");
+        assertThat(failure.getSuppressed()).singleElement().isInstanceOfSatisfying(LockLostException.class,
+                lost -> assertThat(lost).hasMessageContaining(entity).hasMessageContaining("its reactive body"));
+        assertThat(locks.queue(entity, null).entries()).isEmpty();
+    }
+
+    /** A body's error that carries a loss already (a nested call joined the lock and reported it) gets no second. */
+    @Test
+    void aFailedBodysErrorThatCarriesALossAlreadyGetsNoSecond() {
+        IllegalStateException carrying = new IllegalStateException("body failed");
+        carrying.addSuppressed(new LockLostException("reported by a nested call"));
+        assertThat(failingAfterAnUnheardBreak(carrying).getSuppressed()).hasSize(1);
+    }
+
+    /** A body that ends in a cancellation (a coroutine's, as its caller gave up) is not made to carry the loss. */
+    @Test
+    void aBodyEndingInACancellationIsNotGivenTheLoss() {
+        assertThat(failingAfterAnUnheardBreak(new CancellationException("caller gone")).getSuppressed()).isEmpty();
+    }
+
+    /** A body cancelled by the loss of its lease fails with that loss, which is not added to itself as well. */
+    @Test
+    void aLossThatEndedTheBodyIsNotAddedToItself() throws Exception {
+        LockTemplate other = LockTemplate.builder(client).tableName(TABLE).build();
+        try {
+            CompletableFuture<Throwable> failure = new ReactiveLockTemplate(locks).execute(LockRequest.of(entity),
+                    lock -> Mono.never()).then(Mono.<Throwable>empty()).onErrorResume(Mono::just).toFuture();
+            Await.until(Duration.ofSeconds(10), "the grant", () -> locks.queue(entity, null).entries().size() == 1);
+            other.breakLock(entity, null, other.queue(entity, null).entries().get(0).ticket());
+            assertThat(failure.get(10, TimeUnit.SECONDS)).isInstanceOfSatisfying(LockLostException.class,
+                    lost -> assertThat(lost.getSuppressed()).isEmpty());
+        }
+        finally {
+            other.close();
+        }
+    }
+
+    /** What a body fails with, given it fails with {@code error} just after another template broke its lock. */
+    private Throwable failingAfterAnUnheardBreak(Throwable error) {
+        LockTemplate slowHeartbeats = slowHeartbeats();
+        try {
+            return new ReactiveLockTemplate(slowHeartbeats).execute(LockRequest.of(entity),
+                    lock -> Mono.defer(() -> {
+                        locks.breakLock(entity, null, lock.fencingToken()); // another template: nothing tells ours
+                        return Mono.error(error);
+                    })).materialize().block(Duration.ofSeconds(30)).getThrowable();
+        }
+        finally {
+            slowHeartbeats.close();
+        }
+    }
+
+    /** A template whose lease outlives the test, so no heartbeat of it hears of a break before the release. */
+    private LockTemplate slowHeartbeats() {
+        return LockTemplate.builder(client).tableName(TABLE).leaseDuration(Duration.ofSeconds(60))
+                .heartbeatInterval(Duration.ofSeconds(30)).build();
     }
 
     /**
