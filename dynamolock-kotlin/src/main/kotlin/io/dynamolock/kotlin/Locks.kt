@@ -12,6 +12,8 @@ import io.dynamolock.core.LockOperations
 import io.dynamolock.core.LockRequest
 import io.dynamolock.core.LockScope
 import java.time.Duration
+import java.util.Collections
+import java.util.IdentityHashMap
 import java.util.concurrent.CompletableFuture
 import java.util.concurrent.CompletionStage
 import java.util.concurrent.ConcurrentHashMap
@@ -176,7 +178,7 @@ private suspend fun LockOperations.awaitGrant(request: LockRequest, scope: LockS
 
 /**
  * Runs [work] holding [lock], then releases it, once the coroutines [coroutines] saw have ended, however [work] ended;
- * a loss found by the release fails the call.
+ * a loss found by the release fails the call, or is added to the exception [work] failed with.
  */
 private suspend inline fun <T> holding(lock: LockHandle, coroutines: BlockCoroutines, what: String, work: () -> T): T {
     val result = try {
@@ -190,8 +192,8 @@ private suspend inline fun <T> holding(lock: LockHandle, coroutines: BlockCorout
         // A loss cancels the work (also once it has returned, while its scope waits for its children): reported as
         // the loss. The work ran: a loss before the grant of a lock it asked for must not reach our caller as "not
         // granted".
-        throw if (ex is CancellationException && lock.wasLost()) lost(lock, what)
-        else LockLostException.escapingWork(ex)
+        if (ex is CancellationException && lock.wasLost()) throw lost(lock, what)
+        throw LockLostException.escapingWork(ex).also { addLoss(it, lock, what) }
     }
     withContext(NonCancellable + Dispatchers.IO) {
         coroutines.awaitEnd() // a proxied call the work gave up on (a time-out, a cancelled child) may run on
@@ -249,7 +251,8 @@ private class BlockCoroutines : ThreadContextElement<Unit>, AbstractCoroutineCon
 }
 
 /**
- * Runs [block], cancelling it when the lease of [lock] is lost, and reports that loss as [LockLostException]. Asked of
+ * Runs [block], cancelling it when the lease of [lock] is lost, and reports that loss as [LockLostException] (an
+ * exception of the block gets it in [holding], after the release, which may find it too). Asked of
  * `wasLost()`, as `LockTemplate.execute` asks, not of `isValid`, which a block that released early has turned false
  * too. The block runs in this coroutine (a scope, not a child of its own), so a flow may emit from it.
  */
@@ -264,12 +267,36 @@ private suspend fun <T> guarded(lock: LockHandle, what: String, block: suspend (
         block(lock)
     } catch (ex: CancellationException) {
         throw if (lock.wasLost()) lost(lock, what) else ex
-    } catch (ex: Throwable) {
-        if (lock.wasLost()) ex.addSuppressed(lost(lock, what))
-        throw ex
     }
     if (lock.wasLost()) throw lost(lock, what)
     result
+}
+
+/**
+ * Adds the loss of [lock], seen while the work ran or found by its release, to [thrown] as suppressed, as
+ * `LockTemplate.execute` adds it to its callback's exception: the caller keeps the exception it is written to handle,
+ * and is told the work was not protected. Only here, after the release: a loss added as the block failed would be
+ * lost with the exception kotlinx's stack trace recovery (debug mode, as under `-ea`) replaces by a copy on its way
+ * out of the block's scope. Not to a cancellation (the caller gave up), nor again to an exception that carries a loss.
+ */
+private fun addLoss(thrown: Throwable, lock: LockHandle, what: String) {
+    if (lock.wasLost() && thrown !is CancellationException && !carriesALoss(thrown)) {
+        thrown.addSuppressed(lost(lock, what))
+    }
+}
+
+/**
+ * Whether [thrown], or an exception it was made from, is or carries a loss already: the loss itself, or one a nested
+ * call that joined the lock added. Causes count, since a recovered copy (see [addLoss]) has the original as its cause.
+ */
+private fun carriesALoss(thrown: Throwable): Boolean {
+    val seen = Collections.newSetFromMap(IdentityHashMap<Throwable, Boolean>())
+    var next: Throwable? = thrown
+    while (next != null && seen.add(next)) {
+        if (next is LockLostException || next.suppressed.any { it is LockLostException }) return true
+        next = next.cause
+    }
+    return false
 }
 
 /** The scope the calling coroutine runs in: from its Reactor context, else from [CoroutineLockScope]. */

@@ -212,10 +212,7 @@ class WithLockTests {
 
     @Test
     fun aLossFoundByTheReleaseFailsWithLockLostException() {
-        // No heartbeat during the block: only the release can find that the entry was broken.
-        val locks = fixture.template(
-            Consumer { it.leaseDuration(Duration.ofSeconds(60)).heartbeatInterval(Duration.ofSeconds(30)) },
-        )
+        val locks = unhearingTemplate()
         val failure = runBlocking {
             runCatching {
                 locks.withLock("broken-unheard") { lock ->
@@ -227,6 +224,74 @@ class WithLockTests {
         assertThat(failure).isInstanceOf(LockLostException::class.java).hasMessageContaining("broken-unheard")
         assertThat(fixture.queue("broken-unheard")).isEmpty()
     }
+
+    /**
+     * The block fails after its lock was broken, and no heartbeat told ours: the loss the release finds is added to the
+     * block's exception as suppressed, once, as `LockTemplate.execute` adds it to its callback's.
+     */
+    @Test
+    fun aLossFoundByTheReleaseOfAFailedBlockIsAddedToItsException() {
+        val failure = failingAfterAnUnheardBreak("broken-then-failed", IllegalStateException("block failed"))
+        assertThat(failure).isInstanceOf(IllegalStateException::class.java).hasMessage("block failed")
+        assertThat(failure.suppressed).singleElement().isInstanceOfSatisfying(LockLostException::class.java) {
+            assertThat(it).hasMessageContaining("broken-then-failed").hasMessageContaining("withLock")
+        }
+        assertThat(fixture.queue("broken-then-failed")).isEmpty()
+    }
+
+    /** An exception that carries a loss already (a nested call joined the lock and reported it) gets no second. */
+    @Test
+    fun aFailedBlocksExceptionThatCarriesALossAlreadyGetsNoSecond() {
+        val carrying = IllegalStateException("block failed")
+        carrying.addSuppressed(LockLostException("reported by a nested call"))
+        assertThat(lossesCarried(failingAfterAnUnheardBreak("broken-carrying", carrying))).isEqualTo(1)
+    }
+
+    /** A loss a heartbeat saw before the block failed is added once, though the release finds it again. */
+    @Test
+    fun aLossSeenBeforeTheBlockFailedIsAddedOnce() {
+        val locks = fixture.template()
+        val operator = fixture.template()
+        val failure = runBlocking {
+            runCatching {
+                locks.withLock("lost-then-failed") { lock ->
+                    operator.breakLock(lock.entity(), lock.namespace(), lock.fencingToken())
+                    lock.whenLost().get(10, TimeUnit.SECONDS) // no suspension: the cancel cannot stop the block
+                    throw IllegalStateException("block failed")
+                }
+            }.exceptionOrNull()
+        }
+        assertThat(failure).isInstanceOf(IllegalStateException::class.java)
+        assertThat(failure!!.suppressed).singleElement().isInstanceOf(LockLostException::class.java)
+        assertThat(lossesCarried(failure)).`as`("with the exception it was recovered from").isEqualTo(1)
+    }
+
+    /**
+     * The losses [failure] carries as suppressed, also on its causes: under `-ea` kotlinx's stack trace recovery hands
+     * a caller a copy of what the block threw, the original as its cause.
+     */
+    private fun lossesCarried(failure: Throwable): Int =
+        generateSequence(failure) { it.cause }.take(10)
+            .sumOf { cause -> cause.suppressed.count { it is LockLostException } }
+
+    /** What withLock throws when its block throws [error] just after another template broke its lock. */
+    private fun failingAfterAnUnheardBreak(entity: String, error: Throwable): Throwable {
+        val locks = unhearingTemplate()
+        val failure = runBlocking {
+            runCatching {
+                locks.withLock(entity) { lock ->
+                    fixture.template().breakLock(entity, null, lock.fencingToken())
+                    throw error
+                }
+            }.exceptionOrNull()
+        }
+        return checkNotNull(failure) { "withLock returned" }
+    }
+
+    /** No heartbeat during a block: only the release can find that the entry was broken. */
+    private fun unhearingTemplate() = fixture.template(
+        Consumer { it.leaseDuration(Duration.ofSeconds(60)).heartbeatInterval(Duration.ofSeconds(30)) },
+    )
 
     @Test
     fun aLostLeaseOfALockOfSeveralEntitiesFailsWithLockLostExceptionNamingThemAll() {
