@@ -701,6 +701,31 @@ class SuspendQueueLockedTests {
         }
     }
 
+    /**
+     * A suspend function fails after another template broke its lock, and no heartbeat told ours: the loss its release
+     * finds is added to its exception as suppressed, once, as for a blocking `@QueueLocked` method.
+     */
+    @Test
+    fun aLossFoundByTheReleaseOfAFailedSuspendFunctionIsAddedToItsException() {
+        contextRunner.withPropertyValues("dynamolock.lease-duration=60s", "dynamolock.heartbeat-interval=30s")
+            .run { context ->
+                val counters = context.getBean(CounterService::class.java)
+                LOCAL.client().use { client ->
+                    LockTemplate.builder(client).tableName(LOCK_TABLE).build().use { operator ->
+                        val failure = runBlocking {
+                            runCatching { counters.failAfterABreak("order-lost-unheard", operator) }.exceptionOrNull()
+                        }
+                        assertThat(failure).isInstanceOf(IllegalStateException::class.java).hasMessage("body failed")
+                        // Under -ea kotlinx hands the caller a recovered copy, the function's exception as its cause.
+                        val losses = generateSequence(failure) { it.cause }.take(10)
+                            .flatMap { it.suppressed.asSequence() }.filterIsInstance<LockLostException>().toList()
+                        assertThat(losses).singleElement().extracting { it.message }.asString()
+                            .contains("order-lost-unheard")
+                    }
+                }
+            }
+    }
+
     @Test
     fun aFlowIsLockedWhileItIsCollectedNotWhenItIsCreated() {
         contextRunner.run { context ->
@@ -1298,6 +1323,12 @@ class SuspendQueueLockedTests {
         suspend fun holdUntilCancelled(orderId: String, inside: CompletableDeferred<Unit>) {
             inside.complete(Unit)
             awaitCancellation()
+        }
+
+        @QueueLocked(entity = ["#orderId"], maxWait = "10s")
+        suspend fun failAfterABreak(orderId: String, operator: LockTemplate) {
+            operator.breakLock(orderId, null, locks.queue(orderId, null).entries().single().ticket())
+            throw IllegalStateException("body failed")
         }
 
         @QueueLocked(entity = ["#orderId"], maxWait = "10s")
