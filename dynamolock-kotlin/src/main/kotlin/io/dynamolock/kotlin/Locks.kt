@@ -95,7 +95,10 @@ suspend fun <T> LockOperations.withLock(
  * - **Release** is one DynamoDB request, made on `Dispatchers.IO` and not cancellable, once every suspend function
  *   the block called through a Spring proxy (a coroutine without a parent) and every `@QueueLocked` call it made
  *   has ended, also after the block was cancelled or gave up on them; a child the block detached carries the
- *   lock's scope, and its proxied calls count too (README, "Cancellation").
+ *   lock's scope, and its proxied calls count too (README, "Cancellation"). Only coroutines are waited for: a future
+ *   or a publisher the block awaits (`future.await()`, `mono.awaitSingle()`) is given up on at once when the block is
+ *   cancelled, and a blocking step behind it (a JDBC call on a pool thread) runs on beside the next holder. Do such
+ *   steps in `withContext(Dispatchers.IO)`, or guard their writes with the lock's fencing token.
  */
 suspend fun <T> LockOperations.withLock(request: LockRequest, block: suspend (LockHandle) -> T): T {
     val scope = currentLockScope()

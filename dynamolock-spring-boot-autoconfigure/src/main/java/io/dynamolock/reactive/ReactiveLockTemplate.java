@@ -44,6 +44,13 @@ import reactor.core.scheduler.Schedulers;
  *     otherwise a warning is logged and the body goes on. Either way, a body that fails has the loss added to its
  *     error as suppressed, as {@code LockTemplate.execute} adds it to its callback's exception.</li>
  * </ol>
+ *
+ * <p>The lock guards the body's signals, not the threads its work started. Cancelled (a client gone, a
+ * {@code timeout()} downstream), the body has its lock released at once, while a blocking step it began, such as
+ * {@code Mono.fromCallable(jdbcCall).subscribeOn(Schedulers.boundedElastic())}, runs on beside the next holder: no
+ * publisher tells when thread work it started has ended, and an interrupt does not stop a JDBC call. Guard such
+ * writes with {@link LockHandle#fencingToken()}, or do the step in a Kotlin {@code suspend fun} with
+ * {@code withContext(Dispatchers.IO)}, which a cancelled {@code @QueueLocked} call or {@code withLock} waits for.
  */
 public class ReactiveLockTemplate implements ReactiveLockOperations {
 
