@@ -44,6 +44,8 @@ object WithoutMicrometerProbe {
                 "isValid" -> true
                 "wasLost" -> false
                 "fencingToken" -> 1L
+                "whenLost" -> CompletableFuture<LockHandle>()
+                "releaseAsync" -> CompletableFuture.completedFuture(null)
                 else -> null
             }
         }
