@@ -92,7 +92,8 @@ suspend fun <T> LockOperations.withLock(
  * - **Lease lost** while the block runs: the block is cancelled and `LockLostException` thrown (also when the
  *   loss is only seen once the block has returned, or by the release); an exception of the block gets the loss as
  *   suppressed.
- * - **Release** is one DynamoDB request, made on `Dispatchers.IO` and not cancellable, once every suspend function
+ * - **Release** is one DynamoDB request, sent on the template's own threads (`LockHandle.releaseAsync`, awaited
+ *   without blocking a thread) and not cancellable, once every suspend function
  *   the block called through a Spring proxy (a coroutine without a parent) and every `@QueueLocked` call it made
  *   has ended, also after the block was cancelled or gave up on them; a child the block detached carries the
  *   lock's scope, and its proxied calls count too (README, "Cancellation"). Only coroutines are waited for: a future
@@ -173,7 +174,7 @@ private suspend fun LockOperations.awaitGrant(request: LockRequest, scope: LockS
         // Cancelled as the grant came in: await() cancels promptly and drops the handle of a future that completed
         // meanwhile, which the core then never hears of. Give the lock back.
         if (acquisition.isDone && !acquisition.isCompletedExceptionally) {
-            withContext(NonCancellable + Dispatchers.IO) { acquisition.join().release() }
+            withContext(NonCancellable) { acquisition.join().releaseAsync().await() }
         }
         throw ex
     }
@@ -188,9 +189,9 @@ private suspend inline fun <T> holding(lock: LockHandle, coroutines: BlockCorout
         work()
     } catch (ex: Throwable) {
         // Cancelled or failed, the work ends at once; a proxied call it made may still be in a blocking step.
-        withContext(NonCancellable + Dispatchers.IO) {
+        withContext(NonCancellable) {
             coroutines.awaitEnd()
-            lock.release()
+            lock.releaseAsync().await()
         }
         // A loss cancels the work (also once it has returned, while its scope waits for its children): reported as
         // the loss. The work ran: a loss before the grant of a lock it asked for must not reach our caller as "not
@@ -198,9 +199,11 @@ private suspend inline fun <T> holding(lock: LockHandle, coroutines: BlockCorout
         if (ex is CancellationException && lock.wasLost()) throw lost(lock, what)
         throw LockLostException.escapingWork(ex).also { addLoss(it, lock, what) }
     }
-    withContext(NonCancellable + Dispatchers.IO) {
+    // Released on the template's own threads, awaited without a thread: not on Dispatchers.IO, which the
+    // application's blocking work may fill while a finished block keeps its lock.
+    withContext(NonCancellable) {
         coroutines.awaitEnd() // a proxied call the work gave up on (a time-out, a cancelled child) may run on
-        lock.release()
+        lock.releaseAsync().await()
     }
     // The release may find the entry gone before any heartbeat told us (broken, or purged after the lease).
     if (lock.wasLost()) throw lost(lock, what)

@@ -17,6 +17,7 @@ import java.util.concurrent.atomic.AtomicInteger
 import java.util.concurrent.atomic.AtomicReference
 import java.util.function.Consumer
 import kotlinx.coroutines.CompletableDeferred
+import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.TimeoutCancellationException
 import kotlinx.coroutines.async
 import kotlinx.coroutines.Dispatchers
@@ -308,6 +309,31 @@ class WithLockTests {
         }
         assertThat(failure).isInstanceOf(LockLostException::class.java)
             .hasMessageContaining("multi-a', 'multi-b").hasMessageContaining("withLock")
+    }
+
+    /** The application's blocking work filling Dispatchers.IO does not keep a finished block's lock held. */
+    @Test
+    fun aFinishedBlockReleasesItsLockThoughTheApplicationsBlockingWorkFillsDispatchersIo() {
+        val locks = fixture.template()
+        val free = CountDownLatch(1)
+        val threads = maxOf(64, Runtime.getRuntime().availableProcessors()) // Dispatchers.IO's default limit
+        val busy = CountDownLatch(threads)
+        val blockers = CoroutineScope(Dispatchers.IO)
+        try {
+            repeat(threads) {
+                blockers.launch {
+                    busy.countDown()
+                    free.await() // the application's blocking call
+                }
+            }
+            assertThat(busy.await(10, TimeUnit.SECONDS)).`as`("Dispatchers.IO is full").isTrue()
+            // On a thread of its own: a release waiting for Dispatchers.IO cannot be cancelled, only outwaited.
+            val call = CompletableFuture.supplyAsync { runBlocking { locks.withLock("kt-io-full") { "done" } } }
+            assertThat(call.get(10, TimeUnit.SECONDS)).isEqualTo("done")
+            assertThat(fixture.queue("kt-io-full")).isEmpty()
+        } finally {
+            free.countDown()
+        }
     }
 
     /** Lost-lease callbacks of other locks that block every callback thread do not delay the cancel of a lost block. */

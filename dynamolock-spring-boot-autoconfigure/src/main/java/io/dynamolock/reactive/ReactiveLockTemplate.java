@@ -12,6 +12,7 @@ import java.util.IdentityHashMap;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import org.reactivestreams.Publisher;
@@ -35,9 +36,10 @@ import reactor.core.scheduler.Schedulers;
  *     cancel is released by the core).</li>
  * <li>Granted: the body is subscribed on {@link Schedulers#parallel()} (not on dynamolock's threads) with
  *     {@code scope.with(lock)} in its context.</li>
- * <li>The body completes, errors or is cancelled: the lock is released on {@link Schedulers#boundedElastic()}, as
- *     a release is a DynamoDB request and must not block an event loop. Completion is signalled after the
- *     release; cancellation does not wait for it.</li>
+ * <li>The body completes, errors or is cancelled: the lock is released with {@link LockHandle#releaseAsync()}, on
+ *     the template's own threads, as a release is a DynamoDB request and must not block an event loop, nor wait for
+ *     a Reactor scheduler the application's blocking work may fill. Completion is signalled after the release;
+ *     cancellation does not wait for it.</li>
  * <li>The lease is lost while the body runs: with {@code failOnLostLease}, the body is cancelled and the result
  *     fails with {@link LockLostException} at once (also when the loss is only noticed at completion, or by the
  *     release itself);
@@ -58,7 +60,12 @@ public class ReactiveLockTemplate implements ReactiveLockOperations {
 
     private final LockOperations locks;
     private final boolean failOnLostLease;
-    private final Scheduler releases = Schedulers.boundedElastic();
+    /**
+     * Where a minimum hold's release is handed to the template's timer: releaseAfter sends the release itself, a
+     * blocking request, if the lease was lost in the meantime. Every other release goes on the template's own
+     * threads (releaseAsync), not on this scheduler, which the application's blocking work may fill.
+     */
+    private final Scheduler minHoldReleases = Schedulers.boundedElastic();
     private final Scheduler bodies = Schedulers.parallel();
 
     /** A template that fails the body with {@link LockLostException} when the lease is lost. */
@@ -129,7 +136,7 @@ public class ReactiveLockTemplate implements ReactiveLockOperations {
     }
 
     private void releaseDiscarded(LockHandle lock) {
-        releases.schedule(lock::release);
+        lock.releaseAsync();
     }
 
     /** A granted lock and when it was granted (for a minimum hold). */
@@ -213,11 +220,20 @@ public class ReactiveLockTemplate implements ReactiveLockOperations {
             if (remaining > 0 && lock.isValid()) {
                 // Not part of the subscriber's pipeline: the caller gets its signal now, the lock is kept till then
                 // by the template's timer (see LockHandle.releaseAfter for a close meanwhile).
-                // On the release scheduler: if the lease was lost meanwhile, it releases at once, a request.
-                releases.schedule(() -> lock.releaseAfter(Duration.ofNanos(remaining)));
+                // Handed over on a scheduler: if the lease was lost meanwhile, releaseAfter releases at once, a
+                // blocking request.
+                Runnable releaseAfter = () -> lock.releaseAfter(Duration.ofNanos(remaining));
+                try {
+                    minHoldReleases.schedule(releaseAfter);
+                }
+                catch (RejectedExecutionException disposed) {
+                    releaseAfter.run(); // Reactor's schedulers shut down (an application's tests): here, not never
+                }
                 return Mono.<Void>empty();
             }
-            return Mono.<Void>fromRunnable(lock::release).subscribeOn(releases);
+            // On the template's threads, not a Reactor scheduler: the application's blocking work that fills
+            // boundedElastic must not keep a finished body's lock held. Not cancelled with the subscriber.
+            return Mono.fromFuture(lock::releaseAsync, true);
         });
     }
 

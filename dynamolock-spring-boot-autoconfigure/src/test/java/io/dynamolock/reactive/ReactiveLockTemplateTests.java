@@ -168,6 +168,35 @@ class ReactiveLockTemplateTests {
         }
     }
 
+    /**
+     * The application's own blocking work (JDBC behind subscribeOn(boundedElastic()), the usual WebFlux shape) that
+     * takes every thread of Reactor's shared boundedElastic scheduler does not keep a finished body's lock held: the
+     * release goes on the template's own threads.
+     */
+    @Test
+    void aFinishedBodyReleasesItsLockThoughTheApplicationsBlockingWorkFillsBoundedElastic() throws Exception {
+        ReactiveLockTemplate reactive = new ReactiveLockTemplate(locks);
+        CountDownLatch free = new CountDownLatch(1);
+        try {
+            int threads = Schedulers.DEFAULT_BOUNDED_ELASTIC_SIZE;
+            CountDownLatch busy = new CountDownLatch(threads);
+            for (int i = 0; i < threads; i++) {
+                Mono.fromRunnable(() -> {
+                    busy.countDown();
+                    awaitQuietly(free);
+                }).subscribeOn(Schedulers.boundedElastic()).subscribe();
+            }
+            assertThat(busy.await(10, TimeUnit.SECONDS)).as("boundedElastic is full").isTrue();
+            CompletableFuture<String> call = reactive.execute(LockRequest.of(entity), lock -> Mono.just("done"))
+                    .toFuture();
+            assertThat(call.get(10, TimeUnit.SECONDS)).as("completed once released").isEqualTo("done");
+            assertThat(locks.queue(entity, null).entries()).isEmpty();
+        }
+        finally {
+            free.countDown();
+        }
+    }
+
     /** A body done with its lock may release it early, as {@code execute}'s callback may: that is no loss. */
     @Test
     void aBodyThatReleasesItsLockEarlyCompletesWithItsValue() {
