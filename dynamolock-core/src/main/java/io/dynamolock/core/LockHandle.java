@@ -92,7 +92,9 @@ public interface LockHandle extends AutoCloseable {
 
     /**
      * A future completed with this handle when the lease is lost before release, or the release finds it was:
-     * when {@link #onLost} callbacks run, but not in line behind them. It is meant for stopping the work the lock
+     * when {@link #onLost} callbacks run, but not in line behind them: on a request thread of its own, or, when
+     * every one is busy, on a few threads kept for these completions (behind other locks' completions only; on the
+     * thread that found the loss if no thread can be started at all). It is meant for stopping the work the lock
      * guards (a subscription cancelled, a coroutine cancelled), which another lock's callback that blocks must
      * not delay; stages chained to it without an executor run on a dynamolock thread, so should not block. It
      * never completes for a lock released unlost. Each call returns a new future: completing or cancelling it

@@ -9,7 +9,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -323,7 +322,7 @@ final class Acquisition {
             lost = true;
             registered = List.copyOf(lostCallbacks.entrySet());
         }
-        registered.forEach(callback -> callback.getValue().execute(() -> runCallback(callback.getKey())));
+        registered.forEach(this::handOver);
         wake();
         return true;
     }
@@ -342,13 +341,22 @@ final class Acquisition {
             lost = true;
             registered = List.copyOf(lostCallbacks.entrySet());
         }
-        for (Map.Entry<Consumer<Acquisition>, Executor> callback : registered) {
-            try {
-                callback.getValue().execute(() -> runCallback(callback.getKey()));
-            }
-            catch (RejectedExecutionException closed) {
-                runCallback(callback.getKey()); // the template's threads are gone: on the releasing thread
-            }
+        registered.forEach(this::handOver);
+    }
+
+    /**
+     * Hands a lost-lease callback to where it runs. One that cannot be handed over (the template's threads are gone,
+     * or none could be started: an Error) runs on this thread, last resort: lost, an application would never learn
+     * of its loss; and the hand-off of one must skip neither the others nor the rest of the loss.
+     */
+    private void handOver(Map.Entry<Consumer<Acquisition>, Executor> callback) {
+        try {
+            callback.getValue().execute(() -> runCallback(callback.getKey()));
+        }
+        catch (Throwable refused) {
+            log.warn("Could not hand a lost-lease callback of {} over ({}); running it on this thread", this,
+                    refused.toString());
+            runCallback(callback.getKey());
         }
     }
 

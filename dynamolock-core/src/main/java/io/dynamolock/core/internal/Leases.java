@@ -201,8 +201,12 @@ final class Leases {
     }
 
     private void lose(Acquisition entry, String reason) {
-        entry.markLost(reason);
-        stop(entry);
+        try {
+            entry.markLost(reason);
+        }
+        finally {
+            stop(entry); // whatever happened there: a deadline kept would keep a closed template's threads
+        }
     }
 
     private void scheduleRenewal(Acquisition entry, Duration delay) {

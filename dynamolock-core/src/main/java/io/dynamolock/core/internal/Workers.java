@@ -12,7 +12,10 @@ import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The threads of one template; none of them waits for a lock.
@@ -22,7 +25,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <li><b>callbacks</b>: lost-lease callbacks, a few at a time, queued: user code, which may block, never runs on
  * the timer, nor waits for a free request thread. The library's own reactions to a loss
  * ({@link io.dynamolock.core.LockHandle#whenLost()}) run on request threads instead, so that blocked callbacks
- * do not delay them.</li>
+ * do not delay them; when every one is busy, on a few <b>reaction</b> threads of their own.</li>
  * <li><b>requests</b>: renewals, background retries, and the removals of waiters that leave (a slow one must not
  * hold a step thread, which serves every waiter; they take a few lanes of these threads at most,
  * {@link RemovalLane}). It grows with the requests in
@@ -35,6 +38,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * </ul>
  */
 final class Workers {
+
+    private static final Logger log = LoggerFactory.getLogger(Workers.class);
 
     /**
      * Requests in flight at most: 500 threads waiting 200 ms each renew 2,500 leases a second, the leases of
@@ -52,6 +57,9 @@ final class Workers {
     /** Lost-lease callbacks that run at once at most; more wait in line. */
     static final int CALLBACK_THREADS = 4;
 
+    /** Reactions to a loss that run at once at most when no request thread is free; more wait in line. */
+    static final int REACTION_THREADS = 4;
+
     /** When every request thread is busy, a task is handed over again after this pause. */
     static final Duration BUSY_RETRY = Duration.ofMillis(20);
 
@@ -59,6 +67,12 @@ final class Workers {
     private final ThreadPoolExecutor requests;
     private final ThreadPoolExecutor steps;
     private final ThreadPoolExecutor callbacks;
+    private final ThreadPoolExecutor reactionsWhenBusy;
+    /**
+     * Whether the last request thread that had to be started could not be: under lasting thread exhaustion every
+     * retry fails alike, so only the first failure of a run is logged at ERROR.
+     */
+    private final AtomicBoolean threadStartFailing = new AtomicBoolean();
     private final CompletableFuture<Void> terminated = new CompletableFuture<>();
 
     Workers() {
@@ -76,6 +90,9 @@ final class Workers {
         this.callbacks = new ThreadPoolExecutor(CALLBACK_THREADS, CALLBACK_THREADS, 30, TimeUnit.SECONDS,
                 new LinkedBlockingQueue<>(), daemonThreads("dynamolock-callback-"));
         this.callbacks.allowCoreThreadTimeOut(true);
+        this.reactionsWhenBusy = new ThreadPoolExecutor(REACTION_THREADS, REACTION_THREADS, 30, TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(), daemonThreads("dynamolock-reaction-"));
+        this.reactionsWhenBusy.allowCoreThreadTimeOut(true);
     }
 
     /** Runs {@code task} on the timer after {@code delayNanos}; {@code null} once shut down. */
@@ -99,6 +116,32 @@ final class Workers {
         }
     }
 
+    /**
+     * As {@link #tryRequest}, a thread that could not be started (an Error such as OutOfMemoryError "unable to create
+     * native thread", near the process's thread limit) counting as every thread busy: the caller keeps {@code task}
+     * and tries again, or sends it elsewhere. {@code what} names the task in the log.
+     */
+    boolean tryRequestOrBusy(Runnable task, String what) {
+        boolean started;
+        try {
+            started = tryRequest(task);
+        }
+        catch (Throwable notStarted) {
+            if (threadStartFailing.compareAndSet(false, true)) {
+                log.error("Could not start a request thread for {}; it is kept and tried again or run elsewhere"
+                        + " (logged once until a thread starts again)", what, notStarted);
+            }
+            else {
+                log.debug("Could not start a request thread for {} ({})", what, notStarted.toString());
+            }
+            return false;
+        }
+        if (started && threadStartFailing.compareAndSet(true, false)) {
+            log.info("Request threads start again");
+        }
+        return started;
+    }
+
     /** Runs {@code task} on a request thread, or on the calling one when every one is busy. */
     Executor requestsOrCaller() {
         return task -> {
@@ -115,12 +158,22 @@ final class Workers {
 
     /**
      * Where the library's own reactions to a loss run (a lost body cancelled): a request thread each, not in line
-     * behind user callbacks, which may block; in that line only when every request thread is busy.
+     * behind user callbacks, which may block. When every request thread is busy (or none can be started), on the
+     * {@link #REACTION_THREADS} reaction threads, in line behind other reactions only. Last, when those cannot take
+     * it either (shut down, or no thread can be started at all), on the calling thread: a reaction lost or thrown
+     * would leave a lost body running and the loss half handled. Never throws.
      */
     Executor reactions() {
         return task -> {
-            if (!tryRequest(task)) {
-                callbacks.execute(task);
+            if (tryRequestOrBusy(task, "a reaction to a loss")) {
+                return;
+            }
+            try {
+                reactionsWhenBusy.execute(task);
+            }
+            catch (Throwable refused) {
+                log.debug("Running a reaction to a loss on the calling thread ({})", refused.toString());
+                task.run();
             }
         };
     }
@@ -144,6 +197,7 @@ final class Workers {
         requests.shutdown();
         steps.shutdown();
         callbacks.shutdown();
+        reactionsWhenBusy.shutdown();
         terminated.complete(null);
     }
 

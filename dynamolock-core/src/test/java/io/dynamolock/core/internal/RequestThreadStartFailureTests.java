@@ -1,6 +1,7 @@
 package io.dynamolock.core.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.dynamolock.core.LockHandle;
@@ -15,9 +16,13 @@ import java.lang.reflect.Field;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -91,6 +96,52 @@ class RequestThreadStartFailureTests {
         assertThat(fixture.queue(entity)).as("the queue once the holder released and the waiter left").isEmpty();
     }
 
+    /**
+     * A loss hands the library's own reaction ({@code whenLost()}: a reactive body or Kotlin block cancelled) to a
+     * request thread of its own. The Error starting it escaped the loss half done: the application's lost-lease
+     * callback never ran, whenLost() never completed, the waiter was not woken, and the lease keeper kept the entry's
+     * deadline (a closed template never terminated).
+     */
+    @Test
+    void anErrorStartingAReactionsThreadLeavesNoPartOfALossUndone() throws Exception {
+        assertEveryPartOfALossDone(entry -> entry.markLost("the lease ran out (test)"), true);
+    }
+
+    /** As {@link #anErrorStartingAReactionsThreadLeavesNoPartOfALossUndone}, for a loss found by the release. */
+    @Test
+    void anErrorStartingAReactionsThreadLeavesNoPartOfALossFoundAtReleaseUndone() throws Exception {
+        assertEveryPartOfALossDone(entry -> entry.lostAtRelease("gone at the release (test)"), false);
+    }
+
+    /**
+     * Registers a reaction, then the application's callback, on an entry; the next request thread fails to start;
+     * {@code loss} is then run: it must not throw, and must run both (and wake the waiter if {@code wakes}).
+     */
+    private static void assertEveryPartOfALossDone(Consumer<Acquisition> loss, boolean wakes) throws Exception {
+        Workers workers = new Workers();
+        try {
+            AtomicBoolean failOnce = failFirstRequestThread(workers);
+            Acquisition entry = new Acquisition(new LockKey("oom-reaction", "default"), "pod", Duration.ofSeconds(60),
+                    false, LockMode.EXCLUSIVE, 1, null, false, workers.callbacks(), workers.reactions());
+            AtomicBoolean woken = new AtomicBoolean();
+            entry.onWake(() -> woken.set(true));
+            CompletableFuture<Acquisition> reaction = new CompletableFuture<>();
+            entry.onLostReaction(reaction::complete);
+            CountDownLatch applicationCallback = new CountDownLatch(1);
+            entry.onLost(lost -> applicationCallback.countDown());
+
+            assertThatCode(() -> loss.accept(entry)).as("the loss").doesNotThrowAnyException();
+
+            assertThat(failOnce).as("the Error was thrown starting the reaction's thread").isFalse();
+            assertThat(applicationCallback.await(5, TimeUnit.SECONDS)).as("the application's callback ran").isTrue();
+            assertThat(reaction.get(5, TimeUnit.SECONDS)).as("the reaction ran").isSameAs(entry);
+            assertThat(woken.get()).as("the waiter woken").isEqualTo(wakes);
+        }
+        finally {
+            workers.shutdown();
+        }
+    }
+
     /** Sets the lease end of entry {@code id} a second in the past, as if its process had died. */
     private void expire(String entity, String id) {
         fixture.admin().updateItem(b -> b.tableName(fixture.table())
@@ -106,9 +157,14 @@ class RequestThreadStartFailureTests {
         Field engineField = LockTemplate.class.getDeclaredField("engine");
         engineField.setAccessible(true);
         LockEngine engine = (LockEngine) engineField.get(template);
+        return failFirstRequestThread(engine.workers);
+    }
+
+    /** The next request thread {@code workers} start fails with an Error; {@code false} once it has. */
+    private static AtomicBoolean failFirstRequestThread(Workers workers) throws Exception {
         Field requestsField = Workers.class.getDeclaredField("requests");
         requestsField.setAccessible(true);
-        ThreadPoolExecutor requests = (ThreadPoolExecutor) requestsField.get(engine.workers);
+        ThreadPoolExecutor requests = (ThreadPoolExecutor) requestsField.get(workers);
         ThreadFactory real = requests.getThreadFactory();
         AtomicBoolean failOnce = new AtomicBoolean(true);
         requests.setThreadFactory(runnable -> {
