@@ -6,8 +6,6 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The removals of leaving waiters, sent on request threads: at most {@link #PER_LOCK} of one lock at once and
@@ -22,8 +20,6 @@ import org.slf4j.LoggerFactory;
  * turns at the free threads.
  */
 final class RemovalLane {
-
-    private static final Logger log = LoggerFactory.getLogger(RemovalLane.class);
 
     /** Removals of one lock that may hold request threads at once. */
     static final int PER_LOCK = 16;
@@ -67,28 +63,31 @@ final class RemovalLane {
                     sendQueued();
                 }
             };
-            boolean started;
-            try {
-                started = workers.tryRequest(sent);
-            }
-            catch (Throwable ex) {
-                // A thread that could not be started (OutOfMemoryError "unable to create native thread"): the
-                // removal is kept, as when every thread is busy; lost, its entry would stay (fail-closed: for ever).
-                log.error("Could not start a request thread for a removal of {}; trying again shortly", next.key, ex);
-                started = false;
-            }
-            if (started) {
+            if (workers.tryRequestOrBusy(sent, "a removal of " + next.key)) {
                 continue;
             }
-            done(next.key);
-            // Every request thread busy: try again shortly. Shut down: send it here, so nothing is left behind
-            // (never while an entry is pending, which keeps the threads).
-            if (workers.schedule(this::sendQueued, Workers.BUSY_RETRY.toNanos()) != null) {
-                putBack(next);
+            if (retryLater(next)) {
                 return;
             }
+            // Shut down: send it here, and the rest, so nothing is left behind (never while an entry is pending,
+            // which keeps the threads).
+            done(next.key);
             next.removal.run();
         }
+    }
+
+    /**
+     * Every request thread busy (or none could be started): {@code removal} is tried again shortly, first in its
+     * lock's turn. Put back and its room freed in one step, so that no other removal of its lock (one that ends
+     * starts the next) nor the timer's retry can start before it. {@code false} once shut down.
+     */
+    private synchronized boolean retryLater(Taken removal) {
+        if (workers.schedule(this::sendQueued, Workers.BUSY_RETRY.toNanos()) == null) {
+            return false;
+        }
+        putBack(removal);
+        done(removal.key);
+        return true;
     }
 
     /** The next removal whose lock and template have room, counted as being sent; {@code null} if none. */

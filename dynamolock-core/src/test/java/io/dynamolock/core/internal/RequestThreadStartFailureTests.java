@@ -4,6 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockMode;
 import io.dynamolock.core.LockRequest;
@@ -18,6 +22,8 @@ import java.time.Instant;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -26,6 +32,7 @@ import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.slf4j.LoggerFactory;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
 /**
@@ -142,6 +149,122 @@ class RequestThreadStartFailureTests {
         }
     }
 
+    /**
+     * A removal whose thread could not be started went back to its lock's queue only after its room was freed and a
+     * retry scheduled: meanwhile another removal of the same lock could take that room and start first (order within
+     * a lock lost exactly when threads are short). Here the retry's scheduling holds the window open (the timer's
+     * first thread starting) while the next removal of the lock is sent.
+     */
+    @Test
+    void aRemovalWhoseThreadCouldNotStartKeepsItsPlaceBeforeTheNextOfItsLock() throws Exception {
+        Workers workers = new Workers();
+        ExecutorService senders = Executors.newFixedThreadPool(2);
+        try {
+            LockKey key = new LockKey("oom-order", "default");
+            RemovalLane lane = new RemovalLane(workers);
+            AtomicBoolean putBackPending = new AtomicBoolean();
+            CountDownLatch retryBeingScheduled = new CountDownLatch(1);
+            CountDownLatch nextStarted = new CountDownLatch(1);
+            delayFirstTimerThread(workers, () -> {
+                putBackPending.set(true);
+                retryBeingScheduled.countDown();
+                try {
+                    nextStarted.await(1, TimeUnit.SECONDS); // a second at most: no removal of the lock may start
+                }
+                catch (InterruptedException ex) {
+                    Thread.currentThread().interrupt();
+                }
+                putBackPending.set(false);
+            });
+            failFirstRequestThread(workers);
+            CountDownLatch firstRan = new CountDownLatch(1);
+            AtomicBoolean nextStartedBeforeTheFirstWasBack = new AtomicBoolean();
+
+            senders.execute(() -> lane.send(key, firstRan::countDown));
+            assertThat(retryBeingScheduled.await(10, TimeUnit.SECONDS)).as("the first removal's thread failed")
+                    .isTrue();
+            senders.execute(() -> lane.send(key, () -> {
+                nextStartedBeforeTheFirstWasBack.set(putBackPending.get());
+                nextStarted.countDown();
+            }));
+
+            assertThat(firstRan.await(10, TimeUnit.SECONDS)).as("the first removal sent once a thread started")
+                    .isTrue();
+            assertThat(nextStarted.await(10, TimeUnit.SECONDS)).as("the next removal sent").isTrue();
+            assertThat(nextStartedBeforeTheFirstWasBack).as("the lock's next removal started while the first was"
+                    + " out of its queue").isFalse();
+        }
+        finally {
+            senders.shutdown();
+            workers.shutdown();
+        }
+    }
+
+    /**
+     * Under lasting thread exhaustion a removal is tried again every 20 ms, and each failure was logged at ERROR with
+     * its stack trace: hundreds a minute. The first of a run is; the rest at DEBUG.
+     */
+    @Test
+    void lastingThreadExhaustionIsLoggedAtErrorOnce() throws Exception {
+        Workers workers = new Workers();
+        Logger internals = (Logger) LoggerFactory.getLogger("io.dynamolock.core.internal");
+        ListAppender<ILoggingEvent> logged = new ListAppender<>();
+        logged.start();
+        internals.addAppender(logged);
+        try {
+            int failures = 5;
+            CountDownLatch failed = failRequestThreads(workers, failures);
+            CountDownLatch sent = new CountDownLatch(1);
+
+            new RemovalLane(workers).send(new LockKey("oom-log", "default"), sent::countDown);
+
+            assertThat(failed.await(10, TimeUnit.SECONDS)).as(failures + " threads failed to start").isTrue();
+            assertThat(sent.await(10, TimeUnit.SECONDS)).as("the removal sent once threads start again").isTrue();
+            assertThat(logged.list).filteredOn(event -> event.getLevel() == Level.ERROR)
+                    .as("ERROR events for " + failures + " failed starts in a row").hasSize(1);
+        }
+        finally {
+            internals.detachAppender(logged);
+            workers.shutdown();
+        }
+    }
+
+    /** The next {@code count} request threads {@code workers} start fail with an Error; counted down for each. */
+    private static CountDownLatch failRequestThreads(Workers workers, int count) throws Exception {
+        ThreadPoolExecutor requests = pool(workers, "requests");
+        ThreadFactory real = requests.getThreadFactory();
+        CountDownLatch failed = new CountDownLatch(count);
+        requests.setThreadFactory(runnable -> {
+            synchronized (failed) {
+                if (failed.getCount() > 0) {
+                    failed.countDown();
+                    throw new OutOfMemoryError("unable to create native thread (injected)");
+                }
+            }
+            return real.newThread(runnable);
+        });
+        return failed;
+    }
+
+    /** Runs {@code meanwhile} on the thread that starts the timer's first thread, before it does. */
+    private static void delayFirstTimerThread(Workers workers, Runnable meanwhile) throws Exception {
+        ThreadPoolExecutor timer = pool(workers, "timer");
+        ThreadFactory real = timer.getThreadFactory();
+        AtomicBoolean first = new AtomicBoolean(true);
+        timer.setThreadFactory(runnable -> {
+            if (first.getAndSet(false)) {
+                meanwhile.run();
+            }
+            return real.newThread(runnable);
+        });
+    }
+
+    private static ThreadPoolExecutor pool(Workers workers, String name) throws Exception {
+        Field field = Workers.class.getDeclaredField(name);
+        field.setAccessible(true);
+        return (ThreadPoolExecutor) field.get(workers);
+    }
+
     /** Sets the lease end of entry {@code id} a second in the past, as if its process had died. */
     private void expire(String entity, String id) {
         fixture.admin().updateItem(b -> b.tableName(fixture.table())
@@ -162,9 +285,7 @@ class RequestThreadStartFailureTests {
 
     /** The next request thread {@code workers} start fails with an Error; {@code false} once it has. */
     private static AtomicBoolean failFirstRequestThread(Workers workers) throws Exception {
-        Field requestsField = Workers.class.getDeclaredField("requests");
-        requestsField.setAccessible(true);
-        ThreadPoolExecutor requests = (ThreadPoolExecutor) requestsField.get(workers);
+        ThreadPoolExecutor requests = pool(workers, "requests");
         ThreadFactory real = requests.getThreadFactory();
         AtomicBoolean failOnce = new AtomicBoolean(true);
         requests.setThreadFactory(runnable -> {
