@@ -28,9 +28,10 @@ import org.slf4j.LoggerFactory;
  * grow with the renewals in flight and shrink when idle, so slow answers cost threads, not leases. A renewal
  * that is refused means the entry was purged: the lease is lost at once. One that fails (throttling,
  * timeouts) is retried sooner, until the lease runs out.</li>
- * <li><b>Background removals</b> of an entry that left the queue (a removal whose answer failed) are retried
- * here too: a fail-open entry's {@linkplain #retryRemoval until its lease would have run out anyway}, a
- * fail-closed entry's until it succeeds.</li>
+ * <li><b>Background removals</b> of an entry that left the queue are sent in the {@linkplain #removals() removal
+ * lanes}, and one whose answer failed is retried here, in those lanes too (a latency spike fails every removal, and
+ * their retries must not take the threads renewals need): a fail-open entry's {@linkplain #retryRemoval until its
+ * lease would have run out anyway}, a fail-closed entry's until it succeeds.</li>
  * <li><b>Lost-lease callbacks</b> run on {@linkplain Workers threads of their own}, never on the timer.</li>
  * </ul>
  */
@@ -46,6 +47,7 @@ final class Leases {
     private final Duration interval;
     private final Handoff handoff;
     private final Workers workers;
+    private final RemovalLane removals;
     /**
      * Entries whose removal may still be due and whom no lease deadline covers: the threads (and the client, for an
      * owner that closes it on termination) live until each is removed or given up. Every entry from its enqueue
@@ -71,6 +73,12 @@ final class Leases {
         this.interval = interval;
         this.handoff = handoff;
         this.workers = workers;
+        this.removals = new RemovalLane(workers);
+    }
+
+    /** Where removals of entries that left the queue are sent, in the background: first attempts and retries. */
+    RemovalLane removals() {
+        return removals;
     }
 
     /**
@@ -296,7 +304,7 @@ final class Leases {
         }
         Duration next = pause.compareTo(entry.renewalInterval(interval)) > 0 ? entry.renewalInterval(interval) : pause;
         log.warn("Could not remove {} ({}); retrying in {} ms", entry, failure.toString(), next.toMillis());
-        if (workers.schedule(() -> dispatchRemoval(entry, removal, next, failure), next.toNanos()) == null) {
+        if (workers.schedule(() -> dispatchRemoval(entry, removal, next), next.toNanos()) == null) {
             // Only once nothing is pending, so never for a fail-closed entry, which keeps the threads.
             log.warn("Template closed: {} expires with its lease", entry);
         }
@@ -429,8 +437,12 @@ final class Leases {
         }
     }
 
-    private void dispatchRemoval(Acquisition entry, Supplier<?> removal, Duration pause, RuntimeException failure) {
-        boolean sent = workers.tryRequest(() -> {
+    /**
+     * Sends a retry in its lock's removal lane, like a first attempt (which blocking releases send on the caller's
+     * thread, outside it): when every request thread is busy it keeps its place there.
+     */
+    private void dispatchRemoval(Acquisition entry, Supplier<?> removal, Duration pause) {
+        removals.send(entry.key(), () -> {
             try {
                 removal.get();
             }
@@ -441,9 +453,6 @@ final class Leases {
             }
             removed(entry);
         });
-        if (!sent) {
-            scheduleRemoval(entry, removal, pause, failure);
-        }
     }
 
     /** After a failed renewal: sooner than the usual interval, and well before the lease runs out. */

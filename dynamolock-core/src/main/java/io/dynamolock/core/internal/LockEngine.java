@@ -67,8 +67,6 @@ public final class LockEngine {
     final WaitLoop waitLoop;
     /** Wake-up hints, or {@code null} when they are off. */
     final WakeUps wakeUps;
-    /** Where leaving waiters' removals wait for a request thread ({@link #leaveInBackground}). */
-    private final RemovalLane removals = new RemovalLane(workers);
     /**
      * The dead entries a caller granted beside them purges ({@link Waiter}), each claimed once in this template, so
      * that the callers one release lets in send one purge, not one each; entry ids are never reused, so an id stays
@@ -904,7 +902,7 @@ public final class LockEngine {
     /** {@link #leaveInBackground(Acquisition)}, then {@code afterAnswer} once the removal was answered. */
     private CompletableFuture<Void> leaveInBackground(Acquisition entry, Runnable afterAnswer) {
         CompletableFuture<Void> answered = new CompletableFuture<>();
-        Acquisition.Phase previous = leave(entry, removal -> removals.send(entry.key(), () -> {
+        Acquisition.Phase previous = leave(entry, removal -> leases.removals().send(entry.key(), () -> {
             try {
                 removal.run();
                 afterAnswer.run();

@@ -8,8 +8,10 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The removals of leaving waiters, sent on request threads: at most {@link #PER_LOCK} of one lock at once and
- * {@link #TOTAL} of the template, the rest queued, each lock's in the order its waiters left.
+ * The removals of entries that left the queue, sent on request threads: at most {@link #PER_LOCK} of one lock at
+ * once and {@link #TOTAL} of the template, the rest queued, each lock's in the order they came. Leaving waiters'
+ * removals and {@code releaseAsync}'s come here, and the retries of every failed removal ({@link Leases}), a blocking
+ * release's among them.
  *
  * <p>The request threads also renew every lease of the template (R12): a burst of cancelled waiters whose removals
  * DynamoDB is slow to answer (a latency spike, when callers give up) must not take them all, or healthy holders would

@@ -3,24 +3,32 @@ package io.dynamolock.core.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.dynamolock.core.LockHandle;
+import io.dynamolock.core.LockMode;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.test.Await;
 import io.dynamolock.core.test.FaultInjector;
+import io.dynamolock.core.test.FaultInjector.Fault;
 import io.dynamolock.core.test.FaultInjector.Step;
 import io.dynamolock.core.test.LockFixture;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import software.amazon.awssdk.core.SdkRequest;
 import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
 
 /**
@@ -135,6 +143,117 @@ class RemovalLaneTests {
         finally {
             answers.countDown();
             hotHolder.release();
+        }
+    }
+
+    /**
+     * A removal that failed was retried by the lease keeper straight on a request thread, outside the lane: in a
+     * latency spike where every attempt times out, the retries of all leaving waiters held threads at once, doubling
+     * their pauses up to a heartbeat until the leases ended (a fail-closed entry's: for ever). Retries wait in the
+     * lane as first attempts do.
+     */
+    @Test
+    void retriedRemovalsOfLeavingWaitersTakeNoMoreThanTheirLane() throws Exception {
+        String entity = "retry-lane-" + System.nanoTime();
+        int waiters = 3 * RemovalLane.PER_LOCK;
+        FaultInjector faults = new FaultInjector();
+        LockTemplate template = fixture.template(b -> b.leaseDuration(Duration.ofSeconds(30))
+                .heartbeatInterval(Duration.ofSeconds(5)), faults);
+        LockHandle held = fixture.template().acquire(entity, Duration.ZERO);
+        List<CompletableFuture<LockHandle>> waiting = new ArrayList<>();
+        for (int i = 0; i < waiters; i++) {
+            waiting.add(template.acquireAsync(LockRequest.builder(entity).wait(Duration.ofMinutes(1)).build()));
+        }
+        fixture.awaitQueueLength(entity, waiters + 1);
+        LatencySpike spike = new LatencySpike(faults);
+
+        waiting.forEach(waiter -> waiter.cancel(false));
+
+        spike.awaitRemovals(2 * waiters); // every waiter's removal sent, and failed, twice on average
+        assertThat(spike.mostAtOnce()).as("removal attempts holding a request thread at once, retries included")
+                .isPositive().isLessThanOrEqualTo(RemovalLane.PER_LOCK);
+        spike.end();
+        Await.until(Duration.ofSeconds(30), "every leaving waiter's entry removed once the spike is over",
+                () -> fixture.queue(entity).size() == 1);
+        held.release();
+    }
+
+    /**
+     * A blocking release sends its removal on the caller's thread; one that fails is retried in the background, on
+     * request threads, the same path as a leaving waiter's: in the lane too, however many callers release at once.
+     */
+    @Test
+    void retriedRemovalsOfBlockingReleasesTakeNoMoreThanTheirLane() throws Exception {
+        String entity = "release-retry-lane-" + System.nanoTime();
+        int readers = 3 * RemovalLane.PER_LOCK;
+        FaultInjector faults = new FaultInjector();
+        LockTemplate template = fixture.template(b -> b.leaseDuration(Duration.ofSeconds(30))
+                .heartbeatInterval(Duration.ofSeconds(5)), faults);
+        List<LockHandle> held = new ArrayList<>();
+        for (int i = 0; i < readers; i++) {
+            held.add(template.acquire(LockRequest.builder(entity).mode(LockMode.SHARED).wait(Duration.ZERO).build()));
+        }
+        LatencySpike spike = new LatencySpike(faults);
+        ExecutorService callers = Executors.newFixedThreadPool(readers);
+        try {
+            held.forEach(reader -> callers.execute(reader::release));
+
+            spike.awaitRemovals(readers); // counted on request threads only: the retries
+            assertThat(spike.mostAtOnce()).as("retried removals holding a request thread at once")
+                    .isPositive().isLessThanOrEqualTo(RemovalLane.PER_LOCK);
+        }
+        finally {
+            callers.shutdown();
+        }
+        spike.end();
+        Await.until(Duration.ofSeconds(30), "every released entry removed once the spike is over",
+                () -> fixture.queue(entity).isEmpty());
+    }
+
+    /**
+     * A latency spike: each removal attempt holds its thread 300 ms, then fails (a 500). Counts the removals sent on
+     * the template's request threads (each its SDK attempts, one request), and the most attempts in flight at once.
+     */
+    private static final class LatencySpike {
+
+        private final FaultInjector faults;
+        private final Set<SdkRequest> removals = Collections.synchronizedSet(
+                Collections.newSetFromMap(new IdentityHashMap<>()));
+        private final AtomicInteger inFlight = new AtomicInteger();
+        private final AtomicInteger mostAtOnce = new AtomicInteger();
+
+        LatencySpike(FaultInjector faults) {
+            this.faults = faults;
+            faults.onAttempt(Step.REMOVE, request -> {
+                boolean background = Thread.currentThread().getName().startsWith("dynamolock-request-");
+                if (background) {
+                    removals.add(request);
+                    mostAtOnce.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
+                }
+                try {
+                    FaultInjector.delay(Duration.ofMillis(300));
+                }
+                finally {
+                    if (background) {
+                        inFlight.decrementAndGet();
+                    }
+                }
+            });
+            faults.failAlways(Step.REMOVE, Fault.SERVER_ERROR_BEFORE);
+        }
+
+        void awaitRemovals(int count) {
+            Await.until(Duration.ofSeconds(60), count + " removals sent on request threads",
+                    () -> removals.size() >= count);
+        }
+
+        int mostAtOnce() {
+            return mostAtOnce.get();
+        }
+
+        /** DynamoDB answers at once again, and applies the removals. */
+        void end() {
+            faults.clear();
         }
     }
 
