@@ -117,6 +117,8 @@ public final class TableBootstrap {
      * refused without being changed.
      *
      * @throws LockTableException if the table cannot hold locks, or has TTL on another attribute
+     * @throws LockTableUnavailableException if the table is there but serves no request (archived, its KMS key out
+     *                                       of reach)
      */
     public Status createIfMissing() {
         long deadline = System.nanoTime() + timeout.toNanos();
@@ -321,6 +323,8 @@ public final class TableBootstrap {
      *
      * @throws LockTableException if it is missing, has the wrong keys, or is a global table with eventually
      *                            consistent replicas; a disabled TTL is only logged
+     * @throws LockTableUnavailableException if it is there but serves no request (being deleted, archived, its KMS
+     *                                       key out of reach)
      */
     public Status verify() {
         long deadline = System.nanoTime() + timeout.toNanos();
@@ -330,22 +334,25 @@ public final class TableBootstrap {
             pauseBeforeNextLook(deadline, TableStatus.CREATING);
             look = look(deadline);
         }
-        return verify(look.status(), deadline);
+        return verify(look, deadline);
     }
 
     private Status verify(long deadline) {
-        return verify(check(deadline), deadline);
+        return verify(look(deadline), deadline);
     }
 
-    private Status verify(Status status, long deadline) {
+    private Status verify(Look look, long deadline) {
+        Status status = look.status();
         if (!status.exists()) {
             throw new LockTableException("Lock table '" + tableName + "' does not exist" + where() + ". Create it"
                     + " with " + TableShape.DESCRIPTION + " (TableBootstrap.createIfMissing() does), or check the"
                     + " region if it is elsewhere");
         }
-        if (status.problems().size() == 1 && status.problems().get(0).startsWith(UNAVAILABLE)) {
-            throw new LockTableException("Lock table '" + tableName + "'" + where() + " cannot serve locks now: "
-                    + status.problems().get(0));
+        if (look.unavailable() != null) {
+            // Its own exception: creating the table cannot help, nor more time; only its fix can.
+            Unavailable unavailable = look.unavailable();
+            throw new LockTableUnavailableException("Lock table '" + tableName + "'" + where() + " cannot serve"
+                    + " locks now: " + unavailable.problem(), unavailable.status().toString(), unavailable.fix());
         }
         if (!status.problems().isEmpty()) {
             throw new LockTableException("Lock table '" + tableName + "' cannot hold locks: "
@@ -376,8 +383,20 @@ public final class TableBootstrap {
         return look(deadline).status();
     }
 
-    /** What one look at the table found: its status as dynamolock judges it, and as DynamoDB states it. */
-    private record Look(Status status, TableStatus tableStatus) {
+    /**
+     * What one look at the table found: its status as dynamolock judges it, and as DynamoDB states it; why it serves
+     * no request, if it does not.
+     */
+    private record Look(Status status, TableStatus tableStatus, Unavailable unavailable) {
+    }
+
+    /** A table that is there but serves no request while in {@code status}, and what mends that. */
+    private record Unavailable(TableStatus status, String fix) {
+
+        /** As {@link Status#problems()} states it. */
+        String problem() {
+            return UNAVAILABLE + status + ": " + fix;
+        }
     }
 
     private Look look(long deadline) {
@@ -386,12 +405,12 @@ public final class TableBootstrap {
             table = describe(deadline);
         }
         catch (ResourceNotFoundException ex) {
-            return new Look(new Status(false, List.of("table does not exist"), false), null);
+            return new Look(new Status(false, List.of("table does not exist"), false), null, null);
         }
-        String unavailable = unavailable(table);
+        Unavailable unavailable = unavailable(table);
         if (unavailable != null) {
             // Its keys do not matter yet: nothing can be read or written until this is mended.
-            return new Look(new Status(true, List.of(unavailable), false), table.tableStatus());
+            return new Look(new Status(true, List.of(unavailable.problem()), false), table.tableStatus(), unavailable);
         }
         List<String> problems = new ArrayList<>();
         expectKey(table, TableShape.PARTITION_KEY, KeyType.HASH, problems);
@@ -410,14 +429,14 @@ public final class TableBootstrap {
         var ttl = describeTtl(deadline);
         boolean ttlEnabled = ttl != null && TableShape.TTL_ATTRIBUTE.equals(ttl.attributeName())
                 && (ttl.timeToLiveStatus() == TimeToLiveStatus.ENABLED || ttl.timeToLiveStatus() == TimeToLiveStatus.ENABLING);
-        return new Look(new Status(true, problems, ttlEnabled), table.tableStatus());
+        return new Look(new Status(true, problems, ttlEnabled), table.tableStatus(), null);
     }
 
     /**
      * Why a table that is there serves no request now, with the fix; {@code null} if it does (ACTIVE, or UPDATING:
      * its class or indexes changing).
      */
-    private static String unavailable(TableDescription table) {
+    private static Unavailable unavailable(TableDescription table) {
         TableStatus status = table.tableStatus();
         if (status == null || status == TableStatus.ACTIVE || status == TableStatus.UPDATING
                 || status == TableStatus.UNKNOWN_TO_SDK_VERSION) {
@@ -434,7 +453,7 @@ public final class TableBootstrap {
                     + " it from its archival backup, or point dynamolock at another table";
             default -> "wait until it is ACTIVE";
         };
-        return UNAVAILABLE + status + ": " + fix;
+        return new Unavailable(status, fix);
     }
 
     private TimeToLiveDescription describeTtl(long deadline) {

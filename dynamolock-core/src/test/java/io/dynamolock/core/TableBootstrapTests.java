@@ -247,13 +247,20 @@ class TableBootstrapTests {
             TableBootstrap bootstrap = TableBootstrap.of(seen, table).timeout(Duration.ofSeconds(3));
             assertThat(bootstrap.check().usable()).as("check() of a table " + status).isFalse();
             assertThat(bootstrap.check().problems()).singleElement().asString().contains(status.toString());
-            assertThatThrownBy(bootstrap::verify).isInstanceOf(LockTableException.class)
-                    .hasMessageContaining(table).hasMessageContaining(status.toString());
+            assertThatThrownBy(bootstrap::verify).isInstanceOfSatisfying(LockTableUnavailableException.class,
+                    unavailable -> assertUnavailable(unavailable, status)).hasMessageContaining(table);
             if (status != TableStatus.DELETING) { // createIfMissing waits for a deletion, to create it again
-                assertThatThrownBy(bootstrap::createIfMissing).isInstanceOf(LockTableException.class)
-                        .hasMessageContaining(status.toString());
+                assertThatThrownBy(bootstrap::createIfMissing).isInstanceOfSatisfying(
+                        LockTableUnavailableException.class, unavailable -> assertUnavailable(unavailable, status));
             }
         }
+    }
+
+    /** A refusal of a table that serves no request names its status and its own fix, which the message states. */
+    private static void assertUnavailable(LockTableUnavailableException unavailable, TableStatus status) {
+        assertThat(unavailable.tableStatus()).isEqualTo(status.toString());
+        assertThat(unavailable.fix()).isNotBlank().doesNotContain("create-table");
+        assertThat(unavailable.getMessage()).contains(status.toString()).contains(unavailable.fix());
     }
 
     /** A table still being created (by the stack that deploys the service, say) is waited for by verify() too. */

@@ -5,12 +5,13 @@ import io.dynamolock.core.DynamoLockException;
 import io.dynamolock.core.LockTableAccessDeniedException;
 import io.dynamolock.core.LockTableNotReadyException;
 import io.dynamolock.core.LockTableException;
+import io.dynamolock.core.LockTableUnavailableException;
 import org.springframework.beans.factory.NoUniqueBeanDefinitionException;
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 
 /**
- * Turns dynamolock's startup failures (a missing or misshapen lock table, badly declared
+ * Turns dynamolock's startup failures (a missing, misshapen or unavailable lock table, badly declared
  * {@code @QueueLocked} methods, several templates for them and none primary) into Boot's
  * "APPLICATION FAILED TO START" report.
  */
@@ -31,6 +32,12 @@ class DynamoLockFailureAnalyzer extends AbstractFailureAnalyzer<DynamoLockExcept
             return new FailureAnalysis(cause.getMessage(), "Start again once the table is ACTIVE and DynamoDB"
                     + " takes table operations again, or give start-up more time with dynamolock.startup-timeout.",
                     cause);
+        }
+        if (cause instanceof LockTableUnavailableException unavailable) {
+            // The table is there: creating it, or more time at start-up, cannot help.
+            String fix = unavailable.fix();
+            return new FailureAnalysis(cause.getMessage(), Character.toUpperCase(fix.charAt(0)) + fix.substring(1)
+                    + "; then start again.", cause);
         }
         if (cause instanceof LockTableException) {
             return new FailureAnalysis(cause.getMessage(), "Set dynamolock.create-table=true to create the table at"

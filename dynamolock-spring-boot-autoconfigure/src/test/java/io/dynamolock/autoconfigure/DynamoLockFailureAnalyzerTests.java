@@ -7,6 +7,7 @@ import io.dynamolock.annotation.QueueLockedConfigurationException;
 import io.dynamolock.core.LockTableException;
 import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.LockTableNotReadyException;
+import io.dynamolock.core.LockTableUnavailableException;
 import io.dynamolock.core.test.DynamoDbLocal;
 import java.util.Objects;
 import java.util.function.Supplier;
@@ -56,6 +57,22 @@ class DynamoLockFailureAnalyzerTests {
                 "failed", new LockTableNotReadyException("Lock table 'x' is still CREATING after PT1M")));
         assertThat(analysis.getDescription()).isEqualTo("Lock table 'x' is still CREATING after PT1M");
         assertThat(analysis.getAction()).contains("dynamolock.startup-timeout").doesNotContain("create-table");
+    }
+
+    /**
+     * A table that is there but serves no request (archived, its KMS key out of reach) was told to set
+     * dynamolock.create-table=true or to create it, which cannot help; its own fix can.
+     */
+    @Test
+    void explainsATableThatServesNoRequestWithItsOwnFixNotByCreatingIt() {
+        String fix = "restore it from its archival backup, or point dynamolock at another table";
+        LockTableUnavailableException archived = new LockTableUnavailableException("Lock table 'x' cannot serve"
+                + " locks now: it serves no request while ARCHIVED: " + fix, "ARCHIVED", fix);
+        FailureAnalysis analysis = analyzer.analyze(new BeanCreationException("lockTableInitializer", "failed",
+                archived));
+        assertThat(analysis.getDescription()).isEqualTo(archived.getMessage());
+        assertThat(analysis.getAction()).containsIgnoringCase(fix).doesNotContain("create-table")
+                .doesNotContain("startup-timeout");
     }
 
     @Test
