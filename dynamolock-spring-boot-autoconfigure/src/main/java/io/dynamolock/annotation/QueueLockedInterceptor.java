@@ -285,15 +285,25 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
      * The caller's future completes after the lock was released, with the method's outcome. The release is a
      * DynamoDB request: it runs on CompletableFuture's async pool, not on whatever thread completed the method's
      * future (an event loop of a WebClient, say, must not block on it). A {@code ResponseEntity} it completes with
-     * whose body is work still going on fails it: Spring would stream that body after the release.
+     * whose body is work still going on fails it: Spring would stream that body after the release; so does one whose
+     * body throws when inspected, with that exception.
      */
     private CompletableFuture<Object> releaseOnCompletion(CompletionStage<?> returned, LockHandle lock,
             LockedMethod locked, long grantedAt, Class<?> targetClass) {
         CompletableFuture<Object> result = new CompletableFuture<>();
         returned.whenCompleteAsync((value, completion) -> {
-            // The future's work ran: a loss before the grant of a lock it asked for must not reach our caller as such.
-            Throwable failure = completion != null ? LockLostException.escapingWork(completion)
-                    : QueueLockedMethods.unfinishedBody(value, locked, targetClass);
+            Throwable failure;
+            try {
+                // The future's work ran: a loss before the grant of a lock it asked for must not reach our caller as
+                // such.
+                failure = completion != null ? LockLostException.escapingWork(completion)
+                        : QueueLockedMethods.unfinishedBody(value, locked, targetClass);
+            }
+            catch (RuntimeException | Error inspecting) {
+                // A body that throws when asked whether it is done (a remote handle's isDone()) fails the call, as on
+                // the blocking path: escaping, it would end this callback with the lock renewed for good.
+                failure = inspecting;
+            }
             try {
                 finish(lock, locked, grantedAt, failure);
             }

@@ -30,8 +30,10 @@ import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -464,6 +466,32 @@ class QueueLockedTests extends QueueLockedTestSupport {
         assertThat(heldEntities()).doesNotContain("body-3");
     }
 
+    /**
+     * A ResponseEntity whose body throws when asked whether it is done (a remote job's handle that lost its
+     * connection): the call fails with that exception, the lock released.
+     */
+    @Test
+    void aResponseEntityBodyThatThrowsWhenInspectedFailsTheCallAndReleasesTheLock() {
+        assertThatIllegalStateException()
+                .isThrownBy(() -> service.untyped("body-4", ResponseEntity.ok(new DisconnectedFuture())))
+                .withMessage(DisconnectedFuture.DISCONNECTED);
+        assertThat(heldEntities()).doesNotContain("body-4");
+    }
+
+    /**
+     * The same body in the ResponseEntity a followed future completes with: the caller's future fails with that
+     * exception, the lock released (it was renewed for good, and the caller's future never completed).
+     */
+    @Test
+    void aFollowedFutureWhoseResponseEntityBodyThrowsWhenInspectedFailsAndReleasesTheLock() throws Exception {
+        CompletableFuture<Object> gate = new CompletableFuture<>();
+        CompletableFuture<?> result = (CompletableFuture<?>) service.untyped("body-5", gate);
+        gate.complete(ResponseEntity.ok(new DisconnectedFuture()));
+        assertThat(result).failsWithin(Duration.ofSeconds(10)).withThrowableOfType(ExecutionException.class)
+                .havingCause().isInstanceOf(IllegalStateException.class).withMessage(DisconnectedFuture.DISCONNECTED);
+        assertThat(heldEntities()).doesNotContain("body-5");
+    }
+
     /** A Kotlin Job returned through Object runs after the release, as a Deferred would: the call fails. */
     @Test
     void failsOnAKotlinJobReturnedThroughObject() {
@@ -497,6 +525,37 @@ class QueueLockedTests extends QueueLockedTestSupport {
         assertThat(lockUser.lockTemplate()).isSameAs(locks);
         long first = lockUser.fencingTokenOf("user-1");
         assertThat(lockUser.fencingTokenOf("user-1")).isGreaterThan(first);
+    }
+
+    /** A remote job's handle whose connection is lost: every question about it throws. */
+    private static final class DisconnectedFuture implements Future<String> {
+
+        static final String DISCONNECTED = "connection to the job server lost";
+
+        @Override
+        public boolean cancel(boolean mayInterruptIfRunning) {
+            return false;
+        }
+
+        @Override
+        public boolean isCancelled() {
+            throw new IllegalStateException(DISCONNECTED);
+        }
+
+        @Override
+        public boolean isDone() {
+            throw new IllegalStateException(DISCONNECTED);
+        }
+
+        @Override
+        public String get() {
+            throw new IllegalStateException(DISCONNECTED);
+        }
+
+        @Override
+        public String get(long timeout, TimeUnit unit) {
+            throw new IllegalStateException(DISCONNECTED);
+        }
     }
 
     private List<String> heldEntities() {
