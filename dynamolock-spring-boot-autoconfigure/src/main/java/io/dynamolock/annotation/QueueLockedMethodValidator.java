@@ -44,7 +44,8 @@ import org.springframework.util.ClassUtils;
  * a class the start could not know: its {@code @Bean} method returns an interface. Its class is checked when the bean
  * is created, a bad declaration failing that creation with the same message, and the template made to outlive it.
  * A {@code FactoryBean}'s product is judged by its own class and proxy, as it was made, at the start or later, not by
- * the factory's object type.
+ * the factory's object type; a bean that is an AOP proxy also by each interface it proxies that its target does not
+ * implement (a Spring Data repository's, whose target is a {@code SimpleJpaRepository}).
  * As a post-processor it is created before the other beans: it is no candidate for auto-proxying (which would look
  * every advisor up then) and asks for its advisor only once the singletons exist.
  */
@@ -108,19 +109,23 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
         List<String> locking = new ArrayList<>();
         for (String name : beanFactory.getBeanDefinitionNames()) {
             Object bean = createdBean(name);
-            Class<?> type = bean != null ? AopProxyUtils.ultimateTargetClass(bean) : declaredClass(name);
-            if (type == null || !AnnotationUtils.isCandidateClass(type, QueueLocked.class)) {
-                continue;
+            List<Class<?>> types = bean != null ? calledTypes(bean) : declaredClass(name);
+            boolean locks = false;
+            for (Class<?> type : types) {
+                if (!AnnotationUtils.isCandidateClass(type, QueueLocked.class)) {
+                    continue;
+                }
+                if (!checked.containsKey(type)) {
+                    checkClass(type, problems);
+                    checked.put(type, check(type, bean, problems));
+                }
+                else {
+                    // Checked under a name whose bean is not created (a lazy one): this one may be, and broken already.
+                    warnOfFinals(type, bean);
+                }
+                locks |= checked.get(type);
             }
-            if (!checked.containsKey(type)) {
-                checkClass(type, problems);
-                checked.put(type, check(type, bean, problems));
-            }
-            else {
-                // Checked under a name whose bean is not created (a lazy one): this one may be, and broken already.
-                warnOfFinals(type, bean);
-            }
-            if (checked.get(type)) {
+            if (locks) {
                 locking.add(name);
             }
         }
@@ -149,12 +154,22 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
         if (!started && finalsUnseen.isEmpty()) {
             return bean;
         }
-        Class<?> type = AopProxyUtils.ultimateTargetClass(bean);
-        // Also during the start-up check: a lazy bean it creates (an advisor it looks up) is past its class's check.
-        warnOfFinals(type, bean);
-        if (!started || !AnnotationUtils.isCandidateClass(type, QueueLocked.class)) {
-            return bean;
+        boolean locks = false;
+        for (Class<?> type : calledTypes(bean)) {
+            // Also during the start-up check: a lazy bean it creates (an advisor it looks up) is past its class's check.
+            warnOfFinals(type, bean);
+            if (started && AnnotationUtils.isCandidateClass(type, QueueLocked.class)) {
+                locks |= checkCreatedLater(type, bean);
+            }
         }
+        if (locks && beanFactory.containsBean(beanName) && beanFactory.isSingleton(beanName)) {
+            outliveLockingBeans(List.of(beanName));
+        }
+        return bean;
+    }
+
+    /** Checks a class first seen after the start, as the start would have; {@code true} if it has locked methods. */
+    private boolean checkCreatedLater(Class<?> type, Object bean) {
         Boolean locking = checked.get(type);
         if (locking == null) {
             List<String> problems = new ArrayList<>();
@@ -166,10 +181,26 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
             failOn(problems);
             checked.put(type, locking);
         }
-        if (locking && beanFactory.containsBean(beanName) && beanFactory.isSingleton(beanName)) {
-            outliveLockingBeans(List.of(beanName));
+        return locking;
+    }
+
+    /**
+     * The classes whose {@code @QueueLocked} methods a call on {@code bean} (as created) runs: its target's, and for an
+     * AOP proxy each interface it proxies that its target does not implement. That is a Spring Data repository's
+     * shape: a proxy of the annotated repository interface over a {@code SimpleJpaRepository}, the proxy's advice
+     * answering the interface's methods; judged by its target's class alone, they were never checked.
+     */
+    private static List<Class<?>> calledTypes(Object bean) {
+        Class<?> target = AopProxyUtils.ultimateTargetClass(bean);
+        List<Class<?>> types = new ArrayList<>(List.of(target));
+        if (AopUtils.isAopProxy(bean)) {
+            for (Class<?> proxied : AopProxyUtils.proxiedUserInterfaces(bean)) {
+                if (!proxied.isAssignableFrom(target)) {
+                    types.add(proxied);
+                }
+            }
         }
-        return bean;
+        return types;
     }
 
     private static void failOn(List<String> problems) {
@@ -180,10 +211,13 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
         }
     }
 
-    /** The user class a bean not created yet is declared with (a FactoryBean's object type), without creating it. */
-    private Class<?> declaredClass(String name) {
+    /**
+     * The user class a bean not created yet is declared with (a FactoryBean's object type), without creating it; none
+     * if it cannot tell.
+     */
+    private List<Class<?>> declaredClass(String name) {
         Class<?> type = beanFactory.getType(name, false);
-        return type == null ? null : ClassUtils.getUserClass(type);
+        return type == null ? List.of() : List.of(ClassUtils.getUserClass(type));
     }
 
     /**

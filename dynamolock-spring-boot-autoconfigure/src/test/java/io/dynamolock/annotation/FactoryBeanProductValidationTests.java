@@ -12,8 +12,10 @@ import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.test.DynamoDbLocal;
 import java.lang.reflect.Proxy;
 import java.util.concurrent.atomic.AtomicReference;
+import org.aopalliance.intercept.MethodInterceptor;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.aop.framework.ProxyFactory;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.FactoryBean;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -104,6 +106,42 @@ class FactoryBeanProductValidationTests {
         });
         assertThat(FlushThroughProductOnShutdown.outcome.get()).as("what the @QueueLocked call in a destroy() got")
                 .isEqualTo("flushed pending");
+    }
+
+    /**
+     * A Spring Data repository's shape: the product is a proxy of the annotated interface over a target of a class
+     * that does not implement it. The interface's methods are what is called: the start checks them, naming the
+     * interface, when the product is made during the start...
+     */
+    @Test
+    void checksTheInterfaceOfARepositoryShapedProductCreatedDuringTheStart() {
+        contextRunner.withBean("orders", RepositoryFactory.class).withBean(RepositoryUser.class)
+                .run(context -> assertThat(context).getFailure()
+                        .isInstanceOf(QueueLockedConfigurationException.class)
+                        .hasMessageContaining("@QueueLocked on " + OrderRepository.class.getName() + ".save(String):"
+                                + " entity expression '#orderid' refers to #orderid, which is not a parameter of"
+                                + " the method; parameters are [orderId]"));
+    }
+
+    /** ... and by the factory's declared object type when nothing asks for the product at the start. */
+    @Test
+    void checksTheInterfaceOfARepositoryShapedProductNotCreatedDuringTheStart() {
+        contextRunner.withBean("orders", RepositoryFactory.class)
+                .run(context -> assertThat(context).getFailure()
+                        .isInstanceOf(QueueLockedConfigurationException.class)
+                        .hasMessageContaining("@QueueLocked on " + OrderRepository.class.getName() + ".save(String):"));
+    }
+
+    /** A repository-shaped product called from a destroy(): the template outlives it too. */
+    @Test
+    void aRepositoryShapedProductCalledWhenAnotherBeanIsDestroyedStillGetsTheLock() {
+        FlushThroughRepositoryOnShutdown.outcome.set(null);
+        contextRunner.withUserConfiguration(FlushThroughRepositoryOnShutdown.class).run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context.getBean(FlushingRepository.class).flush("running")).isEqualTo("flush running");
+        });
+        assertThat(FlushThroughRepositoryOnShutdown.outcome.get()).as("what the @QueueLocked call in a destroy() got")
+                .isEqualTo("flush pending");
     }
 
     private static void assertSettlesLocked(Settlement settlement, LockTemplate locks) {
@@ -197,6 +235,96 @@ class FactoryBeanProductValidationTests {
             return () -> {
                 try {
                     outcome.set(flusher.flush("pending"));
+                }
+                catch (RuntimeException ex) {
+                    outcome.set(ex.toString());
+                }
+            };
+        }
+    }
+
+    /** A repository whose declaration is bad: the parameter is orderId. */
+    public interface OrderRepository {
+
+        @QueueLocked(entity = "#orderid")
+        String save(String orderId);
+    }
+
+    public interface FlushingRepository {
+
+        @QueueLocked(entity = "#id")
+        String flush(String id);
+    }
+
+    /** What a repository proxy calls: SimpleJpaRepository's place, implementing none of the annotated interfaces. */
+    public static class RepositoryBackend {
+    }
+
+    /**
+     * Like RepositoryFactoryBeanSupport: a proxy of the interface over a {@link RepositoryBackend}, its advice
+     * answering every call.
+     */
+    abstract static class RepositoryShapedFactory<T> implements FactoryBean<T> {
+
+        private final Class<T> repository;
+
+        RepositoryShapedFactory(Class<T> repository) {
+            this.repository = repository;
+        }
+
+        @Override
+        public T getObject() {
+            ProxyFactory proxy = new ProxyFactory(new RepositoryBackend());
+            proxy.addInterface(repository);
+            proxy.addAdvice((MethodInterceptor) invocation -> invocation.getMethod().getName() + " "
+                    + invocation.getArguments()[0]);
+            return repository.cast(proxy.getProxy(getClass().getClassLoader()));
+        }
+
+        @Override
+        public Class<?> getObjectType() {
+            return repository;
+        }
+    }
+
+    public static class RepositoryFactory extends RepositoryShapedFactory<OrderRepository> {
+
+        public RepositoryFactory() {
+            super(OrderRepository.class);
+        }
+    }
+
+    public static class FlushingRepositoryFactory extends RepositoryShapedFactory<FlushingRepository> {
+
+        public FlushingRepositoryFactory() {
+            super(FlushingRepository.class);
+        }
+    }
+
+    public static class RepositoryUser {
+
+        final OrderRepository repository;
+
+        public RepositoryUser(OrderRepository repository) {
+            this.repository = repository;
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class FlushThroughRepositoryOnShutdown {
+
+        static final AtomicReference<String> outcome = new AtomicReference<>();
+
+        @Bean
+        FlushingRepositoryFactory flushingRepository() {
+            return new FlushingRepositoryFactory();
+        }
+
+        @Bean
+        DisposableBean flushOnShutdown(FlushingRepository repository) {
+            return () -> {
+                try {
+                    outcome.set(repository.flush("pending"));
                 }
                 catch (RuntimeException ex) {
                     outcome.set(ex.toString());
