@@ -68,9 +68,10 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
      */
     private final Set<Class<?>> finalsUnseen = ConcurrentHashMap.newKeySet();
     /**
-     * The beans created before the start-up check, as post-processed (their proxies), by name, kept until it is done. A
-     * FactoryBean's product is post-processed under the factory's name, and only this shows its class and proxy: the
-     * factory's declared object type may be an interface, and the singleton of that name is the factory itself.
+     * The beans created before the start-up check, as post-processed (their proxies), by name, kept until it is done:
+     * asked for a FactoryBean's product, and a bean registered as no singleton. A FactoryBean's product is
+     * post-processed under the factory's name, and only this shows its class and proxy: the factory's declared object
+     * type may be an interface, and the singleton of that name is the factory itself.
      */
     private final Map<String, Object> createdBeforeTheCheck = new ConcurrentHashMap<>();
     /** Whether the start-up check is done: the beans created since are checked one by one. */
@@ -239,13 +240,16 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
      * yet (a lazy one, a product nothing asked for).
      */
     private Object createdBean(String name) {
-        Object bean = createdBeforeTheCheck.get(name);
-        if (bean == null && beanFactory instanceof ConfigurableListableBeanFactory factory
-                && factory.containsSingleton(name)) {
-            // Created before this post-processor was registered (one another post-processor needed): as it stands.
-            bean = factory.getSingleton(name);
+        Object singleton = beanFactory instanceof ConfigurableListableBeanFactory factory
+                && factory.containsSingleton(name) ? factory.getSingleton(name) : null;
+        if (singleton != null && !(singleton instanceof FactoryBean)) {
+            // The bean as registered, not as this post-processor saw it: one in a circular reference was proxied early,
+            // for the bean that needed it, and the auto-proxy creator hands the raw bean on here. Also one created
+            // before this post-processor was registered (one another post-processor needed).
+            return singleton;
         }
-        return bean instanceof FactoryBean ? null : bean;
+        // A FactoryBean's product (post-processed under the factory's name), or a bean that is no singleton.
+        return createdBeforeTheCheck.get(name);
     }
 
     private static Set<Method> annotatedMethods(Class<?> type) {

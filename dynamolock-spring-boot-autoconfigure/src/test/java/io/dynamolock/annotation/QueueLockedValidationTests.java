@@ -31,6 +31,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.beans.factory.BeanCreationException;
 import org.springframework.beans.factory.FactoryBean;
 import org.springframework.beans.factory.NoSuchBeanDefinitionException;
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.beans.factory.support.DefaultListableBeanFactory;
 import org.springframework.boot.LazyInitializationBeanFactoryPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -595,6 +596,25 @@ class QueueLockedValidationTests {
                 });
         assertThat(output).doesNotContain(FinalPayments.class.getName() + ".settle(String, LockTemplate) has no"
                 + " effect");
+    }
+
+    /**
+     * A bean in a circular reference is proxied early, for the bean that needed it: the JDK proxy is the bean, and it
+     * calls the final method through its interface, locked, so no warning says otherwise.
+     */
+    @Test
+    void aFinalMethodOfAJdkProxiedBeanInACircularReferenceIsLockedWithoutAWarning(CapturedOutput output) {
+        contextRunner.withPropertyValues("spring.aop.proxy-target-class=false").withAllowCircularReferences(true)
+                .withBean("payments", CyclicPayments.class).withBean(PaymentsPartner.class)
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    Settlement settlement = context.getBean(PaymentsPartner.class).settlement;
+                    assertThat(Proxy.isProxyClass(settlement.getClass())).isTrue();
+                    assertThat(settlement.settle("o-10", context.getBean(LockTemplate.class)))
+                            .containsExactly("o-10");
+                });
+        assertThat(output).doesNotContain(CyclicPayments.class.getName() + ".settle(String, LockTemplate) does not"
+                + " work");
     }
 
     /**
@@ -1333,6 +1353,25 @@ class QueueLockedValidationTests {
         public final List<String> settle(String orderId, LockTemplate locks) {
             return locks.activeLocks().stream().map(lock -> lock.entity()).toList();
         }
+    }
+
+    /** A {@link FinalPayments} in a circular reference with {@link PaymentsPartner}. */
+    public static class CyclicPayments implements Settlement {
+
+        @Autowired
+        PaymentsPartner partner;
+
+        @Override
+        @QueueLocked(entity = "#orderId")
+        public final List<String> settle(String orderId, LockTemplate locks) {
+            return locks.activeLocks().stream().map(lock -> lock.entity()).toList();
+        }
+    }
+
+    public static class PaymentsPartner {
+
+        @Autowired
+        Settlement settlement;
     }
 
     public interface Payments {
