@@ -2,6 +2,7 @@ package io.dynamolock.kotlin
 
 import io.dynamolock.annotation.QueueLocked
 import io.dynamolock.annotation.QueueLockedConfigurationException
+import io.dynamolock.annotation.WaitTimeoutPolicy
 import java.util.concurrent.CompletableFuture
 import org.assertj.core.api.Assertions.assertThat
 import org.junit.jupiter.api.Test
@@ -71,6 +72,47 @@ class SuspendQueueLockedValidationTests {
         }
         SuspendQueueLockedTests.contextRunner().withBean(EntityOfText::class.java).run { context ->
             assertThat(context).hasNotFailed()
+        }
+    }
+
+    abstract class Handler<R> {
+        @QueueLocked(entity = ["#id"], onWaitTimeout = WaitTimeoutPolicy.SKIP)
+        open suspend fun handle(id: String): R = work(id)
+
+        abstract fun work(id: String): R
+    }
+
+    open class UnitHandler : Handler<Unit>() {
+        override fun work(id: String) {}
+    }
+
+    abstract class Streaming<B : Any> {
+        @QueueLocked(entity = ["#id"])
+        open suspend fun get(id: String): ResponseEntity<B> = ResponseEntity.ok(body(id))
+
+        abstract fun body(id: String): B
+    }
+
+    open class FluxStreaming : Streaming<Flux<String>>() {
+        override fun body(id: String): Flux<String> = Flux.just(id)
+    }
+
+    /** A class type variable is what the bean's class makes it: R that it makes Unit returns nothing, so it may skip. */
+    @Test
+    fun skipsWithAClassTypeVariableTheBeanResolvesToUnit() {
+        SuspendQueueLockedTests.contextRunner().withBean(UnitHandler::class.java).run { context ->
+            assertThat(context).hasNotFailed()
+        }
+    }
+
+    /** A ResponseEntity of B that the bean's class makes a Flux is refused at the start, as a declared one is. */
+    @Test
+    fun aSuspendFunctionReturningAResponseEntityOfAFluxThroughAClassTypeVariableFailsTheStart() {
+        SuspendQueueLockedTests.contextRunner().withBean(FluxStreaming::class.java).run { context ->
+            assertThat(context.startupFailure).isInstanceOf(QueueLockedConfigurationException::class.java)
+                .hasMessageContaining(FluxStreaming::class.java.name + ".get(String, Continuation): returns suspend"
+                    + " function's org.springframework.http.ResponseEntity of reactor.core.publisher.Flux, whose work"
+                    + " goes on after the method returns")
         }
     }
 }

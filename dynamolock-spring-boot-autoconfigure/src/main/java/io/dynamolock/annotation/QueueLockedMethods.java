@@ -292,8 +292,8 @@ final class QueueLockedMethods {
     private static boolean returnsNothing(Method method, ResolvableType returned, LockedMethod.Returns returns) {
         if (KotlinDetector.isSuspendingFunction(method)) {
             // Compared by name, so that this class needs no Kotlin.
-            Type result = suspendResult(method);
-            return result != null && (result.getTypeName().equals("kotlin.Unit") || result == Void.class);
+            Class<?> result = returned.resolve();
+            return result != null && (result.getName().equals("kotlin.Unit") || result == Void.class);
         }
         if (returns == LockedMethod.Returns.VALUE) {
             return returned.resolve() == void.class || returned.resolve() == Void.class;
@@ -304,24 +304,36 @@ final class QueueLockedMethods {
     /**
      * The return type as the bean's class makes it: a class type variable ({@code R handle(..)} in a
      * {@code Handler<R>}) is what the subclass gives, a {@code Mono} or a {@code ResponseEntity<Flux<T>>} say, which
-     * decides how the lock follows the method, as the entity parameters' types are resolved.
+     * decides how the lock follows the method, as the entity parameters' types are resolved. A suspend function's is
+     * its result's, {@code T} of its last parameter, {@code Continuation<? super T>}: the wildcard resolves, and gives
+     * its generics, as {@code T}.
      */
     private static ResolvableType returnType(Method method, Class<?> targetClass) {
-        return targetClass != null && method.getDeclaringClass().isAssignableFrom(targetClass)
-                ? ResolvableType.forMethodReturnType(method, targetClass) : ResolvableType.forMethodReturnType(method);
+        if (KotlinDetector.isSuspendingFunction(method)) {
+            MethodParameter continuation = new MethodParameter(method, method.getParameterCount() - 1);
+            return ResolvableType.forMethodParameter(asTheBeanMakesIt(continuation, targetClass)).getGeneric(0);
+        }
+        return ResolvableType.forMethodParameter(asTheBeanMakesIt(new MethodParameter(method, -1), targetClass));
     }
 
+    /** {@code parameter} (or the return type) with the class type variables the bean's class gives resolved. */
+    private static MethodParameter asTheBeanMakesIt(MethodParameter parameter, Class<?> targetClass) {
+        return targetClass != null && parameter.getDeclaringClass().isAssignableFrom(targetClass)
+                ? parameter.withContainingClass(targetClass) : parameter;
+    }
+
+    /** The return type as declared (a class type variable by its name), a suspend function's result's. */
     private static String resultName(Method method) {
-        Type result = KotlinDetector.isSuspendingFunction(method) ? suspendResult(method) : null;
+        Type result = KotlinDetector.isSuspendingFunction(method) ? declaredSuspendResult(method) : null;
         return result != null ? result.getTypeName() + " (suspend function)"
                 : method.getGenericReturnType().getTypeName();
     }
 
     /**
-     * What a suspend function returns: {@code T} of its last parameter, {@code Continuation<? super T>}, or
-     * {@code null} if that cannot be read.
+     * What a suspend function is declared to return: {@code T} of its last parameter, {@code Continuation<? super T>},
+     * or {@code null} if that cannot be read.
      */
-    private static Type suspendResult(Method method) {
+    private static Type declaredSuspendResult(Method method) {
         Type[] parameters = method.getGenericParameterTypes();
         if (!(parameters[parameters.length - 1] instanceof ParameterizedType continuation)) {
             return null;
@@ -449,9 +461,7 @@ final class QueueLockedMethods {
         if (index < 0 || index >= argumentCount(method)) {
             return null;
         }
-        MethodParameter parameter = new MethodParameter(method, index);
-        return targetClass != null && method.getDeclaringClass().isAssignableFrom(targetClass)
-                ? parameter.withContainingClass(targetClass) : parameter;
+        return asTheBeanMakesIt(new MethodParameter(method, index), targetClass);
     }
 
     /**
@@ -546,7 +556,7 @@ final class QueueLockedMethods {
      */
     private static LockedMethod.Returns returns(Method method, ResolvableType returned, Class<?> targetClass,
             String description) {
-        // A suspend function returns Object (Spring reads its Kotlin result type as the return type): read below.
+        // A suspend function returns Object; its result type (returned) is read below.
         Class<?> type = KotlinDetector.isSuspendingFunction(method) ? method.getReturnType()
                 : returned.resolve(method.getReturnType());
         Class<?> owner = targetClass != null ? targetClass : method.getDeclaringClass();
@@ -573,16 +583,15 @@ final class QueueLockedMethods {
             }
             // Spring calls a suspend function that returns a Flow as a Flux of its elements, and the proxy turns the
             // Publisher it gets back into a Flow: many elements, not one. Any other, as a Mono of its result.
-            MethodParameter result = new MethodParameter(method, -1);
-            if (KOTLIN_FLOW.equals(result.getParameterType().getName())) {
+            Class<?> result = returned.toClass();
+            if (KOTLIN_FLOW.equals(result.getName())) {
                 return LockedMethod.Returns.FLUX;
             }
-            if (isLaterWork(result.getParameterType(), owner)) {
+            if (isLaterWork(result, owner)) {
                 // Spring hands on a future or a Deferred as the Mono's value: its work goes on after the release.
-                throw laterWork("suspend function's " + result.getParameterType().getName(),
-                        result.getParameterType(), description);
+                throw laterWork("suspend function's " + result.getName(), result, description);
             }
-            refuseLaterBody(ResolvableType.forMethodParameter(result), "suspend function's ", owner, description);
+            refuseLaterBody(returned, "suspend function's ", owner, description);
             return LockedMethod.Returns.SUSPEND;
         }
         if (type.getName().equals(KOTLIN_FLOW)) {
