@@ -746,6 +746,16 @@ class QueueLockedValidationTests {
         });
     }
 
+    /**
+     * A class type variable the bean's class makes a Future is judged as a declared Future: the start fails, though a
+     * CompletableFuture returned through an unresolved type variable is followed at the call.
+     */
+    @Test
+    void failsOnAClassTypeVariableTheBeanResolvesToFuture() {
+        assertFails(FutureJobs.class, FutureJobs.class.getName() + ".start(String): returns"
+                + " java.util.concurrent.Future, whose work goes on after the method returns");
+    }
+
     /** onWaitTimeout = SKIP needs nothing to return: R that the bean's class makes Void returns nothing. */
     @Test
     void skipsWithAClassTypeVariableTheBeanResolvesToVoid() {
@@ -1547,6 +1557,24 @@ class QueueLockedValidationTests {
         @Override
         protected Mono<List<String>> make(String id) {
             return Mono.fromCallable(() -> locks.activeLocks().stream().map(LockInfo::entity).toList());
+        }
+    }
+
+    public abstract static class Jobs<R> {
+
+        @QueueLocked(entity = "#id")
+        public R start(String id) {
+            return work(id);
+        }
+
+        protected abstract R work(String id);
+    }
+
+    public static class FutureJobs extends Jobs<Future<String>> {
+
+        @Override
+        protected Future<String> work(String id) {
+            return CompletableFuture.completedFuture("done " + id);
         }
     }
 
