@@ -51,8 +51,9 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
  * or the template's lease by default).
  *
  * <p>Lock objects keep no state: what a thread holds is kept here until it unlocks, or, if it
- * ends holding the lock, until the next lock or unlock of any thread of this registry or its
- * {@link #close()}, so memory grows with the locks held, not with the keys ever used or the
+ * ends holding the lock, until a thread of this registry is next granted a lock (not a re-entry)
+ * or gives one up (its last unlock of a key), or until {@link #close()}; an attempt that does not
+ * get the lock leaves the claim. So memory grows with the locks held, not with the keys ever used or the
  * threads that ever locked, and {@link #expireUnusedOlderThan} has nothing to remove.
  */
 public final class DynamoLockRegistry

@@ -250,7 +250,7 @@ class DynamoLockRegistryTests {
 
     /**
      * The registry keeps what threads hold, not what ended threads held: the claim of a thread that ended holding a
-     * lock is dropped at the next lock or unlock of another thread, while a live holder keeps its own.
+     * lock is dropped when another thread is next granted a lock or gives one up, while a live holder keeps its own.
      */
     @Test
     void forgetsTheHoldOfAThreadThatEndedButNotOfALiveOne() throws Exception {
