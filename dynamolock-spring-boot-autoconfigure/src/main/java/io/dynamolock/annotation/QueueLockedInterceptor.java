@@ -299,15 +299,16 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
                 failure = completion != null ? LockLostException.escapingWork(completion)
                         : QueueLockedMethods.unfinishedBody(value, locked, targetClass);
             }
-            catch (RuntimeException | Error inspecting) {
+            catch (Throwable inspecting) {
                 // A body that throws when asked whether it is done (a remote handle's isDone()) fails the call, as on
-                // the blocking path: escaping, it would end this callback with the lock renewed for good.
+                // the blocking path: escaping, it would end this callback with the lock renewed for good. Any
+                // throwable: Kotlin, or a sneaky throw, gets a checked exception past the compiler.
                 failure = inspecting;
             }
             try {
                 finish(lock, locked, grantedAt, failure);
             }
-            catch (RuntimeException | Error ex) {
+            catch (Throwable ex) {
                 result.completeExceptionally(ex);
                 return;
             }

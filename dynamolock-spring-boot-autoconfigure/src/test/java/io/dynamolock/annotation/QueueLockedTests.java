@@ -37,6 +37,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import kotlinx.coroutines.Job;
 import kotlinx.coroutines.JobKt;
 import kotlinx.coroutines.flow.Flow;
@@ -492,6 +493,35 @@ class QueueLockedTests extends QueueLockedTestSupport {
         assertThat(heldEntities()).doesNotContain("body-5");
     }
 
+    /**
+     * A body that throws a checked exception undeclared when inspected (a Kotlin handle's isDone()): the call fails
+     * with it, the lock released, as for an unchecked one.
+     */
+    @Test
+    void aResponseEntityBodyThatThrowsACheckedExceptionWhenInspectedFailsTheCallAndReleasesTheLock() {
+        Throwable failure = catchThrowable(() -> service.untyped("body-6",
+                ResponseEntity.ok(new DisconnectedFuture(() -> new IOException(DisconnectedFuture.DISCONNECTED)))));
+        assertThat(failure instanceof UndeclaredThrowableException undeclared ? undeclared.getUndeclaredThrowable()
+                : failure).isInstanceOf(IOException.class).hasMessage(DisconnectedFuture.DISCONNECTED);
+        assertThat(heldEntities()).doesNotContain("body-6");
+    }
+
+    /**
+     * The same body in the ResponseEntity a followed future completes with: the caller's future fails with that
+     * checked exception, the lock released (only unchecked ones were caught: the lock was renewed for good, and the
+     * caller's future never completed).
+     */
+    @Test
+    void aFollowedFutureWhoseResponseEntityBodyThrowsACheckedExceptionWhenInspectedFailsAndReleasesTheLock() {
+        CompletableFuture<Object> gate = new CompletableFuture<>();
+        CompletableFuture<?> result = (CompletableFuture<?>) service.untyped("body-7", gate);
+        gate.complete(ResponseEntity.ok(
+                new DisconnectedFuture(() -> new IOException(DisconnectedFuture.DISCONNECTED))));
+        assertThat(result).failsWithin(Duration.ofSeconds(10)).withThrowableOfType(ExecutionException.class)
+                .havingCause().isInstanceOf(IOException.class).withMessage(DisconnectedFuture.DISCONNECTED);
+        assertThat(heldEntities()).doesNotContain("body-7");
+    }
+
     /** A Kotlin Job returned through Object runs after the release, as a Deferred would: the call fails. */
     @Test
     void failsOnAKotlinJobReturnedThroughObject() {
@@ -532,6 +562,17 @@ class QueueLockedTests extends QueueLockedTestSupport {
 
         static final String DISCONNECTED = "connection to the job server lost";
 
+        /** What each question throws: an IllegalStateException, or a checked exception undeclared (as Kotlin's). */
+        private final Supplier<Throwable> lost;
+
+        DisconnectedFuture() {
+            this(() -> new IllegalStateException(DISCONNECTED));
+        }
+
+        DisconnectedFuture(Supplier<Throwable> lost) {
+            this.lost = lost;
+        }
+
         @Override
         public boolean cancel(boolean mayInterruptIfRunning) {
             return false;
@@ -539,22 +580,24 @@ class QueueLockedTests extends QueueLockedTestSupport {
 
         @Override
         public boolean isCancelled() {
-            throw new IllegalStateException(DISCONNECTED);
+            return sneakyThrow(lost.get());
         }
 
         @Override
         public boolean isDone() {
-            throw new IllegalStateException(DISCONNECTED);
+            return sneakyThrow(lost.get());
         }
 
         @Override
         public String get() {
-            throw new IllegalStateException(DISCONNECTED);
+            sneakyThrow(lost.get());
+            return null;
         }
 
         @Override
         public String get(long timeout, TimeUnit unit) {
-            throw new IllegalStateException(DISCONNECTED);
+            sneakyThrow(lost.get());
+            return null;
         }
     }
 
