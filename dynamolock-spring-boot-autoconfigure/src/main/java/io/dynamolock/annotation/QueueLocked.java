@@ -42,8 +42,9 @@ import java.lang.annotation.Target;
  * context carries.</li>
  * <li>A method returning {@code CompletableFuture} or {@code CompletionStage} keeps the lock
  * until the future completes; other asynchronous return types are refused at startup, also as a
- * {@code ResponseEntity}'s body. A class type variable is read as the bean's class gives it, also in a suspend
- * function's result: one it makes a {@code Future} is refused as a declared {@code Future}. Through {@code Object}
+ * {@code ResponseEntity}'s body. A class type variable is read as the bean's class gives it (a Spring Data
+ * repository's: its interface), also in a suspend function's result: one it makes a {@code Future} is refused as a
+ * declared {@code Future}. Through {@code Object}
  * or a type variable the bean leaves open, a {@code CompletableFuture} not yet done is followed as well, and other
  * work still running (a publisher, another future, a {@code ResponseEntity}'s body) fails the call, its lock
  * released: declare the type so that the lock follows it.</li>

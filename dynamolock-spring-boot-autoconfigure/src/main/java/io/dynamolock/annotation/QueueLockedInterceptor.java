@@ -92,7 +92,10 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
     public Object invoke(MethodInvocation invocation) throws Throwable {
         Object target = invocation.getThis();
         Class<?> targetClass = target != null ? AopUtils.getTargetClass(target) : null;
-        LockedMethod locked = methods.get(invocation.getMethod(), targetClass);
+        // The method's declaration, its type variables and its description as the start judged them (a repository
+        // interface the target does not implement); #root.targetClass and @Transactional stay the target's.
+        Class<?> judgedBy = CalledTypes.ofCall(invocation, targetClass);
+        LockedMethod locked = methods.get(invocation.getMethod(), judgedBy);
         if (locked == null) {
             return invocation.proceed();
         }
@@ -109,7 +112,7 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
             throw refused;
         }
         if (locked.reactive()) {
-            return reactive().invoke(invocation, locked, request);
+            return reactive().invoke(invocation, locked, request, judgedBy);
         }
         warnIfInCallersTransaction(locks, locked, request, targetClass);
         LockHandle lock;
@@ -133,12 +136,12 @@ public final class QueueLockedInterceptor implements MethodInterceptor {
         }
         try {
             if (locked.async() && returned != null) {
-                return releaseOnCompletion((CompletionStage<?>) returned, lock, locked, grantedAt, targetClass);
+                return releaseOnCompletion((CompletionStage<?>) returned, lock, locked, grantedAt, judgedBy);
             }
-            if (QueueLockedMethods.isUnfinishedWork(returned, targetClass)) {
-                return followUndeclared(returned, lock, locked, grantedAt, targetClass);
+            if (QueueLockedMethods.isUnfinishedWork(returned, judgedBy)) {
+                return followUndeclared(returned, lock, locked, grantedAt, judgedBy);
             }
-            IllegalStateException bodyLeftRunning = QueueLockedMethods.unfinishedBody(returned, locked, targetClass);
+            IllegalStateException bodyLeftRunning = QueueLockedMethods.unfinishedBody(returned, locked, judgedBy);
             if (bodyLeftRunning != null) {
                 throw bodyLeftRunning;
             }

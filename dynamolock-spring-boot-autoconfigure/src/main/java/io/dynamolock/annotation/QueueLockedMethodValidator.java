@@ -13,7 +13,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.framework.AopInfrastructureBean;
-import org.springframework.aop.framework.AopProxyUtils;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.BeansException;
 import org.springframework.beans.factory.BeanFactory;
@@ -110,7 +109,7 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
         List<String> locking = new ArrayList<>();
         for (String name : beanFactory.getBeanDefinitionNames()) {
             Object bean = createdBean(name);
-            List<Class<?>> types = bean != null ? calledTypes(bean) : declaredClass(name);
+            List<Class<?>> types = bean != null ? CalledTypes.of(bean) : declaredClass(name);
             boolean locks = false;
             for (Class<?> type : types) {
                 if (!AnnotationUtils.isCandidateClass(type, QueueLocked.class)) {
@@ -156,7 +155,7 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
             return bean;
         }
         boolean locks = false;
-        for (Class<?> type : calledTypes(bean)) {
+        for (Class<?> type : CalledTypes.of(bean)) {
             // Also during the start-up check: a lazy bean it creates (an advisor it looks up) is past its class's check.
             warnOfFinals(type, bean);
             if (started && AnnotationUtils.isCandidateClass(type, QueueLocked.class)) {
@@ -183,25 +182,6 @@ public class QueueLockedMethodValidator implements SmartInitializingSingleton, B
             checked.put(type, locking);
         }
         return locking;
-    }
-
-    /**
-     * The classes whose {@code @QueueLocked} methods a call on {@code bean} (as created) runs: its target's, and for an
-     * AOP proxy each interface it proxies that its target does not implement. That is a Spring Data repository's
-     * shape: a proxy of the annotated repository interface over a {@code SimpleJpaRepository}, the proxy's advice
-     * answering the interface's methods; judged by its target's class alone, they were never checked.
-     */
-    private static List<Class<?>> calledTypes(Object bean) {
-        Class<?> target = AopProxyUtils.ultimateTargetClass(bean);
-        List<Class<?>> types = new ArrayList<>(List.of(target));
-        if (AopUtils.isAopProxy(bean)) {
-            for (Class<?> proxied : AopProxyUtils.proxiedUserInterfaces(bean)) {
-                if (!proxied.isAssignableFrom(target)) {
-                    types.add(proxied);
-                }
-            }
-        }
-        return types;
     }
 
     private static void failOn(List<String> problems) {

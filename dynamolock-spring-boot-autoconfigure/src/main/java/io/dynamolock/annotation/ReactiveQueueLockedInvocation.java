@@ -14,7 +14,6 @@ import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInvocation;
 import org.reactivestreams.Publisher;
 import org.springframework.aop.ProxyMethodInvocation;
-import org.springframework.aop.support.AopUtils;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -48,7 +47,8 @@ final class ReactiveQueueLockedInvocation {
         this.skip = skip;
     }
 
-    Object invoke(MethodInvocation invocation, LockedMethod locked, LockRequest request) {
+    /** {@code judgedBy}: the class the method was judged by, as the start judged it (see {@code CalledTypes}). */
+    Object invoke(MethodInvocation invocation, LockedMethod locked, LockRequest request, Class<?> judgedBy) {
         if (!(invocation instanceof ProxyMethodInvocation proxied)) {
             throw new IllegalStateException("@QueueLocked on " + locked.description() + " needs a Spring AOP proxy"
                     + " invocation to call the method after the lock is granted; got " + invocation.getClass());
@@ -57,10 +57,12 @@ final class ReactiveQueueLockedInvocation {
         LockScope threadScope = lockOperations.get().currentScope();
         // Kotlin's classes are touched only in CoroutineBody, and only here: the rest loads without them.
         return switch (locked.returns()) {
-            case SUSPEND -> CoroutineBody.suspendCall(shape -> locked(proxied, locked, request, threadScope, shape));
-            case FLOW -> CoroutineBody.flowCall(shape -> locked(proxied, locked, request, threadScope, shape));
-            case FLUX -> locked(proxied, locked, request, threadScope, null);
-            default -> locked(proxied, locked, request, threadScope, null).singleOrEmpty();
+            case SUSPEND -> CoroutineBody.suspendCall(shape ->
+                    locked(proxied, locked, request, threadScope, shape, judgedBy));
+            case FLOW -> CoroutineBody.flowCall(shape ->
+                    locked(proxied, locked, request, threadScope, shape, judgedBy));
+            case FLUX -> locked(proxied, locked, request, threadScope, null, judgedBy);
+            default -> locked(proxied, locked, request, threadScope, null, judgedBy).singleOrEmpty();
         };
     }
 
@@ -155,12 +157,12 @@ final class ReactiveQueueLockedInvocation {
 
     /** On each subscription: the lock, then the method, shaped by {@code shape} ({@code null}: as given). */
     private Flux<Object> locked(ProxyMethodInvocation proxied, LockedMethod locked, LockRequest request,
-            LockScope threadScope, CallShape shape) {
+            LockScope threadScope, CallShape shape, Class<?> judgedBy) {
         return Flux.defer(() -> {
             AtomicBoolean granted = new AtomicBoolean();
             return template().executeMany(request, locked.minHold(), lock -> {
                 granted.set(true);
-                return body(proxied, lock, locked, shape);
+                return body(proxied, lock, locked, shape, judgedBy);
             }).onErrorResume(failure -> failure instanceof LockWaitTimeoutException && !granted.get(), failure -> {
                 LockWaitTimeoutException timedOut = explained((LockWaitTimeoutException) failure, threadScope);
                 if (locked.onWaitTimeout() == WaitTimeoutPolicy.SKIP) {
@@ -184,7 +186,7 @@ final class ReactiveQueueLockedInvocation {
     /** Calls the method with the lock in the thread's scope too (blocking nested calls made at assembly join). */
     @SuppressWarnings("unchecked")
     private Publisher<Object> body(ProxyMethodInvocation invocation, LockHandle lock,
-            LockedMethod locked, CallShape shape) {
+            LockedMethod locked, CallShape shape, Class<?> owner) {
         Object returned;
         try {
             MethodInvocation call = shape == null ? invocation.invocableClone()
@@ -197,8 +199,6 @@ final class ReactiveQueueLockedInvocation {
         if (returned == null) {
             return Mono.empty();
         }
-        Object target = invocation.getThis();
-        Class<?> owner = target == null ? null : AopUtils.getTargetClass(target);
         if (shape == null) {
             // A Mono's value is checked inside the body, as a suspend function's result below: the release follows.
             return locked.returns() == LockedMethod.Returns.MONO

@@ -10,9 +10,14 @@ import io.dynamolock.autoconfigure.DynamoDbLocalProperties;
 import io.dynamolock.autoconfigure.DynamoLockAutoConfiguration;
 import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.test.DynamoDbLocal;
+import io.dynamolock.core.LockInfo;
 import java.lang.reflect.Proxy;
+import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.aop.framework.ProxyFactory;
@@ -25,6 +30,7 @@ import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import reactor.core.publisher.Mono;
 
 /**
  * A {@link FactoryBean}'s product is the bean that is proxied and called: the start checks its class and its proxy,
@@ -144,6 +150,62 @@ class FactoryBeanProductValidationTests {
                 .isEqualTo("flush pending");
     }
 
+    /**
+     * A repository interface that gives a class type variable of the interface it extends (Void for R): the start
+     * judges the method by the repository interface, and so does the call, not by the backend's class, which does not
+     * implement it (R read as Object: every call refused SKIP, naming a method the backend does not have).
+     */
+    @Test
+    void aSkipMethodWhoseResultTheRepositoryInterfaceMakesVoidIsLockedAtTheCall() {
+        contextRunner.withBean("handlers", VoidHandlerRepositoryFactory.class).run(context -> {
+            assertThat(context).hasNotFailed();
+            HeldByTheCall.template.set(context.getBean(LockTemplate.class));
+            assertThat(context.getBean(VoidHandlerRepository.class).handle("h-1")).isNull();
+            assertThat(HeldByTheCall.entities.get()).containsExactly("h-1");
+        });
+    }
+
+    /** The same for a result the repository interface makes a Mono: followed as a declared one, not refused. */
+    @Test
+    void aMethodWhoseResultTheRepositoryInterfaceMakesAMonoIsFollowedAtTheCall() {
+        contextRunner.withBean("monos", MonoHandlerRepositoryFactory.class).run(context -> {
+            assertThat(context).hasNotFailed();
+            HeldByTheCall.template.set(context.getBean(LockTemplate.class));
+            Mono<String> handled = context.getBean(MonoHandlerRepository.class).handle("m-1");
+            assertThat(handled.block(Duration.ofSeconds(10))).isEqualTo("[m-1]");
+        });
+    }
+
+    /**
+     * Two repositories over backends of one class, their interfaces making R a Mono and a String: each call is judged
+     * by its own interface (a method judged once per backend class would be one of them for both).
+     */
+    @Test
+    void repositoriesOverOneBackendClassAreEachJudgedByTheirOwnInterface() {
+        contextRunner.withBean("monos", MonoHandlerRepositoryFactory.class)
+                .withBean("strings", StringHandlerRepositoryFactory.class).run(context -> {
+                    assertThat(context).hasNotFailed();
+                    HeldByTheCall.template.set(context.getBean(LockTemplate.class));
+                    assertThat(context.getBean(StringHandlerRepository.class).handle("s-1")).isEqualTo("[s-1]");
+                    assertThat(context.getBean(MonoHandlerRepository.class).handle("m-2")
+                            .block(Duration.ofSeconds(10))).isEqualTo("[m-2]");
+                    assertThat(context.getBean(StringHandlerRepository.class).handle("s-2")).isEqualTo("[s-2]");
+                });
+    }
+
+    /**
+     * SimpleJpaRepository's shape: the backend has a public method of the repository method's signature (save, count,
+     * flush...). The start counts the interface's annotation, and the call holds the lock.
+     */
+    @Test
+    void aRepositoryMethodTheBackendAlsoDeclaresIsLocked() {
+        contextRunner.withBean("orders", ShadowedRepositoryFactory.class).run(context -> {
+            assertThat(context).hasNotFailed();
+            HeldByTheCall.template.set(context.getBean(LockTemplate.class));
+            assertThat(context.getBean(LockedOrderRepository.class).save("o-1")).isEqualTo("[o-1]");
+        });
+    }
+
     private static void assertSettlesLocked(Settlement settlement, LockTemplate locks) {
         assertThat(Proxy.isProxyClass(settlement.getClass())).isTrue();
         assertThat(settlement.settle("o-9", locks)).containsExactly("o-9");
@@ -261,23 +323,32 @@ class FactoryBeanProductValidationTests {
     }
 
     /**
-     * Like RepositoryFactoryBeanSupport: a proxy of the interface over a {@link RepositoryBackend}, its advice
-     * answering every call.
+     * Like RepositoryFactoryBeanSupport: a proxy of the interface over a backend (a {@link RepositoryBackend} unless
+     * given) that does not implement it, its advice answering every call (with the method's name and argument unless
+     * given).
      */
     abstract static class RepositoryShapedFactory<T> implements FactoryBean<T> {
 
         private final Class<T> repository;
+        private final Object backend;
+        private final Function<MethodInvocation, Object> answer;
 
         RepositoryShapedFactory(Class<T> repository) {
+            this(repository, new RepositoryBackend(), invocation -> invocation.getMethod().getName() + " "
+                    + invocation.getArguments()[0]);
+        }
+
+        RepositoryShapedFactory(Class<T> repository, Object backend, Function<MethodInvocation, Object> answer) {
             this.repository = repository;
+            this.backend = backend;
+            this.answer = answer;
         }
 
         @Override
         public T getObject() {
-            ProxyFactory proxy = new ProxyFactory(new RepositoryBackend());
+            ProxyFactory proxy = new ProxyFactory(backend);
             proxy.addInterface(repository);
-            proxy.addAdvice((MethodInterceptor) invocation -> invocation.getMethod().getName() + " "
-                    + invocation.getArguments()[0]);
+            proxy.addAdvice((MethodInterceptor) answer::apply);
             return repository.cast(proxy.getProxy(getClass().getClassLoader()));
         }
 
@@ -298,6 +369,90 @@ class FactoryBeanProductValidationTests {
 
         public FlushingRepositoryFactory() {
             super(FlushingRepository.class);
+        }
+    }
+
+    /** The lock template of the running context, and the entities the last repository call held, noted by it. */
+    static final class HeldByTheCall {
+
+        static final AtomicReference<LockTemplate> template = new AtomicReference<>();
+
+        static final AtomicReference<List<String>> entities = new AtomicReference<>();
+
+        /** Notes and returns the entities held now. */
+        static List<String> note() {
+            List<String> held = template.get().activeLocks().stream().filter(LockInfo::holding)
+                    .map(LockInfo::entity).toList();
+            entities.set(held);
+            return held;
+        }
+    }
+
+    public interface Handler<R> {
+
+        @QueueLocked(entity = "#id", onWaitTimeout = WaitTimeoutPolicy.SKIP)
+        R handle(String id);
+    }
+
+    public interface VoidHandlerRepository extends Handler<Void> {
+    }
+
+    public static class VoidHandlerRepositoryFactory extends RepositoryShapedFactory<VoidHandlerRepository> {
+
+        public VoidHandlerRepositoryFactory() {
+            super(VoidHandlerRepository.class, new RepositoryBackend(), invocation -> {
+                HeldByTheCall.note();
+                return null;
+            });
+        }
+    }
+
+    public interface ValueHandler<R> {
+
+        @QueueLocked(entity = "#id")
+        R handle(String id);
+    }
+
+    public interface MonoHandlerRepository extends ValueHandler<Mono<String>> {
+    }
+
+    public interface StringHandlerRepository extends ValueHandler<String> {
+    }
+
+    public static class MonoHandlerRepositoryFactory extends RepositoryShapedFactory<MonoHandlerRepository> {
+
+        public MonoHandlerRepositoryFactory() {
+            super(MonoHandlerRepository.class, new RepositoryBackend(),
+                    invocation -> Mono.fromCallable(() -> HeldByTheCall.note().toString()));
+        }
+    }
+
+    public static class StringHandlerRepositoryFactory extends RepositoryShapedFactory<StringHandlerRepository> {
+
+        public StringHandlerRepositoryFactory() {
+            super(StringHandlerRepository.class, new RepositoryBackend(),
+                    invocation -> HeldByTheCall.note().toString());
+        }
+    }
+
+    public interface LockedOrderRepository {
+
+        @QueueLocked(entity = "#orderId")
+        String save(String orderId);
+    }
+
+    /** SimpleJpaRepository's place, with a public method of the repository's signature, as its save(S). */
+    public static class ShadowingBackend {
+
+        public String save(String orderId) {
+            return "saved by the backend, unlocked: " + orderId;
+        }
+    }
+
+    public static class ShadowedRepositoryFactory extends RepositoryShapedFactory<LockedOrderRepository> {
+
+        public ShadowedRepositoryFactory() {
+            super(LockedOrderRepository.class, new ShadowingBackend(), invocation -> HeldByTheCall.note().toString());
         }
     }
 
