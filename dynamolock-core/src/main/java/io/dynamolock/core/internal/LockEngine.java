@@ -899,12 +899,14 @@ public final class LockEngine {
         return leaveInBackground(entry, () -> { });
     }
 
-    /** {@link #leaveInBackground(Acquisition)}, then {@code afterAnswer} once the removal was answered. */
+    /**
+     * {@link #leaveInBackground(Acquisition)}, then {@code afterAnswer} once the removal was answered. Both, and the
+     * code callers chain to the future, run after the removal's lane slot is free: they are the caller's code.
+     */
     private CompletableFuture<Void> leaveInBackground(Acquisition entry, Runnable afterAnswer) {
         CompletableFuture<Void> answered = new CompletableFuture<>();
-        Acquisition.Phase previous = leave(entry, removal -> leases.removals().send(entry.key(), () -> {
+        Acquisition.Phase previous = leave(entry, removal -> leases.removals().send(entry.key(), removal, () -> {
             try {
-                removal.run();
                 afterAnswer.run();
             }
             finally {

@@ -20,6 +20,11 @@ import java.util.Map;
  * are slow together (a hot, throttled item), and must not hold up the removal of another lock's waiter, whose entry
  * keeps that lock's next waiter out until it lands (a fail-closed one for ever). Locks with removals queued take
  * turns at the free threads.
+ *
+ * <p>What a caller chains to a removal (the future of {@code releaseAsync}, a leaving waiter's outcome) is the
+ * caller's code: a reactive subscriber's pipeline, a resumed coroutine, which may be slow or block. It runs only
+ * once the removal's room is free again ({@link #send(LockKey, Runnable, Runnable)}), so that a lock's slow callers
+ * cannot keep its other removals unsent, nor a caller that acquires the lock again its own release.
  */
 final class RemovalLane {
 
@@ -31,7 +36,7 @@ final class RemovalLane {
 
     private final Workers workers;
     /** Removals not yet sent, by lock; the locks in the order they take their next turn. Guarded by this. */
-    private final LinkedHashMap<LockKey, Deque<Runnable>> queued = new LinkedHashMap<>();
+    private final LinkedHashMap<LockKey, Deque<Removal>> queued = new LinkedHashMap<>();
     /** Removals being sent now, by lock. Guarded by this. */
     private final Map<LockKey, Integer> sending = new HashMap<>();
     /** Removals being sent now, in all. Guarded by this. */
@@ -43,8 +48,17 @@ final class RemovalLane {
 
     /** Sends {@code removal} of an entry of {@code key} on a request thread, now or once the lanes have room. */
     void send(LockKey key, Runnable removal) {
+        send(key, removal, () -> { });
+    }
+
+    /**
+     * {@link #send(LockKey, Runnable)}, then {@code afterFree} on the same thread once the removal's room is free
+     * and the next queued removal started: where whatever waits for the removal is told it ended (code chained
+     * to it may take its time). Runs whether or not {@code removal} threw.
+     */
+    void send(LockKey key, Runnable removal, Runnable afterFree) {
         synchronized (this) {
-            queued.computeIfAbsent(key, k -> new ArrayDeque<>()).addLast(removal);
+            queued.computeIfAbsent(key, k -> new ArrayDeque<>()).addLast(new Removal(removal, afterFree));
         }
         sendQueued();
     }
@@ -58,11 +72,12 @@ final class RemovalLane {
             }
             Runnable sent = () -> {
                 try {
-                    next.removal.run();
+                    next.removal.send.run();
                 }
                 finally {
                     done(next.key);
                     sendQueued();
+                    next.removal.afterFree.run();
                 }
             };
             if (workers.tryRequestOrBusy(sent, "a removal of " + next.key)) {
@@ -74,7 +89,12 @@ final class RemovalLane {
             // Shut down: send it here, and the rest, so nothing is left behind (never while an entry is pending,
             // which keeps the threads).
             done(next.key);
-            next.removal.run();
+            try {
+                next.removal.send.run();
+            }
+            finally {
+                next.removal.afterFree.run();
+            }
         }
     }
 
@@ -97,13 +117,13 @@ final class RemovalLane {
         if (sendingInAll >= TOTAL) {
             return null;
         }
-        Iterator<Map.Entry<LockKey, Deque<Runnable>>> locks = queued.entrySet().iterator();
+        Iterator<Map.Entry<LockKey, Deque<Removal>>> locks = queued.entrySet().iterator();
         while (locks.hasNext()) {
-            Map.Entry<LockKey, Deque<Runnable>> lock = locks.next();
+            Map.Entry<LockKey, Deque<Removal>> lock = locks.next();
             if (sending.getOrDefault(lock.getKey(), 0) >= PER_LOCK) {
                 continue;
             }
-            Runnable removal = lock.getValue().pollFirst();
+            Removal removal = lock.getValue().pollFirst();
             locks.remove(); // to the end of the turns, if it has more
             if (!lock.getValue().isEmpty()) {
                 queued.put(lock.getKey(), lock.getValue());
@@ -123,15 +143,19 @@ final class RemovalLane {
 
     /** A removal that could not be started goes first again, in its lock's turn first. */
     private synchronized void putBack(Taken removal) {
-        Deque<Runnable> own = queued.remove(removal.key);
+        Deque<Removal> own = queued.remove(removal.key);
         own = own == null ? new ArrayDeque<>() : own;
         own.addFirst(removal.removal);
-        LinkedHashMap<LockKey, Deque<Runnable>> rest = new LinkedHashMap<>(queued);
+        LinkedHashMap<LockKey, Deque<Removal>> rest = new LinkedHashMap<>(queued);
         queued.clear();
         queued.put(removal.key, own);
         queued.putAll(rest);
     }
 
-    private record Taken(LockKey key, Runnable removal) {
+    /** A removal to send, and what runs once its room is free again. */
+    private record Removal(Runnable send, Runnable afterFree) {
+    }
+
+    private record Taken(LockKey key, Removal removal) {
     }
 }

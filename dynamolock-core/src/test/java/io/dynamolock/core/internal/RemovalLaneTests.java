@@ -147,6 +147,54 @@ class RemovalLaneTests {
     }
 
     /**
+     * Review rr22h: the future of a release sent in the lane completed inside the removal's slot, so the code chained
+     * to it (a reactive subscriber's pipeline, a resumed coroutine) held the slot: 16 slow callers of one lock kept
+     * every other removal of it unsent. The lane frees the slot before the future completes.
+     */
+    @Test
+    void codeChainedToReleasesDoesNotHoldTheLocksRemovalLane() throws Exception {
+        String entity = "chained-" + System.nanoTime();
+        FaultInjector faults = new FaultInjector();
+        LockTemplate template = fixture.template(b -> b.leaseDuration(Duration.ofSeconds(30))
+                .heartbeatInterval(Duration.ofSeconds(5)), faults);
+        LockRequest shared = LockRequest.builder(entity).mode(LockMode.SHARED).build();
+        List<LockHandle> holds = new ArrayList<>();
+        for (int i = 0; i <= RemovalLane.PER_LOCK; i++) {
+            holds.add(template.acquire(shared));
+        }
+        // The removals' answers are held until every caller has chained its code: it then runs where they complete.
+        CountDownLatch answers = new CountDownLatch(1);
+        AtomicInteger unanswered = new AtomicInteger();
+        faults.onAnswer(Step.REMOVE, request -> {
+            unanswered.incrementAndGet();
+            FaultInjector.await(answers, 60);
+        });
+        CountDownLatch callersGoOn = new CountDownLatch(1);
+        AtomicInteger inCallersCode = new AtomicInteger();
+        try {
+            for (LockHandle hold : holds.subList(0, RemovalLane.PER_LOCK)) {
+                hold.releaseAsync().thenRun(() -> {
+                    inCallersCode.incrementAndGet();
+                    FaultInjector.await(callersGoOn, 60); // e.g. a blocking call after the release
+                });
+            }
+            Await.until(Duration.ofSeconds(20), "the lane full of unanswered removals",
+                    () -> unanswered.get() == RemovalLane.PER_LOCK);
+            answers.countDown();
+            Await.until(Duration.ofSeconds(20), "every caller in its code after the release",
+                    () -> inCallersCode.get() == RemovalLane.PER_LOCK);
+
+            CompletableFuture<Void> last = holds.get(RemovalLane.PER_LOCK).releaseAsync();
+            last.get(10, TimeUnit.SECONDS);
+            assertThat(fixture.queue(entity)).as("every removal landed, the last one's too").isEmpty();
+        }
+        finally {
+            answers.countDown();
+            callersGoOn.countDown();
+        }
+    }
+
+    /**
      * A removal that failed was retried by the lease keeper straight on a request thread, outside the lane: in a
      * latency spike where every attempt times out, the retries of all leaving waiters held threads at once, doubling
      * their pauses up to a heartbeat until the leases ended (a fail-closed entry's: for ever). Retries wait in the
