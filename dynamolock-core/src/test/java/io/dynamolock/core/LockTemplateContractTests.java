@@ -1125,6 +1125,39 @@ class LockTemplateContractTests {
     }
 
     /**
+     * Review rr22h: a minimum hold asked of a lock lost meanwhile sent its removal on the calling thread, so a caller
+     * that must not block (a reactive completion, an event loop) waited for DynamoDB's answer. A positive delay
+     * never blocks: the removal of a lock no longer valid is sent in the background.
+     */
+    @Test
+    void aMinimumHoldOfALostLockReturnsWithoutWaitingForItsRemoval() throws Exception {
+        FaultInjector faults = new FaultInjector();
+        // A removal may take a heartbeat (5 s) before it is given up and retried: long enough to tell waiting apart.
+        LockTemplate locks = fixture.template(b -> b.leaseDuration(Duration.ofSeconds(15))
+                .heartbeatInterval(Duration.ofSeconds(5)), faults);
+        LockHandle lock = locks.acquire("min-hold-lost", WAIT);
+        CompletableFuture<LockHandle> lost = new CompletableFuture<>();
+        lock.onLost(lost::complete);
+        fixture.template().breakLock("min-hold-lost", null, lock.fencingToken()); // found by the next renewal
+        lost.get(30, TimeUnit.SECONDS);
+        CountDownLatch answer = new CountDownLatch(1);
+        CountDownLatch removing = new CountDownLatch(1);
+        faults.onAnswer(FaultInjector.Step.REMOVE, request -> {
+            removing.countDown();
+            FaultInjector.await(answer, 60); // DynamoDB slow to answer
+        });
+        try {
+            Future<?> caller = pool.submit(() -> lock.releaseAfter(Duration.ofSeconds(1)));
+            assertThat(removing.await(10, TimeUnit.SECONDS)).as("the removal sent").isTrue();
+            caller.get(2, TimeUnit.SECONDS); // the answer is still held: returned without waiting for it
+        }
+        finally {
+            answer.countDown();
+        }
+        Await.until(Duration.ofSeconds(10), "the lost lock's entry removed", () -> fixture.queue("min-hold-lost").isEmpty());
+    }
+
+    /**
      * close() fails the waiters, and each takes its entry out of the queue: before the template has terminated, so an
      * owner that closes the client then does not cut the removal off.
      */

@@ -779,8 +779,16 @@ public final class LockEngine {
      */
     void releaseAfter(LockHandle lock, boolean failClosed, Duration delay) {
         Objects.requireNonNull(delay, "delay must not be null");
-        if (delay.isNegative() || delay.isZero() || !lock.isValid()) {
+        if (delay.isNegative() || delay.isZero()) {
+            // On the caller's thread: a caller that reports a loss after releasing (QueueLockedInterceptor) relies on
+            // the release having been answered when this returns.
             lock.release();
+            return;
+        }
+        if (!lock.isValid()) {
+            // Lost or released already: a caller that asked for a delay expects to return at once (a reactive
+            // completion, an event loop), not to wait for DynamoDB's answer to the removal.
+            lock.releaseAsync();
             return;
         }
         // The timer releases it: a thread-bound entry stays renewed after its thread ended.
