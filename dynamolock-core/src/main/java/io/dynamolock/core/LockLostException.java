@@ -5,6 +5,7 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.UndeclaredThrowableException;
 import java.util.Collections;
 import java.util.IdentityHashMap;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -23,20 +24,53 @@ public class LockLostException extends DynamoLockException {
             InvocationTargetException.class.getName(), "reactor.core.Exceptions$ReactiveException");
 
     private final boolean granted;
+    /** The lost lock's namespace, or {@code null} when this loss names no lock (see {@link #isLossOf}). */
+    private final String namespace;
+    /** The lost lock's fencing token of each entity; empty when this loss names no lock. */
+    private final Map<String, Long> fencingTokens;
 
     public LockLostException(String message) {
         super(message);
         this.granted = true;
+        this.namespace = null;
+        this.fencingTokens = Map.of();
     }
 
+    /**
+     * A loss made from {@code cause}: if that is, or was made from, a loss naming its lock ({@link #whileRunning}),
+     * this one names the same lock, so that a copy (kotlinx's stack trace recovery makes one with this constructor)
+     * or a wrap of a loss stays the loss of its lock.
+     */
     public LockLostException(String message, Throwable cause) {
         super(message, cause);
         this.granted = true;
+        LockLostException named = namingALock(cause);
+        this.namespace = named == null ? null : named.namespace;
+        this.fencingTokens = named == null ? Map.of() : named.fencingTokens;
     }
 
     private LockLostException(String message, boolean granted) {
         super(message);
         this.granted = granted;
+        this.namespace = null;
+        this.fencingTokens = Map.of();
+    }
+
+    private LockLostException(String message, LockHandle lock) {
+        super(message);
+        this.granted = true;
+        this.namespace = lock.namespace();
+        this.fencingTokens = Map.copyOf(lock.fencingTokens());
+    }
+
+    private static LockLostException namingALock(Throwable thrown) {
+        Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        for (Throwable cause = thrown; cause != null && seen.add(cause); cause = cause.getCause()) {
+            if (cause instanceof LockLostException lost && lost.namespace != null) {
+                return lost;
+            }
+        }
+        return null;
     }
 
     /**
@@ -88,6 +122,19 @@ public class LockLostException extends DynamoLockException {
                 Printable.escapeAll(lock.fencingTokens().keySet())) + "' namespace='"
                 + Printable.escape(lock.namespace()) + "' (fencing token" + (lock.parts().size() == 1 ? " "
                 + lock.fencingToken() : "s " + lock.fencingTokens()) + ") was lost while " + work + " ran: its work"
-                + " was not protected by the lock from then on");
+                + " was not protected by the lock from then on", lock);
+    }
+
+    /**
+     * Whether this is the loss of {@code lock}: made by {@link #whileRunning} for it, or for another handle of the same
+     * hold (a nested call that joined it), i.e. of the same namespace, entities and fencing tokens, or made from such a
+     * loss. Lets the caller of work that failed with a loss tell whether its own lock's loss is reported already, or
+     * must be added (the work failed with the loss of a nested lock of another entity). {@code true} also for a loss
+     * that names no lock (made with a message only, by the application or a library), since which lock it is of
+     * cannot be told: taken as reported already rather than reported twice.
+     */
+    public boolean isLossOf(LockHandle lock) {
+        return namespace == null
+                || namespace.equals(lock.namespace()) && fencingTokens.equals(lock.fencingTokens());
     }
 }
