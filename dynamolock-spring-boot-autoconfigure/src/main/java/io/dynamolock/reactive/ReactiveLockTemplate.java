@@ -12,7 +12,6 @@ import java.util.IdentityHashMap;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import org.reactivestreams.Publisher;
@@ -60,12 +59,6 @@ public class ReactiveLockTemplate implements ReactiveLockOperations {
 
     private final LockOperations locks;
     private final boolean failOnLostLease;
-    /**
-     * Where a minimum hold's release is handed to the template's timer: releaseAfter sends the release itself, a
-     * blocking request, if the lease was lost in the meantime. Every other release goes on the template's own
-     * threads (releaseAsync), not on this scheduler, which the application's blocking work may fill.
-     */
-    private final Scheduler minHoldReleases = Schedulers.boundedElastic();
     private final Scheduler bodies = Schedulers.parallel();
 
     /** A template that fails the body with {@link LockLostException} when the lease is lost. */
@@ -187,29 +180,34 @@ public class ReactiveLockTemplate implements ReactiveLockOperations {
      * Adds a loss, seen while the body ran or found by its release, to the body's error as suppressed, as
      * {@code LockTemplate.execute} adds it to its callback's: the subscriber is told its work was not protected, and
      * keeps the error it is written to handle. Whatever {@code failOnLostLease}: the call fails anyway. Not to a
-     * cancellation (the caller gave up, and hears nothing more), nor again to an error that carries a loss already:
-     * the loss itself, when it ended the body, or one a nested call that joined the lock added.
+     * cancellation (the caller gave up, and hears nothing more), nor again to an error that carries this lock's loss
+     * already: the loss itself, when it ended the body, or one a nested call that joined the lock added. The loss of
+     * another lock (a nested call's, of another entity) does not count: this one is added to it.
      */
     private static void addLoss(LockHandle lock, Throwable failure) {
-        if (lock.wasLost() && !(failure instanceof CancellationException) && !carriesALoss(failure)) {
+        if (lock.wasLost() && !(failure instanceof CancellationException) && !carriesTheLossOf(lock, failure)) {
             failure.addSuppressed(lost(lock));
         }
     }
 
     /**
-     * Whether {@code failure}, or an exception it was made from, is or carries a loss already. Causes count: a
+     * Whether {@code failure}, or an exception it was made from, is or carries the loss of {@code lock} already
+     * ({@link LockLostException#isLossOf}). Causes count: a
      * {@code @QueueLocked} suspend function's error may be kotlinx's recovered copy (debug mode, as under {@code -ea})
      * of what it threw, the original as its cause.
      */
-    private static boolean carriesALoss(Throwable failure) {
+    private static boolean carriesTheLossOf(LockHandle lock, Throwable failure) {
         Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
         for (Throwable next = failure; next != null && seen.add(next); next = next.getCause()) {
-            if (next instanceof LockLostException
-                    || Arrays.stream(next.getSuppressed()).anyMatch(LockLostException.class::isInstance)) {
+            if (isLossOf(lock, next) || Arrays.stream(next.getSuppressed()).anyMatch(s -> isLossOf(lock, s))) {
                 return true;
             }
         }
         return false;
+    }
+
+    private static boolean isLossOf(LockHandle lock, Throwable thrown) {
+        return thrown instanceof LockLostException lost && lost.isLossOf(lock);
     }
 
     /** Releases now, or, within a minimum hold, schedules the release and completes at once. */
@@ -219,16 +217,9 @@ public class ReactiveLockTemplate implements ReactiveLockOperations {
             long remaining = minHold == null ? 0 : held.grantedAt() + minHold.toNanos() - System.nanoTime();
             if (remaining > 0 && lock.isValid()) {
                 // Not part of the subscriber's pipeline: the caller gets its signal now, the lock is kept till then
-                // by the template's timer (see LockHandle.releaseAfter for a close meanwhile).
-                // Handed over on a scheduler: if the lease was lost meanwhile, releaseAfter releases at once, a
-                // blocking request.
-                Runnable releaseAfter = () -> lock.releaseAfter(Duration.ofNanos(remaining));
-                try {
-                    minHoldReleases.schedule(releaseAfter);
-                }
-                catch (RejectedExecutionException disposed) {
-                    releaseAfter.run(); // Reactor's schedulers shut down (an application's tests): here, not never
-                }
+                // by the template's timer (see LockHandle.releaseAfter for a close meanwhile). Called right here:
+                // with a positive delay releaseAfter never blocks, even for a lease lost meanwhile.
+                lock.releaseAfter(Duration.ofNanos(remaining));
                 return Mono.<Void>empty();
             }
             // On the template's threads, not a Reactor scheduler: the application's blocking work that fills

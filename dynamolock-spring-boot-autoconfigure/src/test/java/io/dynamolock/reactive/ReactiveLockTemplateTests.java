@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.dynamolock.core.LockHandle;
 import io.dynamolock.core.LockLostException;
+import io.dynamolock.core.LockMode;
 import io.dynamolock.core.LockOperations;
 import io.dynamolock.core.LockRequest;
 import io.dynamolock.core.LockScope;
@@ -19,6 +20,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -107,6 +109,94 @@ class ReactiveLockTemplateTests {
         }
         finally {
             other.close();
+        }
+    }
+
+    /**
+     * Review rr22h: a call's completion was signalled inside the removal lane's slot of its release, so a subscriber's
+     * slow downstream code held the lock's lane: 16 of them kept every other removal of the lock unsent.
+     */
+    @Test
+    void slowSubscribersOfFinishedCallsDoNotHoldTheLocksRemovalLane() throws Exception {
+        ReactiveLockTemplate reactive = new ReactiveLockTemplate(locks);
+        LockRequest shared = LockRequest.builder(entity).mode(LockMode.SHARED).build();
+        CountDownLatch downstreamGoesOn = new CountDownLatch(1);
+        AtomicInteger inDownstream = new AtomicInteger();
+        try {
+            for (int i = 0; i < 16; i++) {
+                // e.g. a WebFlux handler whose pipeline goes on after the locked call (a slow step, a blocking call)
+                reactive.execute(shared, lock -> Mono.just("done"))
+                        .doOnSuccess(v -> {
+                            inDownstream.incrementAndGet();
+                            awaitQuietly(downstreamGoesOn);
+                        })
+                        .subscribe();
+            }
+            Await.until(Duration.ofSeconds(20), "16 subscribers in their downstream code", () -> inDownstream.get() == 16);
+
+            CompletableFuture<String> seventeenth = reactive.execute(shared, lock -> Mono.just("17")).toFuture();
+            assertThat(seventeenth.get(10, TimeUnit.SECONDS)).as("a 17th call whose body ended at once completes")
+                    .isEqualTo("17");
+            assertThat(locks.queue(entity, null).entries()).as("every call's removal landed").isEmpty();
+        }
+        finally {
+            downstreamGoesOn.countDown();
+        }
+    }
+
+    /**
+     * Review rr22h: a minimum hold's release was handed to the template's timer on boundedElastic, so the application's
+     * blocking work filling it kept the lock held, and renewed, past its minimum hold.
+     */
+    @Test
+    void aMinimumHoldEndsOnTimeThoughTheApplicationsBlockingWorkFillsBoundedElastic() throws Exception {
+        ReactiveLockTemplate reactive = new ReactiveLockTemplate(locks);
+        CountDownLatch free = new CountDownLatch(1);
+        try {
+            int threads = Schedulers.DEFAULT_BOUNDED_ELASTIC_SIZE;
+            CountDownLatch busy = new CountDownLatch(threads);
+            for (int i = 0; i < threads; i++) {
+                Mono.fromRunnable(() -> {
+                    busy.countDown();
+                    awaitQuietly(free);
+                }).subscribeOn(Schedulers.boundedElastic()).subscribe();
+            }
+            assertThat(busy.await(10, TimeUnit.SECONDS)).as("boundedElastic is full").isTrue();
+            String value = reactive.executeMany(LockRequest.of(entity), Duration.ofSeconds(1),
+                    lock -> Mono.just("done")).blockLast(Duration.ofSeconds(10));
+            assertThat(value).isEqualTo("done");
+            Await.until(Duration.ofSeconds(10), "the release 1 s after the grant",
+                    () -> locks.queue(entity, null).entries().isEmpty());
+        }
+        finally {
+            free.countDown();
+        }
+    }
+
+    /**
+     * Review rr22h: a body failing with the loss of a nested lock B was taken to carry its own lock A's loss already,
+     * so A's loss, found by its release, was dropped; {@code LockTemplate.execute} adds it.
+     */
+    @Test
+    void theLossOfTheOuterLockIsAddedToTheLossOfANestedOne() {
+        String outer = entity + "-a";
+        String inner = entity + "-b";
+        LockTemplate slowHeartbeats = slowHeartbeats();
+        try {
+            ReactiveLockTemplate reactive = new ReactiveLockTemplate(slowHeartbeats);
+            Throwable failure = reactive.execute(LockRequest.of(outer), a -> Mono.defer(() -> {
+                locks.breakLock(outer, null, a.fencingToken()); // another template: nothing tells ours
+                return reactive.execute(LockRequest.of(inner), b -> Mono.fromCallable(() -> {
+                    locks.breakLock(inner, null, b.fencingToken());
+                    return "done";
+                }));
+            })).materialize().block(Duration.ofSeconds(30)).getThrowable();
+            assertThat(failure).isInstanceOf(LockLostException.class).hasMessageContaining(inner);
+            assertThat(failure.getSuppressed()).as("A's loss added to B's, as execute adds it").singleElement()
+                    .isInstanceOfSatisfying(LockLostException.class, lost -> assertThat(lost).hasMessageContaining(outer));
+        }
+        finally {
+            slowHeartbeats.close();
         }
     }
 
