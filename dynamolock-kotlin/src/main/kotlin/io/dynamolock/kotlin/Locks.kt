@@ -283,23 +283,25 @@ private suspend fun <T> guarded(lock: LockHandle, what: String, block: suspend (
  * `LockTemplate.execute` adds it to its callback's exception: the caller keeps the exception it is written to handle,
  * and is told the work was not protected. Only here, after the release: a loss added as the block failed would be
  * lost with the exception kotlinx's stack trace recovery (debug mode, as under `-ea`) replaces by a copy on its way
- * out of the block's scope. Not to a cancellation (the caller gave up), nor again to an exception that carries a loss.
+ * out of the block's scope. Not to a cancellation (the caller gave up), nor again to an exception that carries the loss
+ * of [lock]; the loss of another lock (a nested block's, of another entity) does not count: this one is added to it.
  */
 private fun addLoss(thrown: Throwable, lock: LockHandle, what: String) {
-    if (lock.wasLost() && thrown !is CancellationException && !carriesALoss(thrown)) {
+    if (lock.wasLost() && thrown !is CancellationException && !carriesTheLossOf(lock, thrown)) {
         thrown.addSuppressed(lost(lock, what))
     }
 }
 
 /**
- * Whether [thrown], or an exception it was made from, is or carries a loss already: the loss itself, or one a nested
- * call that joined the lock added. Causes count, since a recovered copy (see [addLoss]) has the original as its cause.
+ * Whether [thrown], or an exception it was made from, is or carries the loss of [lock] already
+ * ([LockLostException.isLossOf]): the loss itself, or one a nested call that joined the lock added. Causes count, since
+ * a recovered copy (see [addLoss]) has the original as its cause.
  */
-private fun carriesALoss(thrown: Throwable): Boolean {
+private fun carriesTheLossOf(lock: LockHandle, thrown: Throwable): Boolean {
     val seen = Collections.newSetFromMap(IdentityHashMap<Throwable, Boolean>())
     var next: Throwable? = thrown
     while (next != null && seen.add(next)) {
-        if (next is LockLostException || next.suppressed.any { it is LockLostException }) return true
+        if (next.isLossOf(lock) || next.suppressed.any { it.isLossOf(lock) }) return true
         next = next.cause
     }
     return false
@@ -324,3 +326,5 @@ private const val WITH_LOCK = "the block of withLock"
 private const val LOCKED_FLOW = "the collection of a locked flow"
 
 private fun lost(lock: LockHandle, what: String) = LockLostException.whileRunning(lock, what)
+
+private fun Throwable.isLossOf(lock: LockHandle) = this is LockLostException && isLossOf(lock)

@@ -2,11 +2,13 @@ package io.dynamolock.kotlin
 
 import io.dynamolock.core.LockHandle
 import io.dynamolock.core.LockLostException
+import io.dynamolock.core.LockMode
 import io.dynamolock.core.LockOperations
 import io.dynamolock.core.LockRequest
 import io.dynamolock.core.LockScope
 import io.dynamolock.core.LockTemplate
 import io.dynamolock.core.LockWaitTimeoutException
+import io.dynamolock.core.test.Await
 import io.dynamolock.core.test.LockFixture
 import java.time.Duration
 import java.util.concurrent.CompletableFuture
@@ -26,6 +28,7 @@ import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withContext
 import kotlinx.coroutines.withTimeout
+import kotlinx.coroutines.withTimeoutOrNull
 import kotlinx.coroutines.yield
 import org.assertj.core.api.Assertions.assertThat
 import org.junit.jupiter.api.AfterEach
@@ -43,6 +46,57 @@ class WithLockTests {
 
     @AfterEach
     fun tearDown() = fixture.close()
+
+    /**
+     * Review rr22h: withLock's release resumed an Unconfined coroutine (as Spring WebFlux runs suspend handlers) inside
+     * the removal lane's slot, so the caller's code after withLock held the lock's lane: 16 such callers kept every
+     * other removal of the lock unsent.
+     */
+    @Test
+    fun codeAfterWithLockOnAnUnconfinedCoroutineDoesNotHoldTheLocksRemovalLane() {
+        val locks = fixture.template()
+        val shared = LockRequest.builder("kt-lane").mode(LockMode.SHARED).build()
+        val goOn = CountDownLatch(1)
+        val inCodeAfter = AtomicInteger()
+        val scope = CoroutineScope(Dispatchers.Unconfined)
+        try {
+            repeat(16) {
+                scope.launch {
+                    locks.withLock(shared) { "done" }
+                    inCodeAfter.incrementAndGet()
+                    goOn.await(60, TimeUnit.SECONDS) // the handler's next step, e.g. a blocking repository call
+                }
+            }
+            Await.until(Duration.ofSeconds(20), "16 callers in their code after withLock") { inCodeAfter.get() == 16 }
+
+            val seventeenth = runBlocking { withTimeoutOrNull(10_000) { locks.withLock(shared) { "17" } } }
+            assertThat(seventeenth).`as`("a 17th withLock whose block returned at once has returned").isEqualTo("17")
+            assertThat(fixture.queue("kt-lane")).`as`("every entry removed").isEmpty()
+        } finally {
+            goOn.countDown()
+        }
+    }
+
+    /**
+     * Review rr22h: a block failing with the loss of a nested lock B was taken to carry its own lock A's loss already,
+     * so A's loss, found by its release, was dropped; `LockTemplate.execute` adds it.
+     */
+    @Test
+    fun theOuterLocksLossIsAddedToANestedLocksLoss() {
+        val slow = fixture.template({ b -> b.leaseDuration(Duration.ofSeconds(60)).heartbeatInterval(Duration.ofSeconds(30)) })
+        val other = fixture.template()
+        val failure = runCatching {
+            runBlocking {
+                slow.withLock("kt-outer") { a ->
+                    other.breakLock("kt-outer", null, a.fencingToken()) // another template: nothing tells ours
+                    slow.withLock("kt-inner") { b -> other.breakLock("kt-inner", null, b.fencingToken()) }
+                }
+            }
+        }.exceptionOrNull()
+        assertThat(failure).isInstanceOf(LockLostException::class.java).hasMessageContaining("kt-inner")
+        assertThat(failure!!.suppressed).`as`("the outer lock's loss, as LockTemplate.execute adds it").singleElement()
+            .satisfies(Consumer { assertThat(it).isInstanceOf(LockLostException::class.java).hasMessageContaining("kt-outer") })
+    }
 
     /**
      * A nested withLock of another lock loses its place while waiting: it was never granted, but the outer block ran
