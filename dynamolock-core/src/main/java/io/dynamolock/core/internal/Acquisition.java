@@ -345,9 +345,11 @@ final class Acquisition {
     }
 
     /**
-     * Hands a lost-lease callback to where it runs. One that cannot be handed over (the template's threads are gone,
-     * or none could be started: an Error) runs on this thread, last resort: lost, an application would never learn
-     * of its loss; and the hand-off of one must skip neither the others nor the rest of the loss.
+     * Hands a lost-lease callback to where it runs. The template's executors never throw: one that cannot take a
+     * callback now hands it over again later, never running a user callback on the timer that found the loss
+     * ({@link Workers#callbacks()}). An executor that throws anyway has the callback run on this thread, last resort:
+     * lost, an application would never learn of its loss; and the hand-off of one must skip neither the others nor
+     * the rest of the loss.
      */
     private void handOver(Map.Entry<Consumer<Acquisition>, Executor> callback) {
         try {

@@ -76,7 +76,7 @@ final class Workers {
     private final CompletableFuture<Void> terminated = new CompletableFuture<>();
 
     Workers() {
-        this.timer = new ScheduledThreadPoolExecutor(1, daemonThreads("dynamolock-lease-timer-"));
+        this.timer = new ScheduledThreadPoolExecutor(1, timerThreads());
         // Cancelled tasks leave the queue at once: every release cancels a renewal an interval ahead, and
         // every fresh state a waiter receives cancels its poll.
         this.timer.setRemoveOnCancelPolicy(true);
@@ -151,9 +151,29 @@ final class Workers {
         };
     }
 
-    /** Where lost-lease callbacks run. */
+    /**
+     * Where lost-lease callbacks run: user code, which may block, so never on the timer (a loss is often found there,
+     * a deadline passed), whose every deadline and renewal it would stop (R11, R12). When the callback threads
+     * cannot take one (none could be started: an Error), it is handed over again after {@link #BUSY_RETRY}; only once
+     * shut down does it run on the calling thread, lost otherwise. Never throws.
+     */
     Executor callbacks() {
-        return callbacks;
+        return this::handOverCallback;
+    }
+
+    private void handOverCallback(Runnable callback) {
+        try {
+            callbacks.execute(callback);
+        }
+        catch (Throwable refused) {
+            if (!callbacks.isShutdown() && schedule(() -> handOverCallback(callback), BUSY_RETRY.toNanos()) != null) {
+                log.debug("Could not hand a lost-lease callback over ({}); trying again shortly", refused.toString());
+                return;
+            }
+            log.warn("Running a lost-lease callback on the calling thread: the template has shut down ({})",
+                    refused.toString());
+            callback.run();
+        }
     }
 
     /**
@@ -161,21 +181,29 @@ final class Workers {
      * behind user callbacks, which may block. When every request thread is busy (or none can be started), on the
      * {@link #REACTION_THREADS} reaction threads, in line behind other reactions only. Last, when those cannot take
      * it either (shut down, or no thread can be started at all), on the calling thread: a reaction lost or thrown
-     * would leave a lost body running and the loss half handled. Never throws.
+     * would leave a lost body running and the loss half handled. But never on the timer while the template runs: it
+     * is handed over again after {@link #BUSY_RETRY} instead. Never throws.
      */
     Executor reactions() {
-        return task -> {
-            if (tryRequestOrBusy(task, "a reaction to a loss")) {
+        return this::react;
+    }
+
+    private void react(Runnable task) {
+        if (tryRequestOrBusy(task, "a reaction to a loss")) {
+            return;
+        }
+        try {
+            reactionsWhenBusy.execute(task);
+        }
+        catch (Throwable refused) {
+            if (Thread.currentThread() instanceof TimerThread
+                    && schedule(() -> react(task), BUSY_RETRY.toNanos()) != null) {
+                log.debug("Could not hand a reaction to a loss over ({}); trying again shortly", refused.toString());
                 return;
             }
-            try {
-                reactionsWhenBusy.execute(task);
-            }
-            catch (Throwable refused) {
-                log.debug("Running a reaction to a loss on the calling thread ({})", refused.toString());
-                task.run();
-            }
-        };
+            log.debug("Running a reaction to a loss on the calling thread ({})", refused.toString());
+            task.run();
+        }
     }
 
     /**
@@ -204,6 +232,20 @@ final class Workers {
     /** Completes once {@link #shutdown} has run. */
     CompletableFuture<Void> terminated() {
         return terminated;
+    }
+
+    /** The timer's threads, told apart so that nothing that may block is run on them. */
+    private static ThreadFactory timerThreads() {
+        AtomicInteger count = new AtomicInteger();
+        return runnable -> new TimerThread(runnable, "dynamolock-lease-timer-" + count.incrementAndGet());
+    }
+
+    private static final class TimerThread extends Thread {
+
+        TimerThread(Runnable runnable, String name) {
+            super(runnable, name);
+            setDaemon(true);
+        }
     }
 
     static ThreadFactory daemonThreads(String prefix) {

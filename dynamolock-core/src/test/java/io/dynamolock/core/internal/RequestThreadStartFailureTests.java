@@ -121,6 +121,44 @@ class RequestThreadStartFailureTests {
     }
 
     /**
+     * Review rr22h: a loss found on the lease timer (a deadline passed) whose callback could not be handed over (no
+     * thread could be started) ran the application's callback, and the library's reaction, on the timer itself: a
+     * blocking callback would have stopped every deadline and renewal of the template (R11, R12). They are handed over
+     * again shortly instead.
+     */
+    @Test
+    void aLossOnTheTimerWhoseCallbacksCannotBeHandedOverRunsNoneOfThemOnTheTimer() throws Exception {
+        Workers workers = new Workers();
+        try {
+            failFirstThread(pool(workers, "requests"));
+            failFirstThread(pool(workers, "reactionsWhenBusy"));
+            AtomicBoolean callbackThreadFailed = failFirstThread(pool(workers, "callbacks"));
+            Acquisition entry = new Acquisition(new LockKey("oom-timer", "default"), "pod", Duration.ofSeconds(60),
+                    false, LockMode.EXCLUSIVE, 1, null, false, workers.callbacks(), workers.reactions());
+            CompletableFuture<String> reactionThread = new CompletableFuture<>();
+            entry.onLostReaction(lost -> reactionThread.complete(Thread.currentThread().getName()));
+            CompletableFuture<String> callbackThread = new CompletableFuture<>();
+            entry.onLost(lost -> callbackThread.complete(Thread.currentThread().getName()));
+
+            CompletableFuture<String> timerThread = new CompletableFuture<>();
+            workers.schedule(() -> {
+                timerThread.complete(Thread.currentThread().getName());
+                entry.markLost("the lease ran out (test)"); // as Leases.watchDeadline does
+            }, 0);
+
+            String timer = timerThread.get(5, TimeUnit.SECONDS);
+            assertThat(callbackThread.get(5, TimeUnit.SECONDS)).as("the application's callback ran, not on the timer")
+                    .isNotEqualTo(timer);
+            assertThat(reactionThread.get(5, TimeUnit.SECONDS)).as("the reaction ran, not on the timer")
+                    .isNotEqualTo(timer);
+            assertThat(callbackThreadFailed).as("the Error was thrown starting the callback's thread").isFalse();
+        }
+        finally {
+            workers.shutdown();
+        }
+    }
+
+    /**
      * Registers a reaction, then the application's callback, on an entry; the next request thread fails to start;
      * {@code loss} is then run: it must not throw, and must run both (and wake the waiter if {@code wakes}).
      */
@@ -285,10 +323,14 @@ class RequestThreadStartFailureTests {
 
     /** The next request thread {@code workers} start fails with an Error; {@code false} once it has. */
     private static AtomicBoolean failFirstRequestThread(Workers workers) throws Exception {
-        ThreadPoolExecutor requests = pool(workers, "requests");
-        ThreadFactory real = requests.getThreadFactory();
+        return failFirstThread(pool(workers, "requests"));
+    }
+
+    /** The next thread {@code pool} starts fails with an Error; {@code false} once it has. */
+    private static AtomicBoolean failFirstThread(ThreadPoolExecutor pool) {
+        ThreadFactory real = pool.getThreadFactory();
         AtomicBoolean failOnce = new AtomicBoolean(true);
-        requests.setThreadFactory(runnable -> {
+        pool.setThreadFactory(runnable -> {
             if (failOnce.getAndSet(false)) {
                 throw new OutOfMemoryError("unable to create native thread (injected)");
             }
