@@ -137,8 +137,9 @@ public interface LockHandle extends AutoCloseable {
      * closed first, a fail-closed lock is released then, since it would never expire and the work it guarded
      * has finished; a fail-open one is left to expire with its lease, so it keeps others out for about that long
      * still. A delay of zero or less is released now, as {@link #release()} releases it: on the calling thread,
-     * answered when this returns. A positive delay never blocks: a lock no longer valid (lost, or released already)
-     * is released now as {@link #releaseAsync()} releases it, its removal sent on the template's threads.
+     * answered when this returns. A positive delay does not block while the template runs: a lock no longer valid (lost,
+     * or released already) is released now as {@link #releaseAsync()} releases it, its removal sent on the
+     * template's threads; only while the template closes is a fail-closed one released on the calling thread.
      *
      * @param delay how long from now the lock is kept at least
      */

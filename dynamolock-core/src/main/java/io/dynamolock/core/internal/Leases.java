@@ -232,7 +232,7 @@ final class Leases {
     }
 
     private void dispatch(Acquisition entry) {
-        if (!workers.tryRequest(() -> renew(entry))) {
+        if (!workers.tryRequestOrBusy(() -> renew(entry), "a renewal")) {
             scheduleRenewal(entry, Workers.BUSY_RETRY);
         }
     }
@@ -389,7 +389,7 @@ final class Leases {
             sweepsInFlight.incrementAndGet();
             boolean sent = false;
             try {
-                sent = workers.tryRequest(() -> {
+                sent = workers.tryRequestOrBusy(() -> {
                     try {
                         sweep.once();
                     }
@@ -397,7 +397,7 @@ final class Leases {
                         sweepsInFlight.decrementAndGet();
                         shutDownIfDone();
                     }
-                });
+                }, "a sweep");
             }
             finally {
                 if (!sent) {

@@ -818,7 +818,7 @@ public final class LockEngine {
             }
         };
         ScheduledFuture<?> timer = workers.schedule(() -> {
-            if (heldOn.containsKey(lock) && !workers.tryRequest(release)) {
+            if (heldOn.containsKey(lock) && !workers.tryRequestOrBusy(release, "a minimum hold's release")) {
                 scheduleRelease(lock, failClosed, Workers.BUSY_RETRY.toNanos());
             }
         }, delayNanos);

@@ -142,10 +142,10 @@ final class Workers {
         return started;
     }
 
-    /** Runs {@code task} on a request thread, or on the calling one when every one is busy. */
+    /** Runs {@code task} on a request thread, or on the calling one when every one is busy or none can start. */
     Executor requestsOrCaller() {
         return task -> {
-            if (!tryRequest(task)) {
+            if (!tryRequestOrBusy(task, "a task")) {
                 task.run();
             }
         };

@@ -28,6 +28,7 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -265,6 +266,51 @@ class RequestThreadStartFailureTests {
             internals.detachAppender(logged);
             workers.shutdown();
         }
+    }
+
+    /**
+     * The timer hands a minimum hold's release to a request thread: an Error starting that thread escaped the timer
+     * task, the release was never tried again, and the lock, counted as released elsewhere, stayed renewed for ever.
+     */
+    @Test
+    void anErrorStartingAMinimumHoldsReleaseThreadStillReleasesTheLock() throws Exception {
+        String entity = "oom-minhold-" + System.nanoTime();
+        LockTemplate template = fixture.template(b -> b.leaseDuration(Duration.ofSeconds(20))
+                .heartbeatInterval(Duration.ofSeconds(5)));
+        LockHandle held = template.acquire(entity, Duration.ZERO);
+        AtomicBoolean failOnce = failFirstRequestThread(template);
+
+        held.releaseAfter(Duration.ofMillis(200));
+
+        Await.until(Duration.ofSeconds(5), "the Error was thrown starting the release's thread",
+                () -> !failOnce.get());
+        Await.until(Duration.ofSeconds(12), "the lock released after its minimum hold",
+                () -> fixture.queue(entity).isEmpty());
+    }
+
+    /**
+     * The timer hands a renewal to a request thread: an Error starting that thread escaped the timer task, no
+     * renewal was scheduled again, and a healthy lock was lost at its deadline.
+     */
+    @Test
+    void anErrorStartingARenewalsThreadDoesNotCostTheLease() throws Exception {
+        String entity = "oom-renew-" + System.nanoTime();
+        FaultInjector faults = new FaultInjector();
+        AtomicInteger renewed = new AtomicInteger();
+        faults.onAnswer(Step.RENEW, request -> renewed.incrementAndGet());
+        LockTemplate template = fixture.template(b -> b.leaseDuration(Duration.ofSeconds(3))
+                .heartbeatInterval(Duration.ofSeconds(1)), faults);
+        LockHandle held = template.acquire(entity, Duration.ZERO);
+        AtomicBoolean failOnce = failFirstRequestThread(template);
+
+        Await.until(Duration.ofSeconds(5), "the Error was thrown starting a renewal's thread", () -> !failOnce.get());
+        int before = renewed.get();
+        // Four renewals a second apart: past the 3 s lease, which only renewals kept.
+        Await.until(Duration.ofSeconds(10), "renewals go on after the failed thread start",
+                () -> renewed.get() >= before + 4);
+        assertThat(held.wasLost()).as("lost after one failed thread start").isFalse();
+        assertThat(held.isValid()).isTrue();
+        held.release();
     }
 
     /** The next {@code count} request threads {@code workers} start fail with an Error; counted down for each. */
