@@ -1125,7 +1125,7 @@ class LockTemplateContractTests {
     }
 
     /**
-     * Review rr22h: a minimum hold asked of a lock lost meanwhile sent its removal on the calling thread, so a caller
+     * A minimum hold asked of a lock lost meanwhile sent its removal on the calling thread, so a caller
      * that must not block (a reactive completion, an event loop) waited for DynamoDB's answer. A positive delay
      * never blocks: the removal of a lock no longer valid is sent in the background.
      */

@@ -48,7 +48,7 @@ class WithLockTests {
     fun tearDown() = fixture.close()
 
     /**
-     * Review rr22h: withLock's release resumed an Unconfined coroutine (as Spring WebFlux runs suspend handlers) inside
+     * withLock's release resumed an Unconfined coroutine (as Spring WebFlux runs suspend handlers) inside
      * the removal lane's slot, so the caller's code after withLock held the lock's lane: 16 such callers kept every
      * other removal of the lock unsent.
      */
@@ -78,7 +78,7 @@ class WithLockTests {
     }
 
     /**
-     * Review rr22h: a block failing with the loss of a nested lock B was taken to carry its own lock A's loss already,
+     * A block failing with the loss of a nested lock B was taken to carry its own lock A's loss already,
      * so A's loss, found by its release, was dropped; `LockTemplate.execute` adds it.
      */
     @Test

@@ -113,7 +113,7 @@ class ReactiveLockTemplateTests {
     }
 
     /**
-     * Review rr22h: a call's completion was signalled inside the removal lane's slot of its release, so a subscriber's
+     * A call's completion was signalled inside the removal lane's slot of its release, so a subscriber's
      * slow downstream code held the lock's lane: 16 of them kept every other removal of the lock unsent.
      */
     @Test
@@ -145,7 +145,7 @@ class ReactiveLockTemplateTests {
     }
 
     /**
-     * Review rr22h: a minimum hold's release was handed to the template's timer on boundedElastic, so the application's
+     * A minimum hold's release was handed to the template's timer on boundedElastic, so the application's
      * blocking work filling it kept the lock held, and renewed, past its minimum hold.
      */
     @Test
@@ -153,15 +153,7 @@ class ReactiveLockTemplateTests {
         ReactiveLockTemplate reactive = new ReactiveLockTemplate(locks);
         CountDownLatch free = new CountDownLatch(1);
         try {
-            int threads = Schedulers.DEFAULT_BOUNDED_ELASTIC_SIZE;
-            CountDownLatch busy = new CountDownLatch(threads);
-            for (int i = 0; i < threads; i++) {
-                Mono.fromRunnable(() -> {
-                    busy.countDown();
-                    awaitQuietly(free);
-                }).subscribeOn(Schedulers.boundedElastic()).subscribe();
-            }
-            assertThat(busy.await(10, TimeUnit.SECONDS)).as("boundedElastic is full").isTrue();
+            fillBoundedElastic(free);
             String value = reactive.executeMany(LockRequest.of(entity), Duration.ofSeconds(1),
                     lock -> Mono.just("done")).blockLast(Duration.ofSeconds(10));
             assertThat(value).isEqualTo("done");
@@ -174,7 +166,7 @@ class ReactiveLockTemplateTests {
     }
 
     /**
-     * Review rr22h: a body failing with the loss of a nested lock B was taken to carry its own lock A's loss already,
+     * A body failing with the loss of a nested lock B was taken to carry its own lock A's loss already,
      * so A's loss, found by its release, was dropped; {@code LockTemplate.execute} adds it.
      */
     @Test
@@ -268,15 +260,7 @@ class ReactiveLockTemplateTests {
         ReactiveLockTemplate reactive = new ReactiveLockTemplate(locks);
         CountDownLatch free = new CountDownLatch(1);
         try {
-            int threads = Schedulers.DEFAULT_BOUNDED_ELASTIC_SIZE;
-            CountDownLatch busy = new CountDownLatch(threads);
-            for (int i = 0; i < threads; i++) {
-                Mono.fromRunnable(() -> {
-                    busy.countDown();
-                    awaitQuietly(free);
-                }).subscribeOn(Schedulers.boundedElastic()).subscribe();
-            }
-            assertThat(busy.await(10, TimeUnit.SECONDS)).as("boundedElastic is full").isTrue();
+            fillBoundedElastic(free);
             CompletableFuture<String> call = reactive.execute(LockRequest.of(entity), lock -> Mono.just("done"))
                     .toFuture();
             assertThat(call.get(10, TimeUnit.SECONDS)).as("completed once released").isEqualTo("done");
@@ -443,6 +427,19 @@ class ReactiveLockTemplateTests {
     }
 
     /** Blocks every worker of {@link Schedulers#parallel()}, where bodies run, until {@code free}. */
+    /** The application's blocking work on every thread of Reactor's shared boundedElastic, until {@code free}. */
+    private static void fillBoundedElastic(CountDownLatch free) throws InterruptedException {
+        int threads = Schedulers.DEFAULT_BOUNDED_ELASTIC_SIZE;
+        CountDownLatch busy = new CountDownLatch(threads);
+        for (int i = 0; i < threads; i++) {
+            Mono.fromRunnable(() -> {
+                busy.countDown();
+                awaitQuietly(free);
+            }).subscribeOn(Schedulers.boundedElastic()).subscribe();
+        }
+        assertThat(busy.await(10, TimeUnit.SECONDS)).as("boundedElastic is full").isTrue();
+    }
+
     private static void awaitQuietly(CountDownLatch latch) {
         try {
             latch.await();

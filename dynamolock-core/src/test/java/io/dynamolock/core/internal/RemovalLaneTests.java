@@ -147,7 +147,7 @@ class RemovalLaneTests {
     }
 
     /**
-     * Review rr22h: the future of a release sent in the lane completed inside the removal's slot, so the code chained
+     * The future of a release sent in the lane completed inside the removal's slot, so the code chained
      * to it (a reactive subscriber's pipeline, a resumed coroutine) held the slot: 16 slow callers of one lock kept
      * every other removal of it unsent. The lane frees the slot before the future completes.
      */

@@ -122,7 +122,7 @@ class RequestThreadStartFailureTests {
     }
 
     /**
-     * Review rr22h: a loss found on the lease timer (a deadline passed) whose callback could not be handed over (no
+     * A loss found on the lease timer (a deadline passed) whose callback could not be handed over (no
      * thread could be started) ran the application's callback, and the library's reaction, on the timer itself: a
      * blocking callback would have stopped every deadline and renewal of the template (R11, R12). They are handed over
      * again shortly instead.
