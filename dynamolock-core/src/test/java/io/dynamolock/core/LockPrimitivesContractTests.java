@@ -224,7 +224,7 @@ class LockPrimitivesContractTests {
         LockTemplate crashing = fixture.template();
         LockHandle dead = crashing.tryAcquire(request).orElseThrow();
         crashing.close(); // no release, no heartbeat: as a process that died
-        expire(request.entity(), dead.entryId()); // its lease ran out
+        fixture.expire(request.entity(), dead.entryId()); // its lease ran out
 
         try (LockHandle beside = fixture.template().acquire(request)) {
             Await.until(Duration.ofSeconds(5), "the dead entry purged while the lock is held beside it",
@@ -297,15 +297,6 @@ class LockPrimitivesContractTests {
         assertThat(fixture.queue(entity)).extracting(QueueSnapshot.Entry::entryId).containsExactly(dead.entryId());
     }
 
-    /** Sets the lease end of entry {@code id} of {@code entity} a second in the past: it has expired. */
-    private void expire(String entity, String id) {
-        fixture.admin().updateItem(b -> b.tableName(fixture.table())
-                .key(Map.of("pk", AttributeValue.fromS(entity), "sk", AttributeValue.fromS("default")))
-                .updateExpression("SET #e = :e")
-                .expressionAttributeNames(Map.of("#e", "e#" + id))
-                .expressionAttributeValues(Map.of(":e", AttributeValue.fromN(Long.toString(
-                        Instant.now().minusSeconds(1).toEpochMilli())))));
-    }
 
     @Test
     void aCrashedHolderOfSeveralEntitiesStopsNoOtherLockAndIsTakenOverAfterTheLease() throws Exception {

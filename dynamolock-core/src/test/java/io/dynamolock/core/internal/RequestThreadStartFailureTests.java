@@ -18,8 +18,6 @@ import io.dynamolock.core.test.FaultInjector.Step;
 import io.dynamolock.core.test.LockFixture;
 import java.lang.reflect.Field;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -34,7 +32,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.slf4j.LoggerFactory;
-import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
 /**
  * A request thread that cannot be started: the pool's thread factory throws an Error (OutOfMemoryError "unable to
@@ -63,7 +60,7 @@ class RequestThreadStartFailureTests {
         LockTemplate crashing = fixture.template();
         LockHandle dead = crashing.tryAcquire(shared).orElseThrow();
         crashing.close();
-        expire(entity, dead.entryId()); // a dead reader ahead: the next reader's grant purges it beside it
+        fixture.expire(entity, dead.entryId()); // a dead reader ahead: the next reader's grant purges it beside it
         FaultInjector faults = new FaultInjector();
         LockTemplate template = fixture.template(b -> { }, faults);
         AtomicBoolean failOnce = failFirstRequestThread(template);
@@ -349,15 +346,6 @@ class RequestThreadStartFailureTests {
         return (ThreadPoolExecutor) field.get(workers);
     }
 
-    /** Sets the lease end of entry {@code id} a second in the past, as if its process had died. */
-    private void expire(String entity, String id) {
-        fixture.admin().updateItem(b -> b.tableName(fixture.table())
-                .key(Map.of("pk", AttributeValue.fromS(entity), "sk", AttributeValue.fromS("default")))
-                .updateExpression("SET #e = :e")
-                .expressionAttributeNames(Map.of("#e", "e#" + id))
-                .expressionAttributeValues(Map.of(":e", AttributeValue.fromN(Long.toString(
-                        Instant.now().minusSeconds(1).toEpochMilli())))));
-    }
 
     /** The next request thread {@code template} starts fails with an Error; {@code false} once it has. */
     private static AtomicBoolean failFirstRequestThread(LockTemplate template) throws Exception {

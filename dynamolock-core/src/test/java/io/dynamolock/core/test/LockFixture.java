@@ -3,6 +3,7 @@ package io.dynamolock.core.test;
 import io.dynamolock.core.LockTemplate;
 import io.dynamolock.core.QueueSnapshot;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -103,6 +104,19 @@ public final class LockFixture implements AutoCloseable {
                 .key(Map.of("pk", AttributeValue.fromS(entity), "sk", AttributeValue.fromS(namespace)))
                 .updateExpression("REMOVE #t, #e")
                 .expressionAttributeNames(Map.of("#t", "t#" + entryId, "#e", "e#" + entryId)));
+    }
+
+    /**
+     * Sets the lease end of the entry {@code entryId} of {@code entity} in the default namespace a second in the past:
+     * it has expired, as if its process had died.
+     */
+    public void expire(String entity, String entryId) {
+        admin.updateItem(b -> b.tableName(table)
+                .key(Map.of("pk", AttributeValue.fromS(entity), "sk", AttributeValue.fromS("default")))
+                .updateExpression("SET #e = :e")
+                .expressionAttributeNames(Map.of("#e", "e#" + entryId))
+                .expressionAttributeValues(Map.of(":e", AttributeValue.fromN(Long.toString(
+                        Instant.now().minusSeconds(1).toEpochMilli())))));
     }
 
     /** The raw lock item, as DynamoDB stores it. */
