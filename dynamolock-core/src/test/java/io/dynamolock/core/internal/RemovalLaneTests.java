@@ -29,6 +29,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import software.amazon.awssdk.core.SdkRequest;
+import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
 import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
 
 /**
@@ -46,17 +47,23 @@ class RemovalLaneTests {
         fixture.close();
     }
 
+    /**
+     * A template whose leases outlast a cold, loaded start of DynamoDB Local under dozens of enqueues (2 s ones were
+     * lost to renewals timed out at 0.5 s, and the queue never reached its length), with a production-like heartbeat:
+     * a removal may take up to one (5 s) before it is retried in the background.
+     */
+    private LockTemplate longLeases(ExecutionInterceptor... interceptors) {
+        return fixture.template(b -> b.leaseDuration(Duration.ofSeconds(30)).heartbeatInterval(Duration.ofSeconds(5)),
+                interceptors);
+    }
+
     @Test
     void slowRemovalsOfLeavingWaitersTakeNoMoreThanTheirLaneOfRequestThreads() throws Exception {
         String entity = "lane-" + System.nanoTime();
         int waiters = 3 * RemovalLane.PER_LOCK;
         FaultInjector faults = new FaultInjector();
-        // Leases that outlast a cold, loaded start of DynamoDB Local under 48 enqueues (2 s ones were lost to renewals
-        // timed out at 0.5 s, and the queue never reached its length); a removal may take a heartbeat, 5 s.
-        LockTemplate template = fixture.template(b -> b.leaseDuration(Duration.ofSeconds(30))
-                .heartbeatInterval(Duration.ofSeconds(5)), faults);
-        LockHandle held = fixture.template(b -> b.leaseDuration(Duration.ofSeconds(30))
-                .heartbeatInterval(Duration.ofSeconds(5))).acquire(entity, Duration.ZERO);
+        LockTemplate template = longLeases(faults);
+        LockHandle held = longLeases().acquire(entity, Duration.ZERO);
         List<CompletableFuture<LockHandle>> waiting = new ArrayList<>();
         for (int i = 0; i < waiters; i++) {
             waiting.add(template.acquireAsync(LockRequest.builder(entity).wait(Duration.ofMinutes(1)).build()));
@@ -99,9 +106,7 @@ class RemovalLaneTests {
         String hot = "hot-" + System.nanoTime();
         String cold = "cold-" + System.nanoTime();
         FaultInjector faults = new FaultInjector();
-        // A production-like heartbeat: a removal may take up to one before it is retried in the background.
-        LockTemplate template = fixture.template(b -> b.leaseDuration(Duration.ofSeconds(30))
-                .heartbeatInterval(Duration.ofSeconds(5)), faults);
+        LockTemplate template = longLeases(faults);
         LockTemplate other = fixture.template();
         LockHandle hotHolder = other.acquire(hot, Duration.ZERO);
         List<CompletableFuture<LockHandle>> hotWaiters = new ArrayList<>();
@@ -155,8 +160,7 @@ class RemovalLaneTests {
     void codeChainedToReleasesDoesNotHoldTheLocksRemovalLane() throws Exception {
         String entity = "chained-" + System.nanoTime();
         FaultInjector faults = new FaultInjector();
-        LockTemplate template = fixture.template(b -> b.leaseDuration(Duration.ofSeconds(30))
-                .heartbeatInterval(Duration.ofSeconds(5)), faults);
+        LockTemplate template = longLeases(faults);
         LockRequest shared = LockRequest.builder(entity).mode(LockMode.SHARED).build();
         List<LockHandle> holds = new ArrayList<>();
         for (int i = 0; i <= RemovalLane.PER_LOCK; i++) {
@@ -205,8 +209,7 @@ class RemovalLaneTests {
         String entity = "retry-lane-" + System.nanoTime();
         int waiters = 3 * RemovalLane.PER_LOCK;
         FaultInjector faults = new FaultInjector();
-        LockTemplate template = fixture.template(b -> b.leaseDuration(Duration.ofSeconds(30))
-                .heartbeatInterval(Duration.ofSeconds(5)), faults);
+        LockTemplate template = longLeases(faults);
         LockHandle held = fixture.template().acquire(entity, Duration.ZERO);
         List<CompletableFuture<LockHandle>> waiting = new ArrayList<>();
         for (int i = 0; i < waiters; i++) {
@@ -235,8 +238,7 @@ class RemovalLaneTests {
         String entity = "release-retry-lane-" + System.nanoTime();
         int readers = 3 * RemovalLane.PER_LOCK;
         FaultInjector faults = new FaultInjector();
-        LockTemplate template = fixture.template(b -> b.leaseDuration(Duration.ofSeconds(30))
-                .heartbeatInterval(Duration.ofSeconds(5)), faults);
+        LockTemplate template = longLeases(faults);
         List<LockHandle> held = new ArrayList<>();
         for (int i = 0; i < readers; i++) {
             held.add(template.acquire(LockRequest.builder(entity).mode(LockMode.SHARED).wait(Duration.ZERO).build()));
